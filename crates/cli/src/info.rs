@@ -1,0 +1,23 @@
+//! `lockstep info`.
+
+use std::io::Write;
+
+use lockstep_shard::{ShardPolicy, WorkerSource};
+
+/// Prints the version, the host's parallelism and the policy's worker count.
+pub(crate) fn print(out: &mut impl Write, policy: &ShardPolicy) -> anyhow::Result<()> {
+    let source = match policy.source() {
+        WorkerSource::Detected => "detected parallelism",
+        WorkerSource::Environment => "LOCKSTEP_WORKERS",
+        WorkerSource::Explicit => "--workers",
+    };
+    writeln!(out, "lockstep {}", env!("CARGO_PKG_VERSION"))?;
+    writeln!(out, "parallelism: {}", policy.detected_parallelism())?;
+    writeln!(
+        out,
+        "workers: {} (from {source}; cap {})",
+        policy.base(),
+        policy.cap()
+    )?;
+    Ok(())
+}

@@ -1,0 +1,55 @@
+//! The deterministic parallel runtime under every lockstep engine.
+//!
+//! # Brief overview
+//!
+//! lockstep promises output that is byte-identical to the single-threaded reference at every
+//! worker count. This crate holds the pieces that make that promise cheap to keep:
+//!
+//! - [`ShardPolicy`] decides how many workers a run gets (detected parallelism, the
+//!   `LOCKSTEP_WORKERS` override, an explicit request, a cap, a minimum of work per worker).
+//! - [`split`] cuts `N` items into contiguous ranges: balanced, fixed-size, or weighted by
+//!   per-segment cost.
+//! - [`Pool`] owns exactly `W` threads and runs ordered maps on them ([`Pool::map_items`],
+//!   [`Pool::map_ranges`], [`Pool::update_items`], [`Pool::map_tasks`]): results come back in
+//!   input order, and a failure anywhere fails the call with the error at the lowest input
+//!   position, panics included.
+//! - [`Pool::pipeline`] streams items in chunks with memory bounded by two chunks, reading the
+//!   next chunk while the workers process the current one.
+//! - [`Owned`] partitions targets among owners (`id % W`) so that many updates to shared targets
+//!   run in parallel without locks, in input order per target.
+//! - [`merge_sorted_by_bytes`] k-way merges sorted shard outputs, carrying each shard's offset
+//!   into a permutation.
+//! - [`Control`] carries a [`CancelToken`] and a [`Progress`] sink into every run.
+//!
+//! ```
+//! use lockstep_shard::{Control, Pool};
+//!
+//! let pool = Pool::new(3)?;
+//! let squares = pool.map_items(&Control::new(), &[1u64, 2, 3, 4, 5], |_, x| {
+//!     Ok::<_, std::convert::Infallible>(x * x)
+//! })?;
+//! assert_eq!(squares, [1, 4, 9, 16, 25]); // input order, at any worker count
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![forbid(unsafe_code)]
+
+mod cancel;
+mod control;
+mod error;
+mod merge;
+mod owners;
+mod pipeline;
+mod policy;
+mod pool;
+mod progress;
+pub mod split;
+
+pub use cancel::CancelToken;
+pub use control::Control;
+pub use error::{Error, PoolError};
+pub use merge::{MergeError, Merged, SortedShard, merge_sorted_by_bytes};
+pub use owners::Owned;
+pub use pipeline::PipelineStats;
+pub use policy::{DEFAULT_CAP, PolicyError, ShardPolicy, WORKERS_ENV, WorkerSource, parse_workers};
+pub use pool::{Check, Pool};
+pub use progress::{Progress, Report};

@@ -1,0 +1,120 @@
+//! The ordered chunk pipeline: bounded-memory parallel processing of a stream.
+
+use crate::{Control, Error, Pool};
+
+/// What a finished [`Pool::pipeline`] run did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PipelineStats {
+    /// Items read, processed and written.
+    pub items: u64,
+    /// Chunks written.
+    pub chunks: u64,
+}
+
+impl Pool {
+    /// Streams items through `process` in fixed-size chunks with bounded memory.
+    ///
+    /// - `read(buf, n)` appends up to `n` items of the stream to the empty `buf`, in stream order;
+    ///   appending none means the stream has ended. It runs on the calling thread, and reading
+    ///   chunk `i + 1` overlaps the workers' processing of chunk `i`.
+    /// - `process(position, &item)` maps one item; the items of a chunk are processed in
+    ///   parallel, each into its fixed offset of the chunk's output.
+    /// - `write(first_position, outputs)` receives each chunk's outputs, chunks in stream order,
+    ///   on the calling thread.
+    ///
+    /// # Determinism
+    /// The sequence of `write` calls (positions and outputs) equals the serial loop's
+    /// `for chunk in stream { write(chunk.map(process)) }` at every worker count.
+    ///
+    /// # Memory
+    /// At most two input chunks (the one being processed and the one being read) and one output
+    /// chunk are alive at once: `2 * chunk_items * size_of::<I>() + chunk_items * size_of::<O>()`
+    /// plus whatever `read` and `write` buffer themselves, whatever the stream's length. Buffers
+    /// are reused from chunk to chunk.
+    ///
+    /// # Progress and cancellation
+    /// `control`'s sink advances by each chunk's length once it is written (the caller starts the
+    /// step, with the total if it knows it). Cancellation is checked before each chunk and between
+    /// items, so a cancelled run stops within one chunk and writes nothing after the cancel is seen.
+    ///
+    /// # Panics
+    /// If `read` appends more than `n` items (a bug in the reader, which would break the memory
+    /// bound).
+    ///
+    /// # Errors
+    /// The failure at the lowest stream position, whichever stage it comes from: a `process` error
+    /// at its item, a `write` error at its chunk's first position, a `read` error at the position
+    /// of the first item it failed to deliver. [`Error::Cancelled`] if cancelled: output already
+    /// written stays written, and the caller must discard it.
+    pub fn pipeline<I, O, E>(
+        &self,
+        control: &Control,
+        chunk_items: usize,
+        mut read: impl FnMut(&mut Vec<I>, usize) -> Result<(), E>,
+        process: impl Fn(usize, &I) -> Result<O, E> + Sync,
+        mut write: impl FnMut(usize, &[O]) -> Result<(), E>,
+    ) -> Result<PipelineStats, Error<E>>
+    where
+        I: Send + Sync,
+        O: Send,
+        E: Send,
+    {
+        let chunk_items = chunk_items.max(1);
+        let mut stats = PipelineStats::default();
+        let mut position = 0usize;
+        let mut current: Vec<I> = Vec::with_capacity(chunk_items);
+        let mut next: Vec<I> = Vec::with_capacity(chunk_items);
+        let mut output: Vec<O> = Vec::with_capacity(chunk_items);
+
+        // Progress is reported per written chunk, so the inner maps report nowhere.
+        let inner = Control::new().with_cancel(control.cancel_token().clone());
+        read_chunk(&mut read, &mut current, chunk_items, position)?;
+        while !current.is_empty() {
+            if control.is_cancelled() {
+                return Err(Error::Cancelled);
+            }
+            output.clear();
+            let next_position = position + current.len();
+            let mut processed = Ok(());
+            let fetched = self.rayon().in_place_scope(|scope| {
+                scope.spawn(|_| {
+                    processed =
+                        self.map_items_into(&inner, &current, position, &mut output, &process);
+                });
+                // Runs on the calling thread while the workers process; the scope then waits.
+                read_chunk(&mut read, &mut next, chunk_items, next_position)
+            });
+            // Deterministic order of failure: this chunk's items, then its write, then the read of
+            // the next chunk (whose positions all come after).
+            processed?;
+            if control.is_cancelled() {
+                return Err(Error::Cancelled);
+            }
+            write(position, &output).map_err(|source| Error::Task { position, source })?;
+            control.progress().advance(current.len() as u64);
+            stats.items += current.len() as u64;
+            stats.chunks += 1;
+            fetched?;
+            position = next_position;
+            current.clear();
+            std::mem::swap(&mut current, &mut next);
+        }
+        Ok(stats)
+    }
+}
+
+fn read_chunk<I, E>(
+    read: &mut impl FnMut(&mut Vec<I>, usize) -> Result<(), E>,
+    buf: &mut Vec<I>,
+    chunk_items: usize,
+    position: usize,
+) -> Result<(), Error<E>> {
+    buf.clear();
+    read(buf, chunk_items).map_err(|source| Error::Task { position, source })?;
+    assert!(
+        buf.len() <= chunk_items,
+        "pipeline reader appended {} items when asked for at most {chunk_items}",
+        buf.len()
+    );
+    Ok(())
+}

@@ -1,0 +1,269 @@
+//! The shard policy: how many workers a run gets.
+
+use std::num::NonZeroUsize;
+
+/// Environment variable holding a worker-count override (a positive integer).
+pub const WORKERS_ENV: &str = "LOCKSTEP_WORKERS";
+
+/// Default [`ShardPolicy::cap`]: generous enough for 16+ core hosts, small enough that a typo
+/// such as `--workers 10000` is refused instead of spawning ten thousand threads.
+pub const DEFAULT_CAP: usize = 256;
+
+/// Where the worker count a policy starts from comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkerSource {
+    /// `std::thread::available_parallelism` (1 if the platform cannot tell).
+    Detected,
+    /// The `LOCKSTEP_WORKERS` environment variable.
+    Environment,
+    /// An explicit request from the caller (a `--workers` flag, an option).
+    Explicit,
+}
+
+/// Errors in a worker-count setting.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PolicyError {
+    /// The setting is not a positive integer.
+    #[error("{origin} must be a positive whole number of workers, got {value:?}")]
+    NotAPositiveInteger {
+        /// Where the setting came from (`--workers`, `LOCKSTEP_WORKERS`).
+        origin: &'static str,
+        /// The text given.
+        value: String,
+    },
+    /// The setting exceeds the cap.
+    #[error("{origin} asks for {requested} workers, above the cap of {cap}")]
+    OverCap {
+        /// Where the setting came from.
+        origin: &'static str,
+        /// The number asked for.
+        requested: usize,
+        /// The policy's cap.
+        cap: usize,
+    },
+}
+
+/// Decides the worker count of a run. One function, [`workers_for`](Self::workers_for), holds the
+/// whole rule:
+///
+/// `workers = min(base, cap, max(1, items / min_items_per_worker))`
+///
+/// where `base` is the explicit request if any, else the `LOCKSTEP_WORKERS` override if any, else
+/// the detected parallelism. An explicit request above the cap is an error, not silently lowered;
+/// the detected parallelism is capped silently.
+///
+/// # Determinism
+/// The worker count never changes output bytes (every parallel path in lockstep is byte-identical
+/// to its serial reference); it only changes speed and memory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShardPolicy {
+    requested: Option<NonZeroUsize>,
+    source: WorkerSource,
+    detected: NonZeroUsize,
+    cap: NonZeroUsize,
+    min_items_per_worker: usize,
+}
+
+impl ShardPolicy {
+    /// The policy from the environment: `LOCKSTEP_WORKERS` if set, else the detected parallelism,
+    /// with the default cap and one item per worker at least.
+    ///
+    /// # Errors
+    /// [`PolicyError`] if `LOCKSTEP_WORKERS` is set to something other than a positive integer no
+    /// larger than [`DEFAULT_CAP`].
+    pub fn from_env() -> Result<Self, PolicyError> {
+        let env = std::env::var(WORKERS_ENV).ok();
+        Self::detected().with_env_value(env.as_deref())
+    }
+
+    /// The policy from the detected parallelism alone, ignoring the environment.
+    pub fn detected() -> Self {
+        let detected = std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN);
+        Self {
+            requested: None,
+            source: WorkerSource::Detected,
+            detected,
+            cap: NonZeroUsize::new(DEFAULT_CAP).unwrap_or(NonZeroUsize::MIN),
+            min_items_per_worker: 1,
+        }
+    }
+
+    /// Applies a `LOCKSTEP_WORKERS` value (`None` or empty: unset).
+    ///
+    /// # Errors
+    /// As [`from_env`](Self::from_env).
+    pub fn with_env_value(self, value: Option<&str>) -> Result<Self, PolicyError> {
+        match value.map(str::trim) {
+            None | Some("") => Ok(self),
+            Some(text) => {
+                let n = parse_workers(WORKERS_ENV, text)?;
+                self.request(n, WorkerSource::Environment, WORKERS_ENV)
+            }
+        }
+    }
+
+    /// Applies an explicit request (a `--workers` flag or an API option), which overrides the
+    /// environment. `None` leaves the policy as it is.
+    ///
+    /// # Errors
+    /// [`PolicyError::OverCap`] if `workers` exceeds the cap.
+    pub fn with_workers(self, workers: Option<NonZeroUsize>) -> Result<Self, PolicyError> {
+        match workers {
+            None => Ok(self),
+            Some(n) => self.request(n, WorkerSource::Explicit, "--workers"),
+        }
+    }
+
+    /// Sets the cap. Set it before applying requests, so that they are checked against it; a
+    /// request made earlier is held to the new cap by [`base`](Self::base).
+    pub fn with_cap(mut self, cap: NonZeroUsize) -> Self {
+        self.cap = cap;
+        self
+    }
+
+    /// Sets the minimum number of items each worker must get, so small inputs stay on one worker.
+    /// Zero is treated as one.
+    pub fn with_min_items_per_worker(mut self, items: usize) -> Self {
+        self.min_items_per_worker = items.max(1);
+        self
+    }
+
+    /// Overrides the detected parallelism (for tests and for hosts that report it wrongly).
+    pub fn with_detected(mut self, detected: NonZeroUsize) -> Self {
+        self.detected = detected;
+        self
+    }
+
+    /// The worker count for a run over `items` items: see the type's documentation for the rule.
+    /// Always at least 1, at most the cap.
+    pub fn workers_for(&self, items: usize) -> usize {
+        let by_work = (items / self.min_items_per_worker).max(1);
+        self.base().min(by_work)
+    }
+
+    /// The worker count before the per-worker minimum is applied (the count for a large input).
+    pub fn base(&self) -> usize {
+        self.requested.unwrap_or(self.detected).min(self.cap).get()
+    }
+
+    /// Where [`base`](Self::base) comes from.
+    pub fn source(&self) -> WorkerSource {
+        self.source
+    }
+
+    /// The detected parallelism of this host.
+    pub fn detected_parallelism(&self) -> usize {
+        self.detected.get()
+    }
+
+    /// The cap.
+    pub fn cap(&self) -> usize {
+        self.cap.get()
+    }
+
+    /// The per-worker minimum.
+    pub fn min_items_per_worker(&self) -> usize {
+        self.min_items_per_worker
+    }
+
+    fn request(
+        mut self,
+        n: NonZeroUsize,
+        source: WorkerSource,
+        origin: &'static str,
+    ) -> Result<Self, PolicyError> {
+        if n > self.cap {
+            return Err(PolicyError::OverCap {
+                origin,
+                requested: n.get(),
+                cap: self.cap.get(),
+            });
+        }
+        self.requested = Some(n);
+        self.source = source;
+        Ok(self)
+    }
+}
+
+/// Parses a worker count as given on a command line or in the environment.
+///
+/// # Errors
+/// [`PolicyError::NotAPositiveInteger`] for anything but a decimal integer >= 1.
+pub fn parse_workers(origin: &'static str, text: &str) -> Result<NonZeroUsize, PolicyError> {
+    text.trim()
+        .parse::<NonZeroUsize>()
+        .map_err(|_| PolicyError::NotAPositiveInteger {
+            origin,
+            value: text.to_owned(),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nz(n: usize) -> NonZeroUsize {
+        NonZeroUsize::new(n).unwrap()
+    }
+
+    fn host(cores: usize) -> ShardPolicy {
+        ShardPolicy::detected().with_detected(nz(cores))
+    }
+
+    #[test]
+    fn detected_parallelism_is_the_default_and_is_capped() {
+        assert_eq!(host(8).workers_for(1_000_000), 8);
+        assert_eq!(host(8).source(), WorkerSource::Detected);
+        assert_eq!(host(512).workers_for(1_000_000), DEFAULT_CAP);
+        assert_eq!(host(8).with_cap(nz(4)).workers_for(1_000_000), 4);
+    }
+
+    #[test]
+    fn explicit_beats_environment_beats_detection() {
+        let env = host(8).with_env_value(Some("3")).unwrap();
+        assert_eq!((env.base(), env.source()), (3, WorkerSource::Environment));
+        let explicit = env.with_workers(Some(nz(5))).unwrap();
+        assert_eq!(
+            (explicit.base(), explicit.source()),
+            (5, WorkerSource::Explicit)
+        );
+        // Explicit counts may exceed the detected parallelism (tests run 5 workers on 2 cores).
+        assert_eq!(host(2).with_workers(Some(nz(5))).unwrap().base(), 5);
+        assert_eq!(host(2).with_env_value(Some(" ")).unwrap().base(), 2);
+        assert_eq!(host(2).with_workers(None).unwrap().base(), 2);
+    }
+
+    #[test]
+    fn bad_settings_are_clear_errors() {
+        let err = host(2).with_env_value(Some("two")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "LOCKSTEP_WORKERS must be a positive whole number of workers, got \"two\""
+        );
+        assert!(matches!(
+            host(2).with_env_value(Some("0")),
+            Err(PolicyError::NotAPositiveInteger { .. })
+        ));
+        assert!(matches!(
+            host(2).with_env_value(Some("-3")),
+            Err(PolicyError::NotAPositiveInteger { .. })
+        ));
+        let err = host(2).with_workers(Some(nz(10_000))).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "--workers asks for 10000 workers, above the cap of 256"
+        );
+    }
+
+    #[test]
+    fn small_inputs_stay_on_one_worker() {
+        let p = host(16).with_min_items_per_worker(1000);
+        assert_eq!(p.workers_for(0), 1);
+        assert_eq!(p.workers_for(999), 1);
+        assert_eq!(p.workers_for(1999), 1);
+        assert_eq!(p.workers_for(2000), 2);
+        assert_eq!(p.workers_for(10_000_000), 16);
+        assert_eq!(host(4).with_min_items_per_worker(0).workers_for(3), 3);
+    }
+}

@@ -1,0 +1,34 @@
+//! Integration tests of the runtime against serial references.
+//!
+//! - `maps`: ordered maps equal serial maps; failures, panics and cancellation.
+//! - `pipeline`: the chunk pipeline's output, memory bound, overlap, failures and cancellation.
+//! - `owners`: owner partitioning against the serial update loop.
+
+#![allow(clippy::cast_possible_truncation, reason = "test data sizes are small")]
+
+mod maps;
+mod owners;
+mod pipeline;
+
+/// Worker counts every parallel path is compared at (odd counts find boundary bugs).
+pub const WORKER_COUNTS: [usize; 4] = [1, 2, 3, 5];
+
+/// Keeps the panics tests cause on purpose (messages starting with `boom` or `worker bug`) off
+/// stderr; any other panic is printed as usual.
+pub fn quiet_intentional_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let text = info
+                .payload()
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| info.payload().downcast_ref::<&str>().copied())
+                .unwrap_or("");
+            if !(text.starts_with("boom") || text.starts_with("worker bug")) {
+                default(info);
+            }
+        }));
+    });
+}
