@@ -1,0 +1,47 @@
+//! The portable backend: RustCrypto `p256` (constant-time, pure Rust, builds for wasm).
+
+use p256::elliptic_curve::sec1::{FromEncodedPoint, ToEncodedPoint};
+use p256::{AffinePoint, EncodedPoint, ProjectivePoint, Scalar};
+use zeroize::Zeroize;
+
+use super::CipherError;
+use crate::curve::{Affine, Element};
+use crate::{Key, PointError, PsiError};
+
+/// The key and its inverse as p256 scalars, zeroized on drop.
+pub(crate) struct Cipher {
+    key: Scalar,
+    inverse: Scalar,
+}
+
+impl Cipher {
+    pub(crate) fn new(key: &Key) -> Self {
+        let key = key.scalar();
+        // The key is nonzero by `Key`'s invariant, so the inverse exists.
+        let inverse = Option::from(key.invert()).unwrap_or(Scalar::ONE);
+        Self { key, inverse }
+    }
+
+    /// `scalar * point` (the key, or its inverse), compressed.
+    pub(crate) fn multiply(&self, point: &Affine, inverse: bool) -> Result<Element, CipherError> {
+        let encoded =
+            EncodedPoint::from_affine_coordinates(&point.x.into(), &point.y.into(), false);
+        let affine: AffinePoint = Option::from(AffinePoint::from_encoded_point(&encoded))
+            .ok_or(CipherError::Point(PointError::NotOnCurve))?;
+        let scalar = if inverse { &self.inverse } else { &self.key };
+        let product = (ProjectivePoint::from(affine) * scalar).to_affine();
+        Element::from_slice(product.to_encoded_point(true).as_bytes()).map_err(|reason| {
+            CipherError::Backend(PsiError::Backend {
+                backend: "portable",
+                message: format!("a product {reason}"),
+            })
+        })
+    }
+}
+
+impl Drop for Cipher {
+    fn drop(&mut self) {
+        self.key.zeroize();
+        self.inverse.zeroize();
+    }
+}

@@ -1,0 +1,164 @@
+//! The errors of the PSI engine.
+
+/// Which message a decoding error is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MessageKind {
+    /// A starter's `ServerSetup`.
+    Setup,
+    /// A joiner's `Request`.
+    Request,
+    /// A starter's `Response`.
+    Response,
+}
+
+impl std::fmt::Display for MessageKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Setup => "setup",
+            Self::Request => "request",
+            Self::Response => "response",
+        })
+    }
+}
+
+/// Why an encoded curve point was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PointError {
+    /// Not 33 bytes long (every element is a 33-byte compressed SEC1 point).
+    #[error("is {0} bytes long, not 33 (a compressed P-256 point)")]
+    Length(usize),
+    /// The first byte is 0x00: the encoding of the point at infinity.
+    #[error("is the point at infinity")]
+    Infinity,
+    /// The first byte is neither 0x02 nor 0x03.
+    #[error("starts with 0x{0:02x}, not 0x02 or 0x03 (compressed points only)")]
+    Prefix(u8),
+    /// The x coordinate is not below the field prime (a non-canonical encoding).
+    #[error("has an x coordinate outside the field")]
+    NonCanonical,
+    /// No point of the curve has this x coordinate.
+    #[error("is not on the P-256 curve")]
+    NotOnCurve,
+}
+
+/// Everything that can go wrong in the PSI engine. Every variant names what is wrong; none is
+/// a panic, and none hides a wrong answer.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PsiError {
+    /// A key is zero or not below the group order n.
+    #[error("the key is out of range: it must be a big-endian integer in [1, n) of P-256")]
+    KeyOutOfRange,
+    /// A key longer than 32 bytes after its leading zero bytes.
+    #[error("the key is {0} bytes long after leading zeros; a P-256 key has at most 32")]
+    KeyTooLong(usize),
+    /// The operating system's random number generator failed.
+    #[error("could not draw a random key: {0}")]
+    Randomness(String),
+    /// A false-positive rate outside (0, 1).
+    #[error("the false-positive rate must be in (0, 1), got {0}")]
+    FalsePositiveRate(f64),
+    /// The joiner count of a setup is zero.
+    #[error("the joiner count must be at least 1")]
+    JoinerCount,
+    /// A GCS or Bloom setup too large to describe (the false-positive rate is too small for the
+    /// set sizes).
+    #[error("a {format} setup for {elements} elements at false-positive rate {fpr} is too large")]
+    SetupTooLarge {
+        /// `gcs` or `bloom`.
+        format: &'static str,
+        /// max(joiner count, starter set size).
+        elements: u64,
+        /// The corrected false-positive rate.
+        fpr: f64,
+    },
+    /// An empty input set.
+    #[error("the {0} set is empty")]
+    EmptySet(&'static str),
+    /// A message that is not a valid protobuf of its type.
+    #[error("the {kind} message is not valid protobuf: {reason}")]
+    Protobuf {
+        /// The message.
+        kind: MessageKind,
+        /// The decoder's explanation.
+        reason: String,
+    },
+    /// An element of a message that is not a valid point.
+    #[error("element {index} of the {kind} message {reason}")]
+    Element {
+        /// The message.
+        kind: MessageKind,
+        /// The element's index in the message.
+        index: usize,
+        /// What is wrong with it.
+        reason: PointError,
+    },
+    /// A structurally invalid setup (unsorted raw elements, impossible GCS or Bloom parameters,
+    /// a truncated Golomb code, no data structure at all).
+    #[error("the setup message is invalid: {0}")]
+    InvalidSetup(String),
+    /// The request asks for the intersection where the starter answers size-only requests, or
+    /// the other way round.
+    #[error(
+        "the request is {request}, but this starter answers {starter} requests only; both parties must agree on the mode"
+    )]
+    ModeMismatch {
+        /// The request's mode.
+        request: crate::Mode,
+        /// The starter's mode.
+        starter: crate::Mode,
+    },
+    /// A joiner in size-only mode asked for the intersection itself.
+    #[error(
+        "this joiner made a size-only request: the response reveals the intersection size only"
+    )]
+    SizeOnly,
+    /// A response whose length differs from the request's.
+    #[error("the response holds {response} elements but the request had {request}")]
+    ResponseLength {
+        /// Elements in the response.
+        response: usize,
+        /// Elements in the request.
+        request: usize,
+    },
+    /// The association table needs a raw setup.
+    #[error("the association table needs a raw setup; this setup is {0}")]
+    NotRaw(&'static str),
+    /// The run was cancelled.
+    #[error("cancelled")]
+    Cancelled,
+    /// A worker panicked (a bug in lockstep): the run failed as a whole.
+    #[error("a worker panicked at input position {position}: {message}")]
+    WorkerPanic {
+        /// The input position being processed.
+        position: usize,
+        /// The panic message.
+        message: String,
+    },
+    /// A runtime failure of a kind the engine does not expect (the runtime's error is
+    /// `non_exhaustive`).
+    #[error("the parallel runtime failed: {0}")]
+    Runtime(String),
+    /// A backend failure that input cannot cause (OpenSSL refusing an allocation, say).
+    #[error("the {backend} backend failed: {message}")]
+    Backend {
+        /// The backend's name.
+        backend: &'static str,
+        /// Its message.
+        message: String,
+    },
+}
+
+impl From<lockstep_shard::Error<PsiError>> for PsiError {
+    fn from(error: lockstep_shard::Error<PsiError>) -> Self {
+        match error {
+            lockstep_shard::Error::Task { source, .. } => source,
+            lockstep_shard::Error::Panic { position, message } => {
+                Self::WorkerPanic { position, message }
+            }
+            lockstep_shard::Error::Cancelled => Self::Cancelled,
+            other => Self::Runtime(other.to_string()),
+        }
+    }
+}

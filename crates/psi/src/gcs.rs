@@ -1,0 +1,239 @@
+//! Golomb-compressed sets, as OpenMined PSI builds and reads them.
+//!
+//! A set of hashes in `[0, hash_range)` is sorted, deduplicated and stored as the gaps between
+//! consecutive values (the first gap from 0), each gap as a unary quotient `gap >> div` (that
+//! many 0 bits, then a 1) and a `div`-bit remainder, bits least significant first.
+
+use crate::PsiError;
+use crate::hashing::digest_mod;
+
+/// The largest divisor exponent accepted: a 62-bit remainder keeps every shift in range.
+pub(crate) const MAX_DIV: u32 = 62;
+
+/// `trunc(max_elements / fpr)`, the hash range OpenMined derives from the set sizes and the
+/// corrected false-positive rate.
+pub(crate) fn hash_range(max_elements: u64, fpr: f64) -> Result<u64, PsiError> {
+    #[allow(
+        clippy::cast_precision_loss,
+        reason = "as OpenMined computes it, in doubles"
+    )]
+    let range = max_elements as f64 / fpr;
+    // Below 2^63 so it fits the proto's int64; the truncation is OpenMined's.
+    if !(1.0..9.223_372_036_854_775e18).contains(&range) {
+        return Err(PsiError::SetupTooLarge {
+            format: "gcs",
+            elements: max_elements,
+            fpr,
+        });
+    }
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "range checked"
+    )]
+    Ok(range as u64)
+}
+
+/// The hash of one masked element: `BE(SHA-256(element)) mod hash_range`.
+pub(crate) fn element_hash(element: &[u8], hash_range: u64) -> u64 {
+    digest_mod(&[], element, hash_range)
+}
+
+/// The divisor exponent OpenMined picks for a sorted list: with `avg = (last + 1) / len` and
+/// `p = 1 / avg`, `max(0, round(-log2(-log2(1 - p))))`, all in doubles.
+fn divisor(sorted: &[u64]) -> Option<u32> {
+    let last = *sorted.last()?;
+    #[allow(
+        clippy::cast_precision_loss,
+        reason = "as OpenMined computes it, in doubles"
+    )]
+    let average = (last + 1) as f64 / sorted.len() as f64;
+    let probability = 1.0 / average;
+    let div = (-(-(1.0 - probability).log2()).log2()).round().max(0.0);
+    // An infinite or absurd exponent only comes from a hash range beyond double precision.
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "range checked"
+    )]
+    (div <= f64::from(MAX_DIV)).then_some(div as u32)
+}
+
+/// Compresses a sorted list of hashes (duplicates allowed, and skipped).
+///
+/// # Errors
+/// [`PsiError::SetupTooLarge`] if the list's spread needs a divisor above [`MAX_DIV`].
+pub(crate) fn compress(
+    sorted: &[u64],
+    max_elements: u64,
+    fpr: f64,
+) -> Result<(u32, Vec<u8>), PsiError> {
+    if sorted.is_empty() {
+        return Ok((0, Vec::new()));
+    }
+    let div = divisor(sorted).ok_or(PsiError::SetupTooLarge {
+        format: "gcs",
+        elements: max_elements,
+        fpr,
+    })?;
+    let mut writer = BitWriter::default();
+    let mut previous = None;
+    for &value in sorted {
+        if previous.is_some_and(|p| value <= p) {
+            continue;
+        }
+        let gap = value - previous.unwrap_or(0);
+        writer.zeros(gap >> div);
+        writer.bit(true);
+        writer.bits(gap & ((1u64 << div) - 1), div);
+        previous = Some(value);
+    }
+    Ok((div, writer.finish()))
+}
+
+/// Decompresses a Golomb code into its sorted values.
+///
+/// # Errors
+/// [`PsiError::InvalidSetup`] if the code ends inside a remainder or its values overflow.
+pub(crate) fn decompress(bits: &[u8], div: u32) -> Result<Vec<u64>, PsiError> {
+    let total = bits.len() as u64 * 8;
+    let bit_at = |i: u64| {
+        // i < total, so the byte index is within `bits`.
+        let byte = usize::try_from(i / 8).map_or(0, |b| bits[b]);
+        (byte >> (i % 8)) & 1 == 1
+    };
+    let mut values = Vec::new();
+    let (mut position, mut sum) = (0u64, 0u64);
+    // The unary quotient: zeros up to the next 1 bit; none left means the code has ended.
+    while let Some(one) = next_one(bits, position) {
+        let quotient = one - position;
+        position = one + 1;
+        if position + u64::from(div) > total {
+            return Err(PsiError::InvalidSetup(
+                "the GCS code ends inside a remainder".to_owned(),
+            ));
+        }
+        let remainder = (0..u64::from(div))
+            .filter(|&j| bit_at(position + j))
+            .fold(0u64, |r, j| r | (1 << j));
+        position += u64::from(div);
+        let gap = quotient
+            .checked_shl(div)
+            .filter(|g| g >> div == quotient)
+            .map(|g| g | remainder);
+        sum = gap
+            .and_then(|g| sum.checked_add(g))
+            .ok_or_else(|| PsiError::InvalidSetup("the GCS values overflow".to_owned()))?;
+        values.push(sum);
+    }
+    Ok(values)
+}
+
+/// The index of the first 1 bit at or after `from`, if any.
+fn next_one(bits: &[u8], from: u64) -> Option<u64> {
+    let mut byte = usize::try_from(from / 8).ok()?;
+    let mut mask = 0xffu8 << (from % 8);
+    while let Some(&b) = bits.get(byte) {
+        let hit = b & mask;
+        if hit != 0 {
+            return Some(byte as u64 * 8 + u64::from(hit.trailing_zeros()));
+        }
+        byte += 1;
+        mask = 0xff;
+    }
+    None
+}
+
+#[derive(Default)]
+struct BitWriter {
+    bytes: Vec<u8>,
+    len: u64,
+}
+
+impl BitWriter {
+    fn bit(&mut self, one: bool) {
+        let byte = usize::try_from(self.len / 8).unwrap_or(usize::MAX);
+        if byte == self.bytes.len() {
+            self.bytes.push(0);
+        }
+        if one {
+            self.bytes[byte] |= 1 << (self.len % 8);
+        }
+        self.len += 1;
+    }
+
+    fn zeros(&mut self, count: u64) {
+        self.len += count;
+        let needed = usize::try_from(self.len.div_ceil(8)).unwrap_or(usize::MAX);
+        self.bytes.resize(needed, 0);
+    }
+
+    fn bits(&mut self, value: u64, count: u32) {
+        (0..count).for_each(|j| self.bit((value >> j) & 1 == 1));
+    }
+
+    fn finish(self) -> Vec<u8> {
+        self.bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn single_value_seven() {
+        // OpenMined's golomb_test: {7} has div 2 and encodes as 0b00001110
+        // (one 0 for the quotient 1, the stop bit, remainder 3 as 1,1).
+        let (div, bits) = compress(&[7], 1, 0.5).unwrap();
+        assert_eq!((div, bits.clone()), (2, vec![0b0000_1110]));
+        assert_eq!(decompress(&bits, div).unwrap(), vec![7]);
+    }
+
+    #[test]
+    fn empty_and_degenerate_lists() {
+        assert_eq!(compress(&[], 1, 0.1).unwrap(), (0, vec![]));
+        assert_eq!(decompress(&[], 5).unwrap(), Vec::<u64>::new());
+        // Dense and duplicated lists give a NaN or infinite log, which OpenMined clamps to 0.
+        assert_eq!(compress(&[0, 1, 2, 3], 4, 0.1).unwrap().0, 0);
+        assert_eq!(compress(&[0, 0, 0], 3, 0.1).unwrap().0, 0);
+        assert_eq!(
+            decompress(&compress(&[0, 0, 0], 3, 0.1).unwrap().1, 0).unwrap(),
+            vec![0]
+        );
+    }
+
+    #[test]
+    fn truncated_or_overflowing_codes_are_refused() {
+        // A stop bit in the last bit, then a 5-bit remainder that is not there.
+        assert!(matches!(
+            decompress(&[0x80], 5),
+            Err(PsiError::InvalidSetup(_))
+        ));
+        // 63 zero bytes of quotient at div 62 overflow u64.
+        let mut bits = vec![0u8; 63];
+        bits.push(1);
+        bits.extend([0; 8]);
+        assert!(matches!(
+            decompress(&bits, 62),
+            Err(PsiError::InvalidSetup(_))
+        ));
+    }
+
+    proptest! {
+        #[test]
+        fn round_trip(mut values in proptest::collection::vec(0u64..1_000_000_000, 1..400)) {
+            values.sort_unstable();
+            let (div, bits) = compress(&values, values.len() as u64, 0.001).unwrap();
+            let mut distinct = values.clone();
+            distinct.dedup();
+            prop_assert_eq!(decompress(&bits, div).unwrap(), distinct);
+        }
+
+        #[test]
+        fn arbitrary_codes_never_panic(bits in proptest::collection::vec(any::<u8>(), 0..64), div in 0u32..=62) {
+            let _ = decompress(&bits, div);
+        }
+    }
+}

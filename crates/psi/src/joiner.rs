@@ -1,0 +1,238 @@
+//! The joiner: the party that asks which of its records the starter holds (OpenMined's client).
+
+use lockstep_shard::{Control, Pool};
+
+use crate::backend::Cipher;
+use crate::curve::Element;
+use crate::error::MessageKind;
+use crate::starter::element_error;
+use crate::{Backend, Key, Mode, PsiError, Request, Response, ServerSetup, bloom, gcs};
+
+/// One matching pair of the association table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Match {
+    /// The position in the starter's raw setup (the starter maps it to its input row through its
+    /// permutation).
+    pub setup_position: usize,
+    /// The index of the joiner's input (its request position).
+    pub joiner_index: usize,
+}
+
+/// The party that masks its set into a request and reads the starter's answer.
+///
+/// # Determinism
+/// Every output is byte-identical at every worker count to [`reference`](crate::reference).
+/// Intersections are reported in ascending joiner index; every joiner index whose value the
+/// setup holds is reported, duplicates included (OpenMined's raw intersection reports a
+/// repeated joiner value once per starter copy; set semantics are used here).
+pub struct Joiner {
+    pub(crate) cipher: Cipher,
+    pub(crate) mode: Mode,
+}
+
+/// How a decrypted element is looked up in a setup.
+pub(crate) enum Lookup<'a> {
+    Raw(&'a [Element]),
+    Gcs { values: Vec<u64>, hash_range: u64 },
+    Bloom { bits: &'a [u8], hash_functions: u32 },
+}
+
+impl<'a> Lookup<'a> {
+    /// Prepares a setup for lookups (decodes a GCS).
+    pub(crate) fn new(setup: &'a ServerSetup) -> Result<Self, PsiError> {
+        Ok(match setup {
+            ServerSetup::Raw(elements) => Self::Raw(elements),
+            ServerSetup::Gcs(g) => Self::Gcs {
+                values: gcs::decompress(&g.bits, g.div)?,
+                hash_range: g.hash_range,
+            },
+            ServerSetup::Bloom(b) => Self::Bloom {
+                bits: &b.bits,
+                hash_functions: b.num_hash_functions,
+            },
+        })
+    }
+
+    /// Whether the setup holds `element` (exactly for raw, up to false positives otherwise).
+    pub(crate) fn contains(&self, element: &Element) -> bool {
+        match self {
+            Self::Raw(elements) => elements.binary_search(element).is_ok(),
+            Self::Gcs { values, hash_range } => values
+                .binary_search(&gcs::element_hash(element.as_ref(), *hash_range))
+                .is_ok(),
+            Self::Bloom {
+                bits,
+                hash_functions,
+            } => bloom::contains(bits, *hash_functions, element.as_ref()),
+        }
+    }
+
+    /// The positions of a raw setup holding `element`.
+    pub(crate) fn positions(elements: &[Element], element: &Element) -> std::ops::Range<usize> {
+        let start = elements.partition_point(|e| e < element);
+        let end = elements.partition_point(|e| e <= element);
+        start..end
+    }
+}
+
+impl Joiner {
+    /// A joiner with `key` that makes requests of `mode`, computing on `backend`.
+    ///
+    /// # Errors
+    /// [`PsiError::Backend`] if the backend is not compiled in or fails to start.
+    pub fn new(key: &Key, mode: Mode, backend: Backend) -> Result<Self, PsiError> {
+        Ok(Self {
+            cipher: Cipher::new(key, backend)?,
+            mode,
+        })
+    }
+
+    /// The mode of this joiner's requests.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// Masks `inputs` into a request, in input order.
+    ///
+    /// Progress: one step per input.
+    ///
+    /// # Errors
+    /// [`PsiError::EmptySet`] for no inputs; [`PsiError::Cancelled`] and runtime failures.
+    pub fn request<T: AsRef<[u8]> + Sync>(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        inputs: &[T],
+    ) -> Result<Request, PsiError> {
+        if inputs.is_empty() {
+            return Err(PsiError::EmptySet("joiner's"));
+        }
+        let elements = pool.map_items(control, inputs, |_, value| {
+            self.cipher.encrypt(value.as_ref())
+        })?;
+        Ok(Request {
+            mode: self.mode,
+            elements,
+        })
+    }
+
+    /// The joiner indexes (ascending) whose values the starter's setup holds.
+    ///
+    /// `request_len` is the number of elements of the request `response` answers: a response of
+    /// another length is refused rather than misread.
+    ///
+    /// Progress: one step per response element.
+    ///
+    /// # Errors
+    /// [`PsiError::SizeOnly`] for a size-only joiner; [`PsiError::ResponseLength`];
+    /// [`PsiError::InvalidSetup`] for a GCS that does not decode; [`PsiError::Element`] for a
+    /// response element off the curve; [`PsiError::Cancelled`] and runtime failures.
+    pub fn intersect(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        setup: &ServerSetup,
+        response: &Response,
+        request_len: usize,
+    ) -> Result<Vec<usize>, PsiError> {
+        if self.mode == Mode::SizeOnly {
+            return Err(PsiError::SizeOnly);
+        }
+        let found = self.membership(pool, control, setup, response, request_len)?;
+        Ok(found
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &hit)| hit.then_some(i))
+            .collect())
+    }
+
+    /// The number of the joiner's elements the starter's setup holds. Works in both modes.
+    ///
+    /// # Errors
+    /// As [`intersect`](Self::intersect), except [`PsiError::SizeOnly`].
+    pub fn intersection_size(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        setup: &ServerSetup,
+        response: &Response,
+        request_len: usize,
+    ) -> Result<usize, PsiError> {
+        let found = self.membership(pool, control, setup, response, request_len)?;
+        Ok(found.iter().filter(|&&hit| hit).count())
+    }
+
+    /// Every matching pair `(setup position, joiner index)` between a raw setup and the
+    /// response, duplicates included, sorted by setup position, ties by joiner index.
+    ///
+    /// # Errors
+    /// [`PsiError::NotRaw`] for a GCS or Bloom setup; otherwise as [`intersect`](Self::intersect).
+    pub fn association_table(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        setup: &ServerSetup,
+        response: &Response,
+        request_len: usize,
+    ) -> Result<Vec<Match>, PsiError> {
+        if self.mode == Mode::SizeOnly {
+            return Err(PsiError::SizeOnly);
+        }
+        let ServerSetup::Raw(elements) = setup else {
+            return Err(PsiError::NotRaw(setup.format_name()));
+        };
+        check_length(response, request_len)?;
+        let ranges = pool.map_items(control, &response.elements, |index, element| {
+            let plain = self
+                .cipher
+                .decrypt(element)
+                .map_err(|e| element_error(MessageKind::Response, index, e))?;
+            Ok(Lookup::positions(elements, &plain))
+        })?;
+        let mut table: Vec<Match> = ranges
+            .into_iter()
+            .enumerate()
+            .flat_map(|(joiner_index, positions)| {
+                positions.map(move |setup_position| Match {
+                    setup_position,
+                    joiner_index,
+                })
+            })
+            .collect();
+        table.sort_unstable();
+        Ok(table)
+    }
+
+    /// For each response element, whether the setup holds its decryption.
+    fn membership(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        setup: &ServerSetup,
+        response: &Response,
+        request_len: usize,
+    ) -> Result<Vec<bool>, PsiError> {
+        check_length(response, request_len)?;
+        let lookup = Lookup::new(setup)?;
+        Ok(
+            pool.map_items(control, &response.elements, |index, element| {
+                let plain = self
+                    .cipher
+                    .decrypt(element)
+                    .map_err(|e| element_error(MessageKind::Response, index, e))?;
+                Ok(lookup.contains(&plain))
+            })?,
+        )
+    }
+}
+
+fn check_length(response: &Response, request_len: usize) -> Result<(), PsiError> {
+    if response.elements.len() == request_len {
+        Ok(())
+    } else {
+        Err(PsiError::ResponseLength {
+            response: response.elements.len(),
+            request: request_len,
+        })
+    }
+}

@@ -1,0 +1,69 @@
+//! ECDH private set intersection over P-256, wire-compatible with OpenMined PSI 2.x, sharded
+//! across cores with output byte-identical to one core.
+//!
+//! # Brief overview
+//!
+//! Two parties learn which records they share without revealing the rest. The **starter**
+//! (OpenMined's server) masks its values with its key `a` and publishes a [`ServerSetup`]; the
+//! **joiner** (the client) masks its values with its key `b` into a [`Request`]; the starter
+//! re-masks the request into a [`Response`]; the joiner removes its own mask and looks the
+//! results up in the setup. `a * H(v)` equals `b^-1 * a * b * H(v)` exactly when both hold `v`.
+//!
+//! - [`Key`]: a secret scalar (zeroized, never printed).
+//! - [`Starter::setup`] (raw, GCS or Bloom, with the raw form's sorting permutation),
+//!   [`Starter::respond`].
+//! - [`Joiner::request`], [`Joiner::intersect`], [`Joiner::intersection_size`],
+//!   [`Joiner::association_table`].
+//! - [`ServerSetup`], [`Request`], [`Response`]: the `psi_proto` messages, byte for byte, with
+//!   validating decoders.
+//! - [`Backend`]: OpenSSL's P-256 ([`Backend::Native`]) or RustCrypto's ([`Backend::Portable`]);
+//!   identical bytes.
+//! - [`reference`]: the single-threaded algorithms the sharded engine must equal.
+//! - [`records`]: reading keys from CSV or text files for record linkage.
+//!
+//! ```
+//! use lockstep_psi::{Backend, Joiner, Key, Mode, SetupFormat, SetupParams, Starter};
+//! use lockstep_shard::{Control, Pool};
+//!
+//! let (pool, control) = (Pool::new(2)?, Control::new());
+//! let starter = Starter::new(&Key::generate()?, Mode::Reveal, Backend::fastest())?;
+//! let joiner = Joiner::new(&Key::generate()?, Mode::Reveal, Backend::fastest())?;
+//!
+//! let params = SetupParams { format: SetupFormat::Gcs, fpr: 1e-9, joiner_count: 3 };
+//! let setup = starter.setup(&pool, &control, &["ada", "grace", "alan"], &params)?;
+//! let request = joiner.request(&pool, &control, &["alan", "barbara", "ada"])?;
+//! let response = starter.respond(&pool, &control, &request)?;
+//! let shared = joiner.intersect(&pool, &control, &setup.message, &response, 3)?;
+//! assert_eq!(shared, [0, 2]); // "alan" and "ada", by the joiner's indexes
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Security
+//! Not audited. Scalar multiplications are constant-time in the key on both backends; hashing
+//! to the curve tries a value-dependent number of candidates, as OpenMined's algorithm does.
+//! Keys are zeroized on drop; where key material travels is documented on [`Key`].
+#![forbid(unsafe_code)]
+
+mod backend;
+mod bloom;
+mod curve;
+mod error;
+mod gcs;
+mod hashing;
+mod joiner;
+mod key;
+mod message;
+mod params;
+pub mod records;
+pub mod reference;
+mod starter;
+mod wire;
+
+pub use backend::{Backend, UnknownBackend};
+pub use curve::{ELEMENT_LEN, Element};
+pub use error::{MessageKind, PointError, PsiError};
+pub use joiner::{Joiner, Match};
+pub use key::Key;
+pub use message::{Bloom, Gcs, Mode, Request, Response, ServerSetup};
+pub use params::{SetupFormat, SetupParams};
+pub use starter::{Setup, Starter};

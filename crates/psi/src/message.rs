@@ -1,0 +1,275 @@
+//! The three messages two parties exchange, validated on decoding.
+//!
+//! Every `from_bytes` refuses what the protocol cannot use with a [`PsiError`] naming the
+//! message, the element and the fault: malformed protobuf, elements that are not 33-byte
+//! compressed points, unsorted raw setups, impossible GCS or Bloom parameters. Whether a
+//! request's or response's element lies on the curve is checked when it is multiplied.
+
+use prost::Message as _;
+
+use crate::curve::Element;
+use crate::error::MessageKind;
+use crate::{PsiError, bloom, gcs, wire};
+
+/// Whether the joiner learns the intersection itself or only its size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// The joiner learns which of its elements are in the intersection (`reveal_intersection`).
+    Reveal,
+    /// The joiner learns the intersection's size only: the response is sorted by bytes, so its
+    /// order says nothing about the request's.
+    SizeOnly,
+}
+
+impl std::fmt::Display for Mode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Reveal => "reveal-intersection",
+            Self::SizeOnly => "size-only",
+        })
+    }
+}
+
+/// A joiner's request: its masked elements, in its input order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Request {
+    /// Whether the intersection is to be revealed.
+    pub mode: Mode,
+    /// `k_joiner * H(value)` for each value, in input order.
+    pub elements: Vec<Element>,
+}
+
+/// A starter's response: the request's elements masked again with the starter's key, in request
+/// order ([`Mode::Reveal`]) or sorted by bytes ([`Mode::SizeOnly`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Response {
+    /// `k_starter * element` for each request element.
+    pub elements: Vec<Element>,
+}
+
+/// A Golomb-compressed set of element hashes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Gcs {
+    /// The Golomb parameter: remainders have this many bits (0..=62).
+    pub div: u32,
+    /// Element hashes are `SHA-256(element) mod hash_range` (1..=2^63-1).
+    pub hash_range: u64,
+    /// The code, bits least significant first.
+    pub bits: Vec<u8>,
+}
+
+/// A Bloom filter of masked elements.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Bloom {
+    /// Hash functions per element (at least 1).
+    pub num_hash_functions: u32,
+    /// The filter, bit `i` in byte `i / 8` at position `i % 8` (at least one byte).
+    pub bits: Vec<u8>,
+}
+
+/// A starter's setup message: its masked set in one of three forms.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ServerSetup {
+    /// The masked elements themselves, sorted by bytes: exact, and the only form that supports
+    /// the association table.
+    Raw(Vec<Element>),
+    /// A Golomb-compressed set: smallest, with a false-positive rate.
+    Gcs(Gcs),
+    /// A Bloom filter: fastest to query, with a false-positive rate.
+    Bloom(Bloom),
+}
+
+impl ServerSetup {
+    /// The form's name: `raw`, `gcs` or `bloom`.
+    pub fn format_name(&self) -> &'static str {
+        match self {
+            Self::Raw(_) => "raw",
+            Self::Gcs(_) => "gcs",
+            Self::Bloom(_) => "bloom",
+        }
+    }
+
+    /// The protobuf encoding (`psi_proto.ServerSetup`).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let data = match self {
+            Self::Raw(elements) => wire::DataStructure::Raw(wire::RawInfo {
+                encrypted_elements: to_wire(elements),
+            }),
+            Self::Gcs(g) => wire::DataStructure::Gcs(wire::GcsInfo {
+                // Validated ranges: div <= 62, hash_range < 2^63.
+                div: i32::try_from(g.div).unwrap_or(i32::MAX),
+                hash_range: i64::try_from(g.hash_range).unwrap_or(i64::MAX),
+                bits: g.bits.clone(),
+            }),
+            Self::Bloom(b) => wire::DataStructure::BloomFilter(wire::BloomFilterInfo {
+                num_hash_functions: i32::try_from(b.num_hash_functions).unwrap_or(i32::MAX),
+                bits: b.bits.clone(),
+            }),
+        };
+        wire::ServerSetup {
+            data_structure: Some(data),
+        }
+        .encode_to_vec()
+    }
+
+    /// Decodes and validates a setup message.
+    ///
+    /// # Errors
+    /// [`PsiError::Protobuf`] for bytes that are not a `ServerSetup`; [`PsiError::Element`] for a
+    /// raw element that is not a compressed point; [`PsiError::InvalidSetup`] for a setup with
+    /// no data structure, unsorted raw elements, or GCS/Bloom parameters out of range.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, PsiError> {
+        let message = wire::ServerSetup::decode(bytes).map_err(|e| PsiError::Protobuf {
+            kind: MessageKind::Setup,
+            reason: e.to_string(),
+        })?;
+        match message.data_structure {
+            None => Err(PsiError::InvalidSetup(
+                "it holds no data structure (raw, gcs or bloom_filter)".to_owned(),
+            )),
+            Some(wire::DataStructure::Raw(raw)) => {
+                let elements = from_wire(MessageKind::Setup, raw.encrypted_elements)?;
+                if let Some(i) = elements.windows(2).position(|w| w[0] > w[1]) {
+                    return Err(PsiError::InvalidSetup(format!(
+                        "raw elements are not sorted: element {} is smaller than element {i}",
+                        i + 1
+                    )));
+                }
+                Ok(Self::Raw(elements))
+            }
+            Some(wire::DataStructure::Gcs(info)) => {
+                let div = u32::try_from(info.div)
+                    .ok()
+                    .filter(|&d| d <= gcs::MAX_DIV)
+                    .ok_or_else(|| {
+                        PsiError::InvalidSetup(format!(
+                            "the GCS divisor exponent is {}, outside 0..={}",
+                            info.div,
+                            gcs::MAX_DIV
+                        ))
+                    })?;
+                let hash_range = u64::try_from(info.hash_range)
+                    .ok()
+                    .filter(|&r| r >= 1)
+                    .ok_or_else(|| {
+                        PsiError::InvalidSetup(format!(
+                            "the GCS hash range is {}; it must be positive",
+                            info.hash_range
+                        ))
+                    })?;
+                Ok(Self::Gcs(Gcs {
+                    div,
+                    hash_range,
+                    bits: info.bits,
+                }))
+            }
+            Some(wire::DataStructure::BloomFilter(info)) => {
+                let num_hash_functions = u32::try_from(info.num_hash_functions)
+                    .ok()
+                    .filter(|&k| (1..=bloom::MAX_HASH_FUNCTIONS).contains(&k))
+                    .ok_or_else(|| {
+                        PsiError::InvalidSetup(format!(
+                            "the Bloom filter has {} hash functions, outside 1..={}",
+                            info.num_hash_functions,
+                            bloom::MAX_HASH_FUNCTIONS
+                        ))
+                    })?;
+                if info.bits.is_empty() {
+                    return Err(PsiError::InvalidSetup(
+                        "the Bloom filter has no bits".to_owned(),
+                    ));
+                }
+                if info.bits.len() as u64 > bloom::MAX_BYTES {
+                    return Err(PsiError::InvalidSetup(format!(
+                        "the Bloom filter has {} bytes, more than {}",
+                        info.bits.len(),
+                        bloom::MAX_BYTES
+                    )));
+                }
+                Ok(Self::Bloom(Bloom {
+                    num_hash_functions,
+                    bits: info.bits,
+                }))
+            }
+        }
+    }
+}
+
+impl Request {
+    /// The protobuf encoding (`psi_proto.Request`).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        wire::Request {
+            reveal_intersection: self.mode == Mode::Reveal,
+            encrypted_elements: to_wire(&self.elements),
+        }
+        .encode_to_vec()
+    }
+
+    /// Decodes and validates a request.
+    ///
+    /// # Errors
+    /// [`PsiError::Protobuf`] for bytes that are not a `Request`; [`PsiError::Element`] for an
+    /// element that is not a 33-byte compressed point; [`PsiError::EmptySet`] for a request
+    /// without elements.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, PsiError> {
+        let message = wire::Request::decode(bytes).map_err(|e| PsiError::Protobuf {
+            kind: MessageKind::Request,
+            reason: e.to_string(),
+        })?;
+        let elements = from_wire(MessageKind::Request, message.encrypted_elements)?;
+        if elements.is_empty() {
+            return Err(PsiError::EmptySet("request's"));
+        }
+        Ok(Self {
+            mode: if message.reveal_intersection {
+                Mode::Reveal
+            } else {
+                Mode::SizeOnly
+            },
+            elements,
+        })
+    }
+}
+
+impl Response {
+    /// The protobuf encoding (`psi_proto.Response`).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        wire::Response {
+            encrypted_elements: to_wire(&self.elements),
+        }
+        .encode_to_vec()
+    }
+
+    /// Decodes and validates a response.
+    ///
+    /// # Errors
+    /// [`PsiError::Protobuf`] for bytes that are not a `Response`; [`PsiError::Element`] for an
+    /// element that is not a 33-byte compressed point.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, PsiError> {
+        let message = wire::Response::decode(bytes).map_err(|e| PsiError::Protobuf {
+            kind: MessageKind::Response,
+            reason: e.to_string(),
+        })?;
+        Ok(Self {
+            elements: from_wire(MessageKind::Response, message.encrypted_elements)?,
+        })
+    }
+}
+
+fn to_wire(elements: &[Element]) -> Vec<Vec<u8>> {
+    elements.iter().map(|e| e.as_bytes().to_vec()).collect()
+}
+
+fn from_wire(kind: MessageKind, elements: Vec<Vec<u8>>) -> Result<Vec<Element>, PsiError> {
+    elements
+        .iter()
+        .enumerate()
+        .map(|(index, bytes)| {
+            Element::from_slice(bytes).map_err(|reason| PsiError::Element {
+                kind,
+                index,
+                reason,
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,96 @@
+//! What a starter's setup is built with.
+
+use std::str::FromStr;
+
+use crate::{PsiError, bloom, gcs};
+
+/// The form of a setup message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SetupFormat {
+    /// The masked elements, sorted: exact, 33 bytes per element, supports the association table.
+    Raw,
+    /// A Golomb-compressed set of element hashes: a few bytes per element, false positives at
+    /// the chosen rate.
+    Gcs,
+    /// A Bloom filter: fastest to query, false positives at the chosen rate.
+    Bloom,
+}
+
+impl FromStr for SetupFormat {
+    type Err = String;
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        match name {
+            "raw" => Ok(Self::Raw),
+            "gcs" => Ok(Self::Gcs),
+            "bloom" => Ok(Self::Bloom),
+            other => Err(format!(
+                "unknown setup format {other:?}: expected raw, gcs or bloom"
+            )),
+        }
+    }
+}
+
+/// Parameters of a setup, as OpenMined's `CreateSetupMessage` takes them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SetupParams {
+    /// The form of the message.
+    pub format: SetupFormat,
+    /// The false-positive rate for the joiner's whole query, in (0, 1). Each of the joiner's
+    /// elements is tested at `fpr / joiner_count`. Checked for every format, used by GCS and Bloom.
+    pub fpr: f64,
+    /// How many elements the joiner will query with (at least 1).
+    pub joiner_count: u64,
+}
+
+/// The validated sizing of a GCS or Bloom setup.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Sizing {
+    Raw,
+    Gcs {
+        hash_range: u64,
+        max_elements: u64,
+        fpr: f64,
+    },
+    Bloom {
+        hash_functions: u32,
+        bytes: u64,
+    },
+}
+
+impl SetupParams {
+    /// Checks the parameters against a starter set of `starter_count` elements and derives the
+    /// sizes OpenMined would: `fpr_c = fpr / joiner_count`, `n = max(joiner_count, starter_count)`.
+    pub(crate) fn sizing(&self, starter_count: usize) -> Result<Sizing, PsiError> {
+        if !(self.fpr > 0.0 && self.fpr < 1.0) {
+            return Err(PsiError::FalsePositiveRate(self.fpr));
+        }
+        if self.joiner_count == 0 {
+            return Err(PsiError::JoinerCount);
+        }
+        if starter_count == 0 {
+            return Err(PsiError::EmptySet("starter's"));
+        }
+        #[allow(
+            clippy::cast_precision_loss,
+            reason = "as OpenMined computes it, in doubles"
+        )]
+        let corrected = self.fpr / self.joiner_count as f64;
+        let max_elements = self.joiner_count.max(starter_count as u64);
+        Ok(match self.format {
+            SetupFormat::Raw => Sizing::Raw,
+            SetupFormat::Gcs => Sizing::Gcs {
+                hash_range: gcs::hash_range(max_elements, corrected)?,
+                max_elements,
+                fpr: corrected,
+            },
+            SetupFormat::Bloom => {
+                let (hash_functions, bytes) = bloom::parameters(max_elements, corrected)?;
+                Sizing::Bloom {
+                    hash_functions,
+                    bytes,
+                }
+            }
+        })
+    }
+}

@@ -1,0 +1,1 @@
+//! Reading record-linkage keys from files (filled in with the CLI).

@@ -1,0 +1,202 @@
+//! The starter: the party that sets up its masked set and answers requests (OpenMined's server).
+
+use lockstep_shard::{Control, Pool, SortedShard, merge_sorted_by_bytes, split};
+
+use crate::backend::{Cipher, CipherError};
+use crate::curve::Element;
+use crate::error::MessageKind;
+use crate::params::Sizing;
+use crate::{
+    Backend, Bloom, Gcs, Key, Mode, PsiError, Request, Response, ServerSetup, SetupParams, bloom,
+    gcs,
+};
+
+/// A setup message with, for a raw setup, its sorting permutation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Setup {
+    /// The message to send to the joiner.
+    pub message: ServerSetup,
+    /// For a raw setup: `permutation[position]` is the index of the input whose masked value sits
+    /// at `position` of the sorted message. The starter keeps it to map the joiner's association
+    /// table back to its own rows. `None` for GCS and Bloom setups.
+    pub permutation: Option<Vec<usize>>,
+}
+
+/// The party that publishes its masked set and re-masks requests.
+///
+/// # Determinism
+/// Every output is byte-identical at every worker count to [`reference`](crate::reference)'s
+/// single-threaded loops. The raw setup sorts by `(element bytes, input index)`, so even with
+/// repeated values its permutation is identical too (repeated values still reveal their
+/// multiplicity to the joiner: mask distinct values).
+///
+/// # Constant time
+/// Masking runs in constant time in the key; hashing to the curve takes a number of attempts
+/// that depends on the value (as OpenMined's does).
+pub struct Starter {
+    pub(crate) cipher: Cipher,
+    pub(crate) mode: Mode,
+}
+
+impl Starter {
+    /// A starter with `key` that answers requests of `mode` only, computing on `backend`.
+    ///
+    /// # Errors
+    /// [`PsiError::Backend`] if the backend is not compiled in or fails to start.
+    pub fn new(key: &Key, mode: Mode, backend: Backend) -> Result<Self, PsiError> {
+        Ok(Self {
+            cipher: Cipher::new(key, backend)?,
+            mode,
+        })
+    }
+
+    /// The mode this starter answers.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// Masks `inputs` and builds the setup message, on `pool`.
+    ///
+    /// Progress: one step per masked input (the caller starts the step).
+    ///
+    /// # Errors
+    /// [`PsiError::FalsePositiveRate`], [`PsiError::JoinerCount`], [`PsiError::EmptySet`],
+    /// [`PsiError::SetupTooLarge`] for bad parameters; [`PsiError::Cancelled`] and runtime
+    /// failures.
+    pub fn setup<T: AsRef<[u8]> + Sync>(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        inputs: &[T],
+        params: &SetupParams,
+    ) -> Result<Setup, PsiError> {
+        match params.sizing(inputs.len())? {
+            Sizing::Raw => {
+                let elements = self.mask(pool, control, inputs)?;
+                // Each shard sorts its range by (bytes, index); the merge takes ties from the
+                // lower shard, so the result is the global (bytes, index) order.
+                let ranges = split::balanced(elements.len(), pool.workers());
+                let shards = pool.map_ranges(control, &ranges, |_, range| {
+                    Ok::<_, PsiError>(sorted_shard(&elements[range.clone()], range.start))
+                })?;
+                let merged =
+                    merge_sorted_by_bytes(shards).map_err(|e| PsiError::Runtime(e.to_string()))?;
+                Ok(Setup {
+                    message: ServerSetup::Raw(merged.items),
+                    permutation: Some(merged.permutation),
+                })
+            }
+            Sizing::Gcs {
+                hash_range,
+                max_elements,
+                fpr,
+            } => {
+                let mut hashes = pool.map_items(control, inputs, |_, value| {
+                    let element = self.cipher.encrypt(value.as_ref())?;
+                    Ok(gcs::element_hash(element.as_ref(), hash_range))
+                })?;
+                hashes.sort_unstable();
+                let (div, bits) = gcs::compress(&hashes, max_elements, fpr)?;
+                Ok(Setup {
+                    message: ServerSetup::Gcs(Gcs {
+                        div,
+                        hash_range,
+                        bits,
+                    }),
+                    permutation: None,
+                })
+            }
+            Sizing::Bloom {
+                hash_functions,
+                bytes,
+            } => {
+                let elements = self.mask(pool, control, inputs)?;
+                let mut bits = vec![
+                    0u8;
+                    usize::try_from(bytes).map_err(|_| PsiError::SetupTooLarge {
+                        format: "bloom",
+                        elements: elements.len() as u64,
+                        fpr: params.fpr,
+                    })?
+                ];
+                for element in &elements {
+                    bloom::insert(&mut bits, hash_functions, element.as_ref());
+                }
+                Ok(Setup {
+                    message: ServerSetup::Bloom(Bloom {
+                        num_hash_functions: hash_functions,
+                        bits,
+                    }),
+                    permutation: None,
+                })
+            }
+        }
+    }
+
+    /// Re-masks a joiner's request: `k * element` for each, in request order, sorted by bytes
+    /// when the request is size-only.
+    ///
+    /// Progress: one step per element.
+    ///
+    /// # Errors
+    /// [`PsiError::ModeMismatch`] if the request's mode is not this starter's;
+    /// [`PsiError::Element`] for the first element (in request order) that is not on the curve;
+    /// [`PsiError::Cancelled`] and runtime failures.
+    pub fn respond(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        request: &Request,
+    ) -> Result<Response, PsiError> {
+        if request.mode != self.mode {
+            return Err(PsiError::ModeMismatch {
+                request: request.mode,
+                starter: self.mode,
+            });
+        }
+        let mut elements = pool.map_items(control, &request.elements, |index, element| {
+            self.cipher
+                .reencrypt(element)
+                .map_err(|e| element_error(MessageKind::Request, index, e))
+        })?;
+        if self.mode == Mode::SizeOnly {
+            elements.sort_unstable();
+        }
+        Ok(Response { elements })
+    }
+
+    fn mask<T: AsRef<[u8]> + Sync>(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        inputs: &[T],
+    ) -> Result<Vec<Element>, PsiError> {
+        Ok(pool.map_items(control, inputs, |_, value| {
+            self.cipher.encrypt(value.as_ref())
+        })?)
+    }
+}
+
+/// One shard of a raw setup: its elements sorted by `(bytes, local index)`, with the local
+/// permutation, offset to the whole input.
+pub(crate) fn sorted_shard(elements: &[Element], offset: usize) -> SortedShard<Element> {
+    let mut order: Vec<usize> = (0..elements.len()).collect();
+    order.sort_unstable_by(|&a, &b| elements[a].cmp(&elements[b]).then(a.cmp(&b)));
+    SortedShard {
+        items: order.iter().map(|&i| elements[i]).collect(),
+        permutation: order,
+        offset,
+    }
+}
+
+/// Maps a multiplication failure on a message's element to the engine's error.
+pub(crate) fn element_error(kind: MessageKind, index: usize, error: CipherError) -> PsiError {
+    match error {
+        CipherError::Point(reason) => PsiError::Element {
+            kind,
+            index,
+            reason,
+        },
+        CipherError::Backend(error) => error,
+    }
+}

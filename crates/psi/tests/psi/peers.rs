@@ -1,0 +1,1 @@
+//! Cross-party rounds against the peers (filled in below).
