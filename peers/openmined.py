@@ -87,7 +87,7 @@ def op_bench(j):
     c = core.cpp_client.CreateWithNewKey(True)
     out, setup = {}, None
     for name, fmt in FORMATS.items():
-        r, msg = rate(n, repeats, lambda fmt=fmt: s.CreateSetupMessage(1e-9, n, starter_values, fmt))
+        r, msg = rate(n, repeats, lambda fmt=fmt: s.CreateSetupMessage(1e-6, n, starter_values, fmt))
         out[f"setup_{name}"] = r
         if name == "raw":
             setup = msg

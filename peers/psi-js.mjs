@@ -69,7 +69,7 @@ const ops = {
     const out = {}
     let setup
     for (const [name, format] of Object.entries(formats)) {
-      const m = rate(n, repeats, () => s.createSetupMessage(1e-9, n, starterValues, format))
+      const m = rate(n, repeats, () => s.createSetupMessage(1e-6, n, starterValues, format))
       out[`setup_${name}`] = m.rate
       if (name === 'raw') setup = m.result
     }

@@ -1,8 +1,10 @@
-//! Command-line arguments.
+//! Command-line arguments: every flag of every subcommand, parsed by clap.
 
 use std::num::NonZeroUsize;
+use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
+use lockstep_psi::{Backend, SetupFormat};
 use lockstep_shard::{ShardPolicy, parse_workers};
 
 /// Deterministic parallel batch cryptography: output byte-identical to one thread at every
@@ -11,9 +13,15 @@ use lockstep_shard::{ShardPolicy, parse_workers};
 #[command(name = "lockstep", version, propagate_version = true)]
 pub(crate) struct Cli {
     /// Worker threads for every parallel step (default: LOCKSTEP_WORKERS, else the detected
-    /// parallelism). Output bytes never depend on it.
-    #[arg(long, global = true, value_name = "N", value_parser = parse_workers_flag)]
-    pub(crate) workers: Option<NonZeroUsize>,
+    /// parallelism). Output bytes never depend on it. `bench` takes a list: --workers 1,2.
+    #[arg(
+        long,
+        global = true,
+        value_name = "N",
+        value_delimiter = ',',
+        value_parser = parse_workers_flag
+    )]
+    pub(crate) workers: Vec<NonZeroUsize>,
 
     /// No progress bars or status lines on stderr (errors are still printed).
     #[arg(long, short, global = true)]
@@ -27,15 +35,237 @@ pub(crate) struct Cli {
 pub(crate) enum Command {
     /// Print the version, the detected parallelism and the worker count the policy picks.
     Info,
+    /// Private set intersection: find shared records without revealing the rest
+    /// (wire-compatible with OpenMined PSI 2.x).
+    Psi(PsiArgs),
+    /// Benchmarks against the peers, side by side.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct PsiArgs {
+    /// The P-256 implementation: native (OpenSSL) or portable (pure Rust); identical bytes.
+    #[arg(long, global = true, default_value_t = Backend::fastest(), value_name = "NAME")]
+    pub(crate) backend: Backend,
+
+    #[command(subcommand)]
+    pub(crate) command: PsiCommand,
+}
+
+/// The two parties: the starter publishes its masked set (setup) and answers requests; the
+/// joiner asks (request) and reads the answer (intersect). Messages are OpenMined's protobuf
+/// bytes.
+#[derive(Debug, Subcommand)]
+pub(crate) enum PsiCommand {
+    /// Manage secret keys.
+    #[command(subcommand)]
+    Key(KeyCommand),
+    /// Starter: mask your records into a setup message for the joiner.
+    Setup(SetupArgs),
+    /// Joiner: mask your records into a request for the starter.
+    Request(RequestArgs),
+    /// Starter: re-mask the joiner's request into a response.
+    Respond(RespondArgs),
+    /// Joiner: find which of your records the starter holds.
+    Intersect(IntersectArgs),
+    /// Starter: map the setup positions the joiner sends back to your own rows.
+    Resolve(ResolveArgs),
+    /// Both parties in one process on built-in sample data.
+    Demo(DemoArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum KeyCommand {
+    /// Write a fresh random key: 32 raw bytes, file mode 0600.
+    New {
+        /// Where to write the key.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// Replace an existing file.
+        #[arg(long)]
+        force: bool,
+    },
+}
+
+/// Where a party's records come from.
+#[derive(Debug, Args, Clone)]
+pub(crate) struct InputArgs {
+    /// The records: CSV with a header when --column is given, else plain text, one value per line.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) input: PathBuf,
+    /// A CSV column of the key; repeat for a composite key (joined unambiguously).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) column: Vec<String>,
+    /// Trim, lowercase and collapse whitespace in key fields (both parties must agree).
+    #[arg(long)]
+    pub(crate) normalize: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct SetupArgs {
+    /// Your key file.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) key: PathBuf,
+    #[command(flatten)]
+    pub(crate) input: InputArgs,
+    /// How many distinct keys the joiner will ask about (sizes GCS and Bloom setups).
+    #[arg(long, value_name = "N")]
+    pub(crate) joiner_count: u64,
+    /// False-positive rate of the joiner's whole query (GCS and Bloom), in (0, 1).
+    #[arg(long, default_value_t = 1e-9, value_name = "F")]
+    pub(crate) fpr: f64,
+    /// raw (exact, supports resolve), gcs (smallest) or bloom (fastest to query).
+    #[arg(long, default_value = "raw", value_parser = parse_format, value_name = "FORMAT")]
+    pub(crate) format: SetupFormat,
+    /// Write the raw setup's permutation (setup position -> your rows), for `psi resolve`.
+    /// Keep it: it is yours alone.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) permutation_out: Option<PathBuf>,
+    /// Where to write the setup message.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RequestArgs {
+    /// Your key file.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) key: PathBuf,
+    #[command(flatten)]
+    pub(crate) input: InputArgs,
+    /// Ask for the intersection's size only (the starter must answer with --size-only).
+    #[arg(long)]
+    pub(crate) size_only: bool,
+    /// Where to write the request message.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RespondArgs {
+    /// Your key file (the one the setup was made with).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) key: PathBuf,
+    /// The joiner's request message.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) request: PathBuf,
+    /// Answer size-only requests (and refuse the others); the response is sorted.
+    #[arg(long)]
+    pub(crate) size_only: bool,
+    /// Where to write the response message.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct IntersectArgs {
+    /// Your key file (the one the request was made with).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) key: PathBuf,
+    /// The starter's setup message.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) setup: PathBuf,
+    /// The starter's response to your request.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) response: PathBuf,
+    #[command(flatten)]
+    pub(crate) input: InputArgs,
+    /// Your request message, to check the response against its mode and length.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) request: Option<PathBuf>,
+    /// Print the intersection's size only (the only choice after a --size-only request).
+    #[arg(long)]
+    pub(crate) size: bool,
+    /// Your matching rows as CSV (from a raw setup, each with the setup position it matched).
+    #[arg(long, value_name = "FILE", required_unless_present = "size")]
+    pub(crate) out: Option<PathBuf>,
+    /// Just the `joiner_row,setup_position` pairs: the file to send the starter for `resolve`.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) pairs_out: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ResolveArgs {
+    /// The permutation `psi setup --permutation-out` wrote.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) permutation: PathBuf,
+    /// The joiner's matches or pairs (columns joiner_row and setup_position).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) matches: PathBuf,
+    #[command(flatten)]
+    pub(crate) input: InputArgs,
+    /// Where to write the matched row pairs with your rows.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct DemoArgs {
+    /// Rows of the starter's sample (the joiner gets four fifths as many).
+    #[arg(long, default_value_t = 5000, value_name = "N")]
+    pub(crate) rows: usize,
+    /// Keep the sample files and messages in this directory (default: a temporary one).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum BenchCommand {
+    /// PSI rows/s per operation, ours at each worker count beside @openmined/psi.js and
+    /// openmined.psi on the same rows.
+    Psi(BenchPsiArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct BenchPsiArgs {
+    /// Rows per party.
+    #[arg(long, default_value_t = 100_000, value_name = "N")]
+    pub(crate) rows: usize,
+    /// Timed runs per operation (the best is reported).
+    #[arg(long, default_value_t = 1, value_name = "R")]
+    pub(crate) repeats: usize,
+    /// Where scripts/install-peers put the peers.
+    #[arg(long, default_value = "peers", value_name = "DIR")]
+    pub(crate) peers: PathBuf,
+    /// Rows for psi.js, which is ~15x slower (default: the same as --rows).
+    #[arg(long, value_name = "N")]
+    pub(crate) psi_js_rows: Option<usize>,
+    /// Skip the peers (ours only).
+    #[arg(long)]
+    pub(crate) no_peers: bool,
 }
 
 impl Cli {
     /// The shard policy: `--workers` over `LOCKSTEP_WORKERS` over the detected parallelism.
+    ///
+    /// Small inputs stay on one worker: a worker gets at least 256 items (about 15 ms of
+    /// curve work).
     pub(crate) fn policy(&self) -> anyhow::Result<ShardPolicy> {
-        Ok(ShardPolicy::from_env()?.with_workers(self.workers)?)
+        let requested = match self.workers.as_slice() {
+            [] => None,
+            [one] => Some(*one),
+            _ => anyhow::bail!("--workers takes one count here; only `bench` takes a list"),
+        };
+        Ok(ShardPolicy::from_env()?
+            .with_workers(requested)?
+            .with_min_items_per_worker(256))
+    }
+
+    /// The worker counts `bench` runs at: the `--workers` list, else 1 and the policy's count.
+    pub(crate) fn bench_worker_counts(&self) -> anyhow::Result<Vec<usize>> {
+        if !self.workers.is_empty() {
+            return Ok(self.workers.iter().map(|w| w.get()).collect());
+        }
+        let base = ShardPolicy::from_env()?.base();
+        Ok(if base > 1 { vec![1, base] } else { vec![1] })
     }
 }
 
 fn parse_workers_flag(text: &str) -> Result<NonZeroUsize, String> {
     parse_workers("--workers", text).map_err(|e| e.to_string())
+}
+
+fn parse_format(text: &str) -> Result<SetupFormat, String> {
+    text.parse()
 }

@@ -4,19 +4,17 @@
 //! 0 on success, 1 on a failed run, 2 on a usage error (clap's own code).
 
 mod args;
+mod bench;
 mod info;
-#[cfg_attr(
-    not(test),
-    expect(dead_code, reason = "the engines' subcommands are its first users")
-)]
 mod progress;
+mod psi;
 
 use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::args::{Cli, Command};
+use crate::args::{BenchCommand, Cli, Command};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -31,9 +29,11 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: &Cli) -> anyhow::Result<()> {
-    let policy = cli.policy()?;
-    let mut out = std::io::stdout().lock();
     match &cli.command {
-        Command::Info => info::print(&mut out, &policy),
+        Command::Info => info::print(&mut std::io::stdout().lock(), &cli.policy()?),
+        Command::Psi(args) => psi::run(args, cli.policy()?, cli.quiet),
+        Command::Bench(BenchCommand::Psi(args)) => {
+            bench::psi(args, &cli.bench_worker_counts()?, cli.quiet)
+        }
     }
 }

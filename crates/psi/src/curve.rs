@@ -4,6 +4,8 @@
 //! this module only composes it. Both backends receive affine coordinates from here, so the
 //! bytes they produce cannot differ in how a point was found.
 
+use std::sync::LazyLock;
+
 use p256::elliptic_curve::bigint::{ArrayEncoding, Limb};
 use p256::elliptic_curve::subtle::{Choice, ConditionallySelectable};
 use p256::{FieldBytes, FieldElement, U256};
@@ -87,6 +89,10 @@ impl Affine {
     }
 }
 
+/// 2^256 mod p and b as field elements, converted once.
+static TWO_256: LazyLock<FieldElement> = LazyLock::new(|| field_from_hex(TWO_256_HEX));
+static B: LazyLock<FieldElement> = LazyLock::new(|| field_from_hex(B_HEX));
+
 fn field_from_hex(hex: &str) -> FieldElement {
     let bytes = U256::from_be_hex(hex).to_be_byte_array();
     // Both constants are below p.
@@ -116,12 +122,12 @@ fn random_oracle(message: &[u8]) -> FieldElement {
         .chain_update([2u8])
         .chain_update(message)
         .finalize();
-    reduce(&high) * field_from_hex(TWO_256_HEX) + reduce(&low)
+    reduce(&high) * *TWO_256 + reduce(&low)
 }
 
 /// y^2 = x^3 - 3x + b.
 fn curve_rhs(x: &FieldElement) -> FieldElement {
-    x.square() * x - (x.double() + x) + field_from_hex(B_HEX)
+    x.square() * x - (x.double() + x) + *B
 }
 
 /// The minimal big-endian bytes of a field element (leading zeros stripped; zero is empty).

@@ -7,7 +7,10 @@
 //! - `peers`: whole rounds against the installed peers, in both roles.
 
 #![allow(clippy::cast_possible_truncation, reason = "test data sizes are small")]
-#![allow(clippy::unwrap_used, reason = "helpers of tests: a failure is a test failure")]
+#![allow(
+    clippy::unwrap_used,
+    reason = "helpers of tests: a failure is a test failure"
+)]
 
 mod bad_input;
 mod peers;

@@ -1,20 +1,4 @@
-//! The `lockstep` binary, run as a user runs it.
-
-use std::process::Command;
-
-fn lockstep(args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lockstep"));
-    cmd.args(args).env_remove("LOCKSTEP_WORKERS");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().expect("run lockstep");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use crate::lockstep;
 
 #[test]
 fn info_reports_version_parallelism_and_workers() {
@@ -62,4 +46,7 @@ fn bad_worker_counts_are_clear_errors() {
     let (ok, _, stderr) = lockstep(&["--workers", "100000", "info"], &[]);
     assert!(!ok);
     assert!(stderr.contains("above the cap of 256"), "{stderr}");
+    let (ok, _, stderr) = lockstep(&["--workers", "1,2", "info"], &[]);
+    assert!(!ok);
+    assert!(stderr.contains("only `bench` takes a list"), "{stderr}");
 }

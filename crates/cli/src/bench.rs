@@ -1,0 +1,238 @@
+//! `lockstep bench psi`: our rows/s per operation at each worker count, beside the peers' on the
+//! same rows in the same run, as ratios (this machine is shared and noisy: only same-run ratios
+//! mean anything).
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use anyhow::Context as _;
+use lockstep_psi::{Backend, Joiner, Key, Mode, SetupFormat, SetupParams, Starter};
+use lockstep_shard::{Control, Pool};
+use serde_json::Value;
+
+use crate::args::BenchPsiArgs;
+
+/// The operations, as the peers' bench scripts name them.
+const OPERATIONS: [&str; 6] = [
+    "setup_raw",
+    "setup_gcs",
+    "setup_bloom",
+    "request",
+    "response",
+    "intersect_raw",
+];
+
+/// The false-positive rate of every bench setup, as the peers' bench scripts use it (1e-9 would
+/// overflow OpenMined's int64 GCS hash range at 100,000 rows).
+const BENCH_FPR: f64 = 1e-6;
+
+/// Rows/s of each operation, in [`OPERATIONS`] order.
+type Rates = Vec<f64>;
+
+fn best_of<T>(
+    repeats: usize,
+    rows: usize,
+    mut body: impl FnMut() -> anyhow::Result<T>,
+) -> anyhow::Result<(f64, T)> {
+    let mut best = f64::INFINITY;
+    let mut last = None;
+    for _ in 0..repeats.max(1) {
+        let started = Instant::now();
+        let value = body()?;
+        best = best.min(started.elapsed().as_secs_f64());
+        last = Some(value);
+    }
+    #[allow(clippy::cast_precision_loss, reason = "a rate")]
+    let rate = rows as f64 / best.max(1e-9);
+    Ok((rate, last.context("no run")?))
+}
+
+/// Our rates at `workers` workers, and the matches found (a check that the run is real).
+fn ours(rows: usize, workers: usize, repeats: usize) -> anyhow::Result<(Rates, usize)> {
+    let starter_values: Vec<String> = (0..rows)
+        .map(|i| format!("starter-{i}@example.org"))
+        .collect();
+    let joiner_values: Vec<String> = (0..rows)
+        .map(|i| format!("starter-{}@example.org", i + rows / 2))
+        .collect();
+    let pool = Pool::new(workers)?;
+    let control = Control::new();
+    let starter = Starter::new(&Key::generate()?, Mode::Reveal, Backend::fastest())?;
+    let joiner = Joiner::new(&Key::generate()?, Mode::Reveal, Backend::fastest())?;
+    let mut rates = Vec::new();
+    let mut raw = None;
+    for format in [SetupFormat::Raw, SetupFormat::Gcs, SetupFormat::Bloom] {
+        let params = SetupParams {
+            format,
+            fpr: BENCH_FPR,
+            joiner_count: rows as u64,
+        };
+        let (rate, setup) = best_of(repeats, rows, || {
+            Ok(starter.setup(&pool, &control, &starter_values, &params)?)
+        })?;
+        rates.push(rate);
+        if format == SetupFormat::Raw {
+            raw = Some(setup.message);
+        }
+    }
+    let setup = raw.context("raw setup")?;
+    let (rate, request) = best_of(repeats, rows, || {
+        Ok(joiner.request(&pool, &control, &joiner_values)?)
+    })?;
+    rates.push(rate);
+    let (rate, response) = best_of(repeats, rows, || {
+        Ok(starter.respond(&pool, &control, &request)?)
+    })?;
+    rates.push(rate);
+    let (rate, found) = best_of(repeats, rows, || {
+        Ok(joiner.intersect(&pool, &control, &setup, &response, rows)?)
+    })?;
+    rates.push(rate);
+    Ok((rates, found.len()))
+}
+
+/// Runs a peer's bench job and returns its rates.
+fn peer(
+    program: &Path,
+    script: &Path,
+    rows: usize,
+    repeats: usize,
+) -> anyhow::Result<(Rates, usize)> {
+    let job = serde_json::json!({ "op": "bench", "rows": rows, "repeats": repeats });
+    let mut child = Command::new(program)
+        .arg(script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .with_context(|| format!("running {} {}", program.display(), script.display()))?;
+    child
+        .stdin
+        .take()
+        .context("peer stdin")?
+        .write_all(job.to_string().as_bytes())?;
+    let output = child.wait_with_output()?;
+    let result: Value = serde_json::from_slice(&output.stdout)
+        .with_context(|| format!("reading {}'s result", script.display()))?;
+    if let Some(error) = result.get("error") {
+        anyhow::bail!("{}: {error}", script.display());
+    }
+    let rates = OPERATIONS
+        .iter()
+        .map(|op| {
+            result[op]
+                .as_f64()
+                .with_context(|| format!("{}: no {op}", script.display()))
+        })
+        .collect::<Result<_, _>>()?;
+    let matches = result["matches"].as_u64().unwrap_or(0);
+    Ok((rates, usize::try_from(matches).unwrap_or(0)))
+}
+
+/// Peak resident memory of this process so far (VmHWM), in bytes, where the OS tells.
+fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Runs the bench and prints the table.
+pub(crate) fn psi(args: &BenchPsiArgs, worker_counts: &[usize], quiet: bool) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    let rows = args.rows.max(2);
+    let note = |text: &str| {
+        if !quiet {
+            let _ = writeln!(std::io::stderr().lock(), "{text}");
+        }
+    };
+    let mut columns: Vec<(String, Rates)> = Vec::new();
+    for &workers in worker_counts {
+        note(&format!("lockstep, {workers} workers, {rows} rows..."));
+        let (rates, matches) = ours(rows, workers, args.repeats)?;
+        anyhow::ensure!(
+            matches == rows - rows / 2,
+            "found {matches} matches, expected {}",
+            rows - rows / 2
+        );
+        columns.push((format!("lockstep {workers}w"), rates));
+    }
+    let rss = peak_rss();
+    if !args.no_peers {
+        let python = args.peers.join(".venv/bin/python");
+        let psi_js_rows = args.psi_js_rows.unwrap_or(rows).max(2);
+        anyhow::ensure!(
+            python.exists() && args.peers.join("node_modules/@openmined/psi.js").exists(),
+            "the peers are not installed in {}: run scripts/install-peers (or pass --no-peers)",
+            args.peers.display()
+        );
+        note(&format!("openmined.psi 2.0.6, {rows} rows..."));
+        let (rates, _) = peer(
+            &python,
+            &args.peers.join("openmined.py"),
+            rows,
+            args.repeats,
+        )?;
+        columns.push(("openmined.psi".to_owned(), rates));
+        note(&format!("@openmined/psi.js 2.0.6, {psi_js_rows} rows..."));
+        let (rates, _) = peer(
+            Path::new("node"),
+            &args.peers.join("psi-js.mjs"),
+            psi_js_rows,
+            args.repeats,
+        )?;
+        columns.push(("psi.js".to_owned(), rates));
+    }
+
+    writeln!(
+        out,
+        "PSI bench: {rows} rows per party (half shared), best of {}, {} backend, rows/s",
+        args.repeats.max(1),
+        Backend::fastest()
+    )?;
+    write!(out, "{:<14}", "operation")?;
+    for (name, _) in &columns {
+        write!(out, " {name:>14}")?;
+    }
+    let find = |name: &str| columns.iter().position(|(n, _)| n == name);
+    let mut ratios: Vec<(String, usize, usize)> = Vec::new();
+    if let Some(one) = find("lockstep 1w") {
+        for (label, peer) in [("1w/openmined", "openmined.psi"), ("1w/psi.js", "psi.js")] {
+            if let Some(p) = find(peer) {
+                ratios.push((label.to_owned(), one, p));
+            }
+        }
+        for w in worker_counts.iter().skip(1) {
+            if let Some(many) = find(&format!("lockstep {w}w")) {
+                ratios.push((format!("{w}w/1w"), many, one));
+            }
+        }
+    }
+    for (label, _, _) in &ratios {
+        write!(out, " {label:>13}")?;
+    }
+    writeln!(out)?;
+    for (i, op) in OPERATIONS.iter().enumerate() {
+        write!(out, "{op:<14}")?;
+        for (_, rates) in &columns {
+            write!(out, " {:>14.0}", rates[i])?;
+        }
+        for (_, a, b) in &ratios {
+            write!(out, " {:>12.2}x", columns[*a].1[i] / columns[*b].1[i])?;
+        }
+        writeln!(out)?;
+    }
+    if let Some(bytes) = rss {
+        #[allow(clippy::cast_precision_loss, reason = "a size for display")]
+        let mib = bytes as f64 / (1 << 20) as f64;
+        #[allow(clippy::cast_precision_loss, reason = "a size for display")]
+        let per = mib * 100_000.0 / rows as f64;
+        writeln!(
+            out,
+            "peak memory (ours, whole process, all operations): {mib:.0} MiB RSS = {per:.0} MiB per 100,000 rows"
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,195 @@
+//! Built-in sample data: synthetic people for two organisations with realistic overlaps.
+//!
+//! Person `i` of an endless, deterministic population has a name, an email, a birth date and a
+//! phone number derived from `i` alone. The starter holds people `0..n`, the joiner people
+//! `3n/5 .. 3n/5 + 4n/5`, so the two share `2n/5` people. The joiner's emails are written the way
+//! a second organisation would have typed them (another case, stray spaces) for a tenth of its
+//! rows, each file has a few duplicate rows and a few rows without an email.
+
+use std::path::Path;
+
+use super::files::CsvOutput;
+
+const FIRST: [&str; 40] = [
+    "Ada",
+    "Alan",
+    "Grace",
+    "Edsger",
+    "Barbara",
+    "Donald",
+    "Frances",
+    "John",
+    "Katherine",
+    "Dennis",
+    "Margaret",
+    "Ken",
+    "Radia",
+    "Tim",
+    "Hedy",
+    "Claude",
+    "Sophie",
+    "Niklaus",
+    "Anita",
+    "Guido",
+    "Shafi",
+    "Leslie",
+    "Joan",
+    "Fernando",
+    "Mary",
+    "Robin",
+    "Jean",
+    "Bjarne",
+    "Adele",
+    "Linus",
+    "Evelyn",
+    "Yukihiro",
+    "Lynn",
+    "Whitfield",
+    "Kathleen",
+    "Vint",
+    "Susan",
+    "Ivan",
+    "Carol",
+    "Ward",
+];
+const LAST: [&str; 40] = [
+    "Lovelace",
+    "Turing",
+    "Hopper",
+    "Dijkstra",
+    "Liskov",
+    "Knuth",
+    "Allen",
+    "Backus",
+    "Johnson",
+    "Ritchie",
+    "Hamilton",
+    "Thompson",
+    "Perlman",
+    "Berners-Lee",
+    "Lamarr",
+    "Shannon",
+    "Wilson",
+    "Wirth",
+    "Borg",
+    "Rossum",
+    "Goldwasser",
+    "Lamport",
+    "Clarke",
+    "Corbato",
+    "Keller",
+    "Milner",
+    "Sammet",
+    "Stroustrup",
+    "Goldberg",
+    "Torvalds",
+    "Boyd",
+    "Matsumoto",
+    "Conway",
+    "Diffie",
+    "Booth",
+    "Cerf",
+    "Kare",
+    "Sutherland",
+    "Shaw",
+    "Cunningham",
+];
+const DOMAINS: [&str; 5] = [
+    "example.org",
+    "example.com",
+    "mail.example.net",
+    "post.example",
+    "inbox.example.org",
+];
+
+/// SplitMix64: a fixed, well-mixed sequence from a seed (sample data, not cryptography).
+fn mix(seed: u64) -> u64 {
+    let mut z = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+fn pick<'a>(list: &[&'a str], r: u64) -> &'a str {
+    // Lists are short; the index fits.
+    list[usize::try_from(r % list.len() as u64).unwrap_or(0)]
+}
+
+/// Person `i`'s fields: first name, last name, email, birth date, phone.
+pub(crate) fn person(i: usize) -> [String; 5] {
+    let r = mix(i as u64);
+    let (first, last) = (pick(&FIRST, r), pick(&LAST, r >> 16));
+    let domain = pick(&DOMAINS, r >> 32);
+    let year = 1940 + (r >> 40) % 66;
+    let month = 1 + (r >> 48) % 12;
+    let day = 1 + (r >> 52) % 28;
+    [
+        first.to_owned(),
+        last.to_owned(),
+        format!(
+            "{}.{}.{i}@{domain}",
+            first.to_lowercase(),
+            last.to_lowercase()
+        ),
+        format!("{year}-{month:02}-{day:02}"),
+        format!("+44 20 7946 {:04}", (r >> 8) % 10_000),
+    ]
+}
+
+/// The people `start..start + count` as written by one organisation.
+fn rows(start: usize, count: usize, retyped: bool) -> Vec<[String; 5]> {
+    let mut out = Vec::with_capacity(count + count / 50);
+    for i in start..start + count {
+        let mut p = person(i);
+        let r = mix(i as u64 ^ 0x5eed);
+        if retyped && r.is_multiple_of(10) {
+            p[2] = format!(" {} ", p[2].to_uppercase());
+        }
+        if r % 97 == 1 {
+            p[2].clear(); // a missing email
+        }
+        out.push(p.clone());
+        if r % 61 == 2 {
+            out.push(p); // a duplicate row
+        }
+    }
+    out
+}
+
+/// Writes the two organisations' CSV files and returns their row counts.
+pub(crate) fn write(starter: &Path, joiner: &Path, n: usize) -> anyhow::Result<(usize, usize)> {
+    let header = ["first_name", "last_name", "email", "birth_date", "phone"];
+    let mut counts = [0; 2];
+    for (k, (path, start, count, retyped)) in
+        [(starter, 0, n, false), (joiner, 3 * n / 5, 4 * n / 5, true)]
+            .into_iter()
+            .enumerate()
+    {
+        let mut out = CsvOutput::create(path)?;
+        out.row(header)?;
+        let people = rows(start, count, retyped);
+        counts[k] = people.len();
+        for p in &people {
+            out.row(p)?;
+        }
+        out.commit()?;
+    }
+    Ok((counts[0], counts[1]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn people_are_deterministic_and_emails_unique() {
+        assert_eq!(person(7), person(7));
+        let emails: std::collections::HashSet<String> =
+            (0..5000).map(|i| person(i)[2].clone()).collect();
+        assert_eq!(emails.len(), 5000);
+        let retyped = rows(0, 1000, true);
+        assert!(retyped.iter().any(|p| p[2].starts_with(' ')));
+        assert!(retyped.iter().any(|p| p[2].is_empty()));
+        assert!(retyped.len() > 1000);
+    }
+}
