@@ -222,7 +222,7 @@ pub(crate) struct BenchPsiArgs {
     /// Rows per party.
     #[arg(long, default_value_t = 100_000, value_name = "N")]
     pub(crate) rows: usize,
-    /// Timed runs per operation (the best is reported).
+    /// Rounds: each runs every contender once, interleaved; the best rate is reported.
     #[arg(long, default_value_t = 1, value_name = "R")]
     pub(crate) repeats: usize,
     /// Where scripts/install-peers put the peers.

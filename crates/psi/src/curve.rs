@@ -78,17 +78,6 @@ pub(crate) struct Affine {
     pub(crate) y: [u8; 32],
 }
 
-impl Affine {
-    /// The uncompressed SEC1 encoding `0x04 || x || y`.
-    pub(crate) fn uncompressed(&self) -> [u8; 65] {
-        let mut out = [0u8; 65];
-        out[0] = 0x04;
-        out[1..33].copy_from_slice(&self.x);
-        out[33..].copy_from_slice(&self.y);
-        out
-    }
-}
-
 /// 2^256 mod p and b as field elements, converted once.
 static TWO_256: LazyLock<FieldElement> = LazyLock::new(|| field_from_hex(TWO_256_HEX));
 static B: LazyLock<FieldElement> = LazyLock::new(|| field_from_hex(B_HEX));

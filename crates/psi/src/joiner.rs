@@ -181,13 +181,8 @@ impl Joiner {
         let ServerSetup::Raw(elements) = setup else {
             return Err(PsiError::NotRaw(setup.format_name()));
         };
-        check_length(response, request_len)?;
-        let ranges = pool.map_items(control, &response.elements, |index, element| {
-            let plain = self
-                .cipher
-                .decrypt(element)
-                .map_err(|e| element_error(MessageKind::Response, index, e))?;
-            Ok(Lookup::positions(elements, &plain))
+        let ranges = self.decrypted_map(pool, control, response, request_len, |plain| {
+            Lookup::positions(elements, plain)
         })?;
         let mut table: Vec<Match> = ranges
             .into_iter()
@@ -214,13 +209,29 @@ impl Joiner {
     ) -> Result<Vec<bool>, PsiError> {
         check_length(response, request_len)?;
         let lookup = Lookup::new(setup)?;
+        self.decrypted_map(pool, control, response, request_len, |plain| {
+            lookup.contains(plain)
+        })
+    }
+
+    /// Decrypts each response element (checking the response's length first) and maps it with
+    /// `look`, in response order.
+    fn decrypted_map<T: Send>(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        response: &Response,
+        request_len: usize,
+        look: impl Fn(&Element) -> T + Sync,
+    ) -> Result<Vec<T>, PsiError> {
+        check_length(response, request_len)?;
         Ok(
             pool.map_items(control, &response.elements, |index, element| {
                 let plain = self
                     .cipher
                     .decrypt(element)
                     .map_err(|e| element_error(MessageKind::Response, index, e))?;
-                Ok(lookup.contains(&plain))
+                Ok(look(&plain))
             })?,
         )
     }

@@ -37,6 +37,15 @@ pub(crate) struct Cipher {
     inverse: SecretBigNum,
 }
 
+/// The uncompressed SEC1 encoding `0x04 || x || y`.
+fn uncompressed(point: &Affine) -> [u8; 65] {
+    let mut out = [0u8; 65];
+    out[0] = 0x04;
+    out[1..33].copy_from_slice(&point.x);
+    out[33..].copy_from_slice(&point.y);
+    out
+}
+
 fn backend_error(error: &ErrorStack) -> PsiError {
     PsiError::Backend {
         backend: "native",
@@ -67,7 +76,7 @@ impl Cipher {
         let fail = |e: ErrorStack| CipherError::Backend(backend_error(&e));
         let mut ctx = BigNumContext::new().map_err(fail)?;
         // OpenSSL refuses coordinates off the curve here; the callers have checked already.
-        let input = EcPoint::from_bytes(&self.group, &point.uncompressed(), &mut ctx)
+        let input = EcPoint::from_bytes(&self.group, &uncompressed(point), &mut ctx)
             .map_err(|_| CipherError::Point(PointError::NotOnCurve))?;
         let scalar = if inverse {
             &self.inverse.0
