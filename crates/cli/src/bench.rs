@@ -31,26 +31,17 @@ const BENCH_FPR: f64 = 1e-6;
 /// Rows/s of each operation, in [`OPERATIONS`] order.
 type Rates = Vec<f64>;
 
-fn best_of<T>(
-    repeats: usize,
-    rows: usize,
-    mut body: impl FnMut() -> anyhow::Result<T>,
-) -> anyhow::Result<(f64, T)> {
-    let mut best = f64::INFINITY;
-    let mut last = None;
-    for _ in 0..repeats.max(1) {
-        let started = Instant::now();
-        let value = body()?;
-        best = best.min(started.elapsed().as_secs_f64());
-        last = Some(value);
-    }
+/// Runs `body` once, returning its rate over `rows` rows and its value.
+fn timed<T>(rows: usize, body: impl FnOnce() -> anyhow::Result<T>) -> anyhow::Result<(f64, T)> {
+    let started = Instant::now();
+    let value = body()?;
     #[allow(clippy::cast_precision_loss, reason = "a rate")]
-    let rate = rows as f64 / best.max(1e-9);
-    Ok((rate, last.context("no run")?))
+    let rate = rows as f64 / started.elapsed().as_secs_f64().max(1e-9);
+    Ok((rate, value))
 }
 
 /// Our rates at `workers` workers, and the matches found (a check that the run is real).
-fn ours(rows: usize, workers: usize, repeats: usize) -> anyhow::Result<(Rates, usize)> {
+fn ours(rows: usize, workers: usize) -> anyhow::Result<(Rates, usize)> {
     let starter_values: Vec<String> = (0..rows)
         .map(|i| format!("starter-{i}@example.org"))
         .collect();
@@ -69,7 +60,7 @@ fn ours(rows: usize, workers: usize, repeats: usize) -> anyhow::Result<(Rates, u
             fpr: BENCH_FPR,
             joiner_count: rows as u64,
         };
-        let (rate, setup) = best_of(repeats, rows, || {
+        let (rate, setup) = timed(rows, || {
             Ok(starter.setup(&pool, &control, &starter_values, &params)?)
         })?;
         rates.push(rate);
@@ -78,15 +69,13 @@ fn ours(rows: usize, workers: usize, repeats: usize) -> anyhow::Result<(Rates, u
         }
     }
     let setup = raw.context("raw setup")?;
-    let (rate, request) = best_of(repeats, rows, || {
+    let (rate, request) = timed(rows, || {
         Ok(joiner.request(&pool, &control, &joiner_values)?)
     })?;
     rates.push(rate);
-    let (rate, response) = best_of(repeats, rows, || {
-        Ok(starter.respond(&pool, &control, &request)?)
-    })?;
+    let (rate, response) = timed(rows, || Ok(starter.respond(&pool, &control, &request)?))?;
     rates.push(rate);
-    let (rate, found) = best_of(repeats, rows, || {
+    let (rate, found) = timed(rows, || {
         Ok(joiner.intersect(&pool, &control, &setup, &response, rows)?)
     })?;
     rates.push(rate);
@@ -94,13 +83,8 @@ fn ours(rows: usize, workers: usize, repeats: usize) -> anyhow::Result<(Rates, u
 }
 
 /// Runs a peer's bench job and returns its rates.
-fn peer(
-    program: &Path,
-    script: &Path,
-    rows: usize,
-    repeats: usize,
-) -> anyhow::Result<(Rates, usize)> {
-    let job = serde_json::json!({ "op": "bench", "rows": rows, "repeats": repeats });
+fn peer(program: &Path, script: &Path, rows: usize) -> anyhow::Result<(Rates, usize)> {
+    let job = serde_json::json!({ "op": "bench", "rows": rows, "repeats": 1 });
     let mut child = Command::new(program)
         .arg(script)
         .stdin(Stdio::piped())
@@ -170,7 +154,7 @@ pub(crate) fn psi(args: &BenchPsiArgs, worker_counts: &[usize], quiet: bool) -> 
             note(&format!(
                 "round {round}: lockstep, {workers} workers, {rows} rows..."
             ));
-            let (rates, matches) = ours(rows, workers, 1)?;
+            let (rates, matches) = ours(rows, workers)?;
             anyhow::ensure!(
                 matches == rows - rows / 2,
                 "found {matches} matches, expected {}",
@@ -183,7 +167,7 @@ pub(crate) fn psi(args: &BenchPsiArgs, worker_counts: &[usize], quiet: bool) -> 
             note(&format!(
                 "round {round}: openmined.psi 2.0.6, {rows} rows..."
             ));
-            let (rates, _) = peer(&python, &args.peers.join("openmined.py"), rows, 1)?;
+            let (rates, _) = peer(&python, &args.peers.join("openmined.py"), rows)?;
             keep("openmined.psi".to_owned(), rates);
             note(&format!(
                 "round {round}: @openmined/psi.js 2.0.6, {psi_js_rows} rows..."
@@ -192,7 +176,6 @@ pub(crate) fn psi(args: &BenchPsiArgs, worker_counts: &[usize], quiet: bool) -> 
                 Path::new("node"),
                 &args.peers.join("psi-js.mjs"),
                 psi_js_rows,
-                1,
             )?;
             keep("psi.js".to_owned(), rates);
         }

@@ -2,6 +2,7 @@
 
 use std::io::Write;
 
+use lockstep_psi::Backend;
 use lockstep_shard::{ShardPolicy, WorkerSource};
 
 /// Prints the version, the host's parallelism and the policy's worker count.
@@ -18,6 +19,13 @@ pub(crate) fn print(out: &mut impl Write, policy: &ShardPolicy) -> anyhow::Resul
         "workers: {} (from {source}; cap {})",
         policy.base(),
         policy.cap()
+    )?;
+    let backends: Vec<&str> = Backend::available().iter().map(|b| b.name()).collect();
+    writeln!(
+        out,
+        "psi backends: {} (default {})",
+        backends.join(", "),
+        Backend::fastest()
     )?;
     Ok(())
 }

@@ -14,7 +14,7 @@
 //! Each distinct key is masked once; the rows holding it are kept locally, so duplicate rows
 //! neither leak their multiplicity to the other party nor lose their match.
 
-use std::io::{BufRead, Read, Write};
+use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
 /// Errors reading or writing record files.
@@ -292,44 +292,6 @@ pub fn normalize(text: &str) -> String {
         .map(str::to_lowercase)
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-/// Writes CSV rows to a file atomically enough for a CLI: to `path`, created or truncated.
-///
-/// # Errors
-/// [`RecordsError::Io`].
-pub fn create(path: &Path) -> Result<csv::Writer<std::io::BufWriter<std::fs::File>>, RecordsError> {
-    let file = std::fs::File::create(path).map_err(|source| RecordsError::Io {
-        path: path.to_owned(),
-        source,
-    })?;
-    Ok(csv::WriterBuilder::new().from_writer(std::io::BufWriter::new(file)))
-}
-
-/// Flushes a CSV writer made by [`create`], reporting the file on failure.
-///
-/// # Errors
-/// [`RecordsError::Io`].
-pub fn finish(path: &Path, writer: csv::Writer<impl Write>) -> Result<(), RecordsError> {
-    writer
-        .into_inner()
-        .map_err(|e| RecordsError::Io {
-            path: path.to_owned(),
-            source: std::io::Error::other(e.to_string()),
-        })?
-        .flush()
-        .map_err(|source| RecordsError::Io {
-            path: path.to_owned(),
-            source,
-        })
-}
-
-/// Converts a CSV writing error into a [`RecordsError`] for `path`.
-pub fn write_error(path: &Path, error: &csv::Error) -> RecordsError {
-    RecordsError::Csv {
-        path: path.to_owned(),
-        message: error.to_string(),
-    }
 }
 
 #[cfg(test)]
