@@ -91,42 +91,105 @@ pub(crate) fn compress(
     Ok((div, writer.finish()))
 }
 
+/// The values of a Golomb code, in order, decoded one at a time (constant memory, whatever the
+/// code's length). Yields an error, then ends, if the code ends inside a remainder or its values
+/// overflow.
+pub(crate) struct Values<'a> {
+    bits: &'a [u8],
+    div: u32,
+    position: u64,
+    sum: u64,
+    failed: bool,
+}
+
+/// The values of the code `bits` with divisor exponent `div` (at most [`MAX_DIV`]).
+pub(crate) fn values(bits: &[u8], div: u32) -> Values<'_> {
+    Values {
+        bits,
+        div: div.min(MAX_DIV),
+        position: 0,
+        sum: 0,
+        failed: false,
+    }
+}
+
+impl Iterator for Values<'_> {
+    type Item = Result<u64, PsiError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        // The unary quotient: zeros up to the next 1 bit; none left means the code has ended.
+        let one = next_one(self.bits, self.position)?;
+        let quotient = one - self.position;
+        let start = one + 1;
+        let div = u64::from(self.div);
+        if start + div > self.bits.len() as u64 * 8 {
+            self.failed = true;
+            return Some(Err(PsiError::InvalidSetup(
+                "the GCS code ends inside a remainder".to_owned(),
+            )));
+        }
+        let remainder = (0..div)
+            .filter(|&j| {
+                let i = start + j;
+                // i is below the code's length in bits, so the byte exists.
+                let byte = usize::try_from(i / 8).map_or(0, |b| self.bits[b]);
+                (byte >> (i % 8)) & 1 == 1
+            })
+            .fold(0u64, |r, j| r | (1 << j));
+        self.position = start + div;
+        let gap = quotient
+            .checked_shl(self.div)
+            .filter(|g| g >> self.div == quotient)
+            .map(|g| g | remainder);
+        match gap.and_then(|g| self.sum.checked_add(g)) {
+            Some(sum) => {
+                self.sum = sum;
+                Some(Ok(sum))
+            }
+            None => {
+                self.failed = true;
+                Some(Err(PsiError::InvalidSetup(
+                    "the GCS values overflow".to_owned(),
+                )))
+            }
+        }
+    }
+}
+
 /// Decompresses a Golomb code into its sorted values.
 ///
 /// # Errors
 /// [`PsiError::InvalidSetup`] if the code ends inside a remainder or its values overflow.
 pub(crate) fn decompress(bits: &[u8], div: u32) -> Result<Vec<u64>, PsiError> {
-    let total = bits.len() as u64 * 8;
-    let bit_at = |i: u64| {
-        // i < total, so the byte index is within `bits`.
-        let byte = usize::try_from(i / 8).map_or(0, |b| bits[b]);
-        (byte >> (i % 8)) & 1 == 1
-    };
-    let mut values = Vec::new();
-    let (mut position, mut sum) = (0u64, 0u64);
-    // The unary quotient: zeros up to the next 1 bit; none left means the code has ended.
-    while let Some(one) = next_one(bits, position) {
-        let quotient = one - position;
-        position = one + 1;
-        if position + u64::from(div) > total {
-            return Err(PsiError::InvalidSetup(
-                "the GCS code ends inside a remainder".to_owned(),
-            ));
+    values(bits, div).collect()
+}
+
+/// For each of `hashes`, whether the code holds it: one pass over the code beside the sorted
+/// hashes (OpenMined's `golomb_intersect`), so memory is the joiner's, not the code's. The whole
+/// code is read, so a malformed one is refused even after the last match.
+///
+/// # Errors
+/// As [`decompress`].
+pub(crate) fn members(bits: &[u8], div: u32, hashes: &[u64]) -> Result<Vec<bool>, PsiError> {
+    let mut order: Vec<usize> = (0..hashes.len()).collect();
+    order.sort_unstable_by_key(|&i| (hashes[i], i));
+    let mut found = vec![false; hashes.len()];
+    let mut next = 0;
+    for value in values(bits, div) {
+        let value = value?;
+        while next < order.len() && hashes[order[next]] < value {
+            next += 1;
         }
-        let remainder = (0..u64::from(div))
-            .filter(|&j| bit_at(position + j))
-            .fold(0u64, |r, j| r | (1 << j));
-        position += u64::from(div);
-        let gap = quotient
-            .checked_shl(div)
-            .filter(|g| g >> div == quotient)
-            .map(|g| g | remainder);
-        sum = gap
-            .and_then(|g| sum.checked_add(g))
-            .ok_or_else(|| PsiError::InvalidSetup("the GCS values overflow".to_owned()))?;
-        values.push(sum);
+        let mut same = next;
+        while same < order.len() && hashes[order[same]] == value {
+            found[order[same]] = true;
+            same += 1;
+        }
     }
-    Ok(values)
+    Ok(found)
 }
 
 /// The index of the first 1 bit at or after `from`, if any.
@@ -232,8 +295,22 @@ mod tests {
         }
 
         #[test]
+        fn members_equals_lookup_in_the_decompressed_set(
+            mut values in proptest::collection::vec(0u64..100_000, 1..300),
+            probes in proptest::collection::vec(0u64..100_000, 0..300),
+        ) {
+            values.sort_unstable();
+            let (div, bits) = compress(&values, values.len() as u64, 0.01).unwrap();
+            let found = members(&bits, div, &probes).unwrap();
+            for (probe, hit) in probes.iter().zip(found) {
+                prop_assert_eq!(hit, values.binary_search(probe).is_ok());
+            }
+        }
+
+        #[test]
         fn arbitrary_codes_never_panic(bits in proptest::collection::vec(any::<u8>(), 0..64), div in 0u32..=62) {
             let _ = decompress(&bits, div);
+            let _ = members(&bits, div, &[0, 1, 2, 1 << 40]);
         }
     }
 }

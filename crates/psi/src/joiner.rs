@@ -30,49 +30,11 @@ pub struct Joiner {
     pub(crate) mode: Mode,
 }
 
-/// How a decrypted element is looked up in a setup.
-pub(crate) enum Lookup<'a> {
-    Raw(&'a [Element]),
-    Gcs { values: Vec<u64>, hash_range: u64 },
-    Bloom { bits: &'a [u8], hash_functions: u32 },
-}
-
-impl<'a> Lookup<'a> {
-    /// Prepares a setup for lookups (decodes a GCS).
-    pub(crate) fn new(setup: &'a ServerSetup) -> Result<Self, PsiError> {
-        Ok(match setup {
-            ServerSetup::Raw(elements) => Self::Raw(elements),
-            ServerSetup::Gcs(g) => Self::Gcs {
-                values: gcs::decompress(&g.bits, g.div)?,
-                hash_range: g.hash_range,
-            },
-            ServerSetup::Bloom(b) => Self::Bloom {
-                bits: &b.bits,
-                hash_functions: b.num_hash_functions,
-            },
-        })
-    }
-
-    /// Whether the setup holds `element` (exactly for raw, up to false positives otherwise).
-    pub(crate) fn contains(&self, element: &Element) -> bool {
-        match self {
-            Self::Raw(elements) => elements.binary_search(element).is_ok(),
-            Self::Gcs { values, hash_range } => values
-                .binary_search(&gcs::element_hash(element.as_ref(), *hash_range))
-                .is_ok(),
-            Self::Bloom {
-                bits,
-                hash_functions,
-            } => bloom::contains(bits, *hash_functions, element.as_ref()),
-        }
-    }
-
-    /// The positions of a raw setup holding `element`.
-    pub(crate) fn positions(elements: &[Element], element: &Element) -> std::ops::Range<usize> {
-        let start = elements.partition_point(|e| e < element);
-        let end = elements.partition_point(|e| e <= element);
-        start..end
-    }
+/// The positions of a raw setup (sorted) holding `element`.
+fn positions(elements: &[Element], element: &Element) -> std::ops::Range<usize> {
+    let start = elements.partition_point(|e| e < element);
+    let end = elements.partition_point(|e| e <= element);
+    start..end
 }
 
 impl Joiner {
@@ -181,8 +143,9 @@ impl Joiner {
         let ServerSetup::Raw(elements) = setup else {
             return Err(PsiError::NotRaw(setup.format_name()));
         };
+        setup.validate()?;
         let ranges = self.decrypted_map(pool, control, response, request_len, |plain| {
-            Lookup::positions(elements, plain)
+            positions(elements, plain)
         })?;
         let mut table: Vec<Match> = ranges
             .into_iter()
@@ -208,10 +171,26 @@ impl Joiner {
         request_len: usize,
     ) -> Result<Vec<bool>, PsiError> {
         check_length(response, request_len)?;
-        let lookup = Lookup::new(setup)?;
-        self.decrypted_map(pool, control, response, request_len, |plain| {
-            lookup.contains(plain)
-        })
+        setup.validate()?;
+        match setup {
+            ServerSetup::Raw(elements) => {
+                self.decrypted_map(pool, control, response, request_len, |plain| {
+                    elements.binary_search(plain).is_ok()
+                })
+            }
+            // A GCS is walked once beside the joiner's sorted hashes, never decoded whole.
+            ServerSetup::Gcs(g) => {
+                let hashes = self.decrypted_map(pool, control, response, request_len, |plain| {
+                    gcs::element_hash(plain.as_ref(), g.hash_range)
+                })?;
+                gcs::members(&g.bits, g.div, &hashes)
+            }
+            ServerSetup::Bloom(b) => {
+                self.decrypted_map(pool, control, response, request_len, |plain| {
+                    bloom::contains(&b.bits, b.num_hash_functions, plain.as_ref())
+                })
+            }
+        }
     }
 
     /// Decrypts each response element (checking the response's length first) and maps it with

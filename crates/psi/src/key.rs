@@ -6,12 +6,13 @@
 //! p256 `Scalar` and its inverse; OpenSSL `BIGNUM`s flagged constant-time and cleared with
 //! `BN_clear` on drop), and those live as long as the party. [`Key::to_bytes`] returns a
 //! zeroizing copy for the caller to store; nothing else copies the key, and it is never printed
-//! (`Debug` shows `Key(<secret>)`).
+//! (`Debug` shows `Key(<secret>)`). Zeroization is best effort, as everywhere in Rust: the
+//! compiler may leave copies of values in registers or on the stack.
 
-use p256::Scalar;
 use p256::elliptic_curve::{Field, PrimeField};
+use p256::{FieldBytes, Scalar};
 use rand_core::{OsRng, RngCore};
-use zeroize::Zeroizing;
+use zeroize::{Zeroize, Zeroizing};
 
 use crate::PsiError;
 
@@ -21,7 +22,8 @@ use crate::PsiError;
 /// The bytes are the canonical 32-byte big-endian form of a scalar in `[1, n)`.
 #[derive(Clone)]
 pub struct Key {
-    bytes: Zeroizing<[u8; 32]>,
+    // Boxed so that moving a `Key` does not leave copies of the bytes on the stack.
+    bytes: Box<Zeroizing<[u8; 32]>>,
 }
 
 impl Key {
@@ -58,11 +60,12 @@ impl Key {
         if significant.len() > 32 {
             return Err(PsiError::KeyTooLong(significant.len()));
         }
-        let mut padded = Zeroizing::new([0u8; 32]);
+        let mut padded = Box::new(Zeroizing::new([0u8; 32]));
         padded[32 - significant.len()..].copy_from_slice(significant);
-        let scalar = Option::<Scalar>::from(Scalar::from_repr((*padded).into()))
-            .ok_or(PsiError::KeyOutOfRange)?;
-        if bool::from(scalar.is_zero()) {
+        let mut scalar = Self::scalar_of(&padded).ok_or(PsiError::KeyOutOfRange)?;
+        let zero = bool::from(scalar.is_zero());
+        scalar.zeroize();
+        if zero {
             return Err(PsiError::KeyOutOfRange);
         }
         Ok(Self { bytes: padded })
@@ -72,12 +75,21 @@ impl Key {
     /// This is the form `lockstep psi key new` writes and OpenMined's `GetPrivateKeyBytes`
     /// returns.
     pub fn to_bytes(&self) -> Zeroizing<[u8; 32]> {
-        self.bytes.clone()
+        Zeroizing::new(**self.bytes)
     }
 
-    /// The key as a p256 scalar (nonzero by the invariant).
+    /// The key as a p256 scalar (nonzero by the invariant). The caller zeroizes its copy.
     pub(crate) fn scalar(&self) -> Scalar {
-        Option::<Scalar>::from(Scalar::from_repr((*self.bytes).into())).unwrap_or(Scalar::ONE)
+        Self::scalar_of(&self.bytes).unwrap_or(Scalar::ONE)
+    }
+
+    /// The scalar of 32 big-endian bytes, if below n; the intermediate copy is zeroized.
+    fn scalar_of(bytes: &[u8; 32]) -> Option<Scalar> {
+        let mut repr = FieldBytes::default();
+        repr.copy_from_slice(bytes);
+        let scalar = Option::<Scalar>::from(Scalar::from_repr(repr));
+        repr[..].zeroize();
+        scalar
     }
 }
 

@@ -123,74 +123,89 @@ impl ServerSetup {
             kind: MessageKind::Setup,
             reason: e.to_string(),
         })?;
-        match message.data_structure {
-            None => Err(PsiError::InvalidSetup(
-                "it holds no data structure (raw, gcs or bloom_filter)".to_owned(),
-            )),
+        let setup = match message.data_structure {
+            None => {
+                return Err(PsiError::InvalidSetup(
+                    "it holds no data structure (raw, gcs or bloom_filter)".to_owned(),
+                ));
+            }
             Some(wire::DataStructure::Raw(raw)) => {
-                let elements = from_wire(MessageKind::Setup, raw.encrypted_elements)?;
-                if let Some(i) = elements.windows(2).position(|w| w[0] > w[1]) {
-                    return Err(PsiError::InvalidSetup(format!(
-                        "raw elements are not sorted: element {} is smaller than element {i}",
-                        i + 1
-                    )));
-                }
-                Ok(Self::Raw(elements))
+                Self::Raw(from_wire(MessageKind::Setup, raw.encrypted_elements)?)
             }
-            Some(wire::DataStructure::Gcs(info)) => {
-                let div = u32::try_from(info.div)
-                    .ok()
-                    .filter(|&d| d <= gcs::MAX_DIV)
-                    .ok_or_else(|| {
-                        PsiError::InvalidSetup(format!(
-                            "the GCS divisor exponent is {}, outside 0..={}",
-                            info.div,
-                            gcs::MAX_DIV
-                        ))
-                    })?;
-                let hash_range = u64::try_from(info.hash_range)
-                    .ok()
-                    .filter(|&r| r >= 1)
-                    .ok_or_else(|| {
-                        PsiError::InvalidSetup(format!(
-                            "the GCS hash range is {}; it must be positive",
-                            info.hash_range
-                        ))
-                    })?;
-                Ok(Self::Gcs(Gcs {
-                    div,
-                    hash_range,
-                    bits: info.bits,
-                }))
+            Some(wire::DataStructure::Gcs(info)) => Self::Gcs(Gcs {
+                div: u32::try_from(info.div).map_err(|_| {
+                    PsiError::InvalidSetup(format!(
+                        "the GCS divisor exponent is {}, outside 0..={}",
+                        info.div,
+                        gcs::MAX_DIV
+                    ))
+                })?,
+                hash_range: u64::try_from(info.hash_range).map_err(|_| {
+                    PsiError::InvalidSetup(format!(
+                        "the GCS hash range is {}; it must be in 1..2^63",
+                        info.hash_range
+                    ))
+                })?,
+                bits: info.bits,
+            }),
+            Some(wire::DataStructure::BloomFilter(info)) => Self::Bloom(Bloom {
+                num_hash_functions: u32::try_from(info.num_hash_functions).map_err(|_| {
+                    PsiError::InvalidSetup(format!(
+                        "the Bloom filter has {} hash functions, outside 1..={}",
+                        info.num_hash_functions,
+                        bloom::MAX_HASH_FUNCTIONS
+                    ))
+                })?,
+                bits: info.bits,
+            }),
+        };
+        setup.validate()?;
+        Ok(setup)
+    }
+
+    /// Checks the structure a lookup relies on: raw elements sorted; a GCS divisor exponent in
+    /// 0..=62 and a hash range in 1..2^63; a Bloom filter with 1..=1100 hash functions and
+    /// 1 to 2^40 bytes. `from_bytes` calls it; so does the joiner, since the fields are public.
+    ///
+    /// # Errors
+    /// [`PsiError::InvalidSetup`] naming the fault.
+    pub fn validate(&self) -> Result<(), PsiError> {
+        let invalid = |reason: String| Err(PsiError::InvalidSetup(reason));
+        match self {
+            Self::Raw(elements) => match elements.windows(2).position(|w| w[0] > w[1]) {
+                Some(i) => invalid(format!(
+                    "raw elements are not sorted: element {} is smaller than element {i}",
+                    i + 1
+                )),
+                None => Ok(()),
+            },
+            Self::Gcs(g) if g.div > gcs::MAX_DIV => invalid(format!(
+                "the GCS divisor exponent is {}, outside 0..={}",
+                g.div,
+                gcs::MAX_DIV
+            )),
+            Self::Gcs(g) if g.hash_range == 0 || g.hash_range > i64::MAX as u64 => {
+                invalid(format!(
+                    "the GCS hash range is {}; it must be in 1..2^63",
+                    g.hash_range
+                ))
             }
-            Some(wire::DataStructure::BloomFilter(info)) => {
-                let num_hash_functions = u32::try_from(info.num_hash_functions)
-                    .ok()
-                    .filter(|&k| (1..=bloom::MAX_HASH_FUNCTIONS).contains(&k))
-                    .ok_or_else(|| {
-                        PsiError::InvalidSetup(format!(
-                            "the Bloom filter has {} hash functions, outside 1..={}",
-                            info.num_hash_functions,
-                            bloom::MAX_HASH_FUNCTIONS
-                        ))
-                    })?;
-                if info.bits.is_empty() {
-                    return Err(PsiError::InvalidSetup(
-                        "the Bloom filter has no bits".to_owned(),
-                    ));
-                }
-                if info.bits.len() as u64 > bloom::MAX_BYTES {
-                    return Err(PsiError::InvalidSetup(format!(
-                        "the Bloom filter has {} bytes, more than {}",
-                        info.bits.len(),
-                        bloom::MAX_BYTES
-                    )));
-                }
-                Ok(Self::Bloom(Bloom {
-                    num_hash_functions,
-                    bits: info.bits,
-                }))
+            Self::Bloom(b) if !(1..=bloom::MAX_HASH_FUNCTIONS).contains(&b.num_hash_functions) => {
+                invalid(format!(
+                    "the Bloom filter has {} hash functions, outside 1..={}",
+                    b.num_hash_functions,
+                    bloom::MAX_HASH_FUNCTIONS
+                ))
             }
+            Self::Bloom(b) if b.bits.is_empty() => {
+                invalid("the Bloom filter has no bits".to_owned())
+            }
+            Self::Bloom(b) if b.bits.len() as u64 > bloom::MAX_BYTES => invalid(format!(
+                "the Bloom filter has {} bytes, more than {}",
+                b.bits.len(),
+                bloom::MAX_BYTES
+            )),
+            Self::Gcs(_) | Self::Bloom(_) => Ok(()),
         }
     }
 }

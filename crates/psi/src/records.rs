@@ -10,7 +10,9 @@
 //! - With normalization: each field is trimmed, lowercased and its runs of whitespace collapsed
 //!   to one space before joining (it must be UTF-8 then).
 //!
-//! Rows whose key is empty are left out of the set and reported, never silently matched.
+//! Rows are data records as the CSV reader sees them (a blank line in a CSV file is no record; in
+//! a plain-text file it is a row with an empty value). Rows whose key is empty are left out of
+//! the set and reported, never silently matched.
 //! Each distinct key is masked once; the rows holding it are kept locally, so duplicate rows
 //! neither leak their multiplicity to the other party nor lose their match.
 
@@ -159,6 +161,11 @@ impl Table {
                 })?;
             if read == 0 {
                 break;
+            }
+            // A UTF-8 byte-order mark is the file's, not the first value's (the CSV reader drops
+            // it the same way).
+            if rows.is_empty() && line.starts_with(b"\xef\xbb\xbf") {
+                line.drain(..3);
             }
             if line.last() == Some(&b'\n') {
                 line.pop();
@@ -332,7 +339,8 @@ mod tests {
 
     #[test]
     fn plain_text_lines() {
-        let t = Table::from_lines(Path::new("t.txt"), &b"one\r\ntwo\n\nthree"[..]).unwrap();
+        let t =
+            Table::from_lines(Path::new("t.txt"), &b"\xef\xbb\xbfone\r\ntwo\n\nthree"[..]).unwrap();
         let keys = t.keys(&KeySpec::default()).unwrap();
         assert_eq!(
             keys.values,

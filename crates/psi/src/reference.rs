@@ -143,6 +143,7 @@ fn decrypt_all(
 }
 
 fn holds(setup: &ServerSetup, element: &crate::Element) -> Result<bool, PsiError> {
+    setup.validate()?;
     Ok(match setup {
         ServerSetup::Raw(elements) => elements.contains(element),
         ServerSetup::Gcs(g) => gcs::decompress(&g.bits, g.div)?

@@ -1,5 +1,8 @@
 //! Owner partitioning: many updates to shared targets, without locks.
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use crate::error::panic_message;
 use crate::{Control, Error, Pool};
 
 /// Targets partitioned among owners: target `id` belongs to owner `id % owners`, and only that
@@ -87,14 +90,25 @@ impl<S: Send> Owned<S> {
     {
         let owners = self.owners();
         self.queues.iter_mut().for_each(Vec::clear);
-        // An update naming a missing target ends the batch there: the updates before it are still
-        // applied, as the serial loop would, and then the out-of-range error is reported.
-        let mut out_of_range = None;
+        // An update naming a missing target (or whose `target` panics) ends the batch there: the
+        // updates before it are still applied, as the serial loop would, then its error is
+        // reported.
+        let mut stopped = None;
         for (index, update) in updates.iter().enumerate() {
-            let id = target(update);
+            let position = first_position + index;
+            let id = match catch_unwind(AssertUnwindSafe(|| target(update))) {
+                Ok(id) => id,
+                Err(payload) => {
+                    stopped = Some(Error::Panic {
+                        position,
+                        message: panic_message(payload.as_ref()),
+                    });
+                    break;
+                }
+            };
             if id >= self.len {
-                out_of_range = Some(Error::TargetOutOfRange {
-                    position: first_position + index,
+                stopped = Some(Error::TargetOutOfRange {
+                    position,
                     target: id,
                     targets: self.len,
                 });
@@ -124,7 +138,7 @@ impl<S: Send> Owned<S> {
             }
             Ok(())
         })?;
-        out_of_range.map_or(Ok(()), Err)
+        stopped.map_or(Ok(()), Err)
     }
 
     /// Applies a stream of updates in batches of at most `batch` updates (0 counts as 1), each

@@ -28,9 +28,10 @@ impl Pool {
     ///
     /// # Memory
     /// At most two input chunks (the one being processed and the one being read) and one output
-    /// chunk are alive at once: `2 * chunk_items * size_of::<I>() + chunk_items * size_of::<O>()`
-    /// plus whatever `read` and `write` buffer themselves, whatever the stream's length. Buffers
-    /// are reused from chunk to chunk.
+    /// chunk of items are alive at once, whatever the stream's length. In bytes:
+    /// `2 * chunk_items * size_of::<I>() + 2 * chunk_items * size_of::<O>()` (the workers'
+    /// per-task output parts are moved into the chunk's output buffer), plus whatever `read` and
+    /// `write` buffer themselves. Input and output buffers are reused from chunk to chunk.
     ///
     /// # Progress and cancellation
     /// `control`'s sink advances by each chunk's length once it is written (the caller starts the
@@ -44,7 +45,8 @@ impl Pool {
     /// # Errors
     /// The failure at the lowest stream position, whichever stage it comes from: a `process` error
     /// at its item, a `write` error at its chunk's first position, a `read` error at the position
-    /// of the first item it failed to deliver. [`Error::Cancelled`] if cancelled: output already
+    /// of the first item it failed to deliver (items it appended before failing are processed and
+    /// written first). A panic in `read` or `write` is not caught: they run on the calling thread. [`Error::Cancelled`] if cancelled: output already
     /// written stays written, and the caller must discard it.
     pub fn pipeline<I, O, E>(
         &self,
@@ -68,7 +70,10 @@ impl Pool {
 
         // Progress is reported per written chunk, so the inner maps report nowhere.
         let inner = Control::new().with_cancel(control.cancel_token().clone());
-        read_chunk(&mut read, &mut current, chunk_items, position)?;
+        // A read that fails after appending items still delivers them: they are processed and
+        // written like any chunk, then the failure (positioned after them) ends the run, as in
+        // the serial loop.
+        let mut read_failure = read_chunk(&mut read, &mut current, chunk_items, position);
         while !current.is_empty() {
             if control.is_cancelled() {
                 return Err(Error::Cancelled);
@@ -82,10 +87,15 @@ impl Pool {
                         self.map_items_into(&inner, &current, position, &mut output, &process);
                 });
                 // Runs on the calling thread while the workers process; the scope then waits.
-                read_chunk(&mut read, &mut next, chunk_items, next_position)
+                if read_failure.is_none() {
+                    read_chunk(&mut read, &mut next, chunk_items, next_position)
+                } else {
+                    next.clear();
+                    None
+                }
             });
-            // Deterministic order of failure: this chunk's items, then its write, then the read of
-            // the next chunk (whose positions all come after).
+            // Deterministic order of failure: this chunk's items, then its write, then the read
+            // that ended this chunk, then the read of the next one (whose positions come after).
             processed?;
             if control.is_cancelled() {
                 return Err(Error::Cancelled);
@@ -94,27 +104,35 @@ impl Pool {
             control.progress().advance(current.len() as u64);
             stats.items += current.len() as u64;
             stats.chunks += 1;
-            fetched?;
+            if let Some(failure) = read_failure {
+                return Err(failure);
+            }
+            read_failure = fetched;
             position = next_position;
             current.clear();
             std::mem::swap(&mut current, &mut next);
         }
-        Ok(stats)
+        read_failure.map_or(Ok(stats), Err)
     }
 }
 
+/// Reads one chunk into `buf` (cleared first). Returns the read's failure, if any, positioned
+/// after the items it did append (which stay in `buf`).
 fn read_chunk<I, E>(
     read: &mut impl FnMut(&mut Vec<I>, usize) -> Result<(), E>,
     buf: &mut Vec<I>,
     chunk_items: usize,
     position: usize,
-) -> Result<(), Error<E>> {
+) -> Option<Error<E>> {
     buf.clear();
-    read(buf, chunk_items).map_err(|source| Error::Task { position, source })?;
+    let outcome = read(buf, chunk_items);
     assert!(
         buf.len() <= chunk_items,
         "pipeline reader appended {} items when asked for at most {chunk_items}",
         buf.len()
     );
-    Ok(())
+    outcome.err().map(|source| Error::Task {
+        position: position + buf.len(),
+        source,
+    })
 }

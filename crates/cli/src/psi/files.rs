@@ -70,7 +70,11 @@ impl Output {
     }
 
     pub(crate) fn commit(self) -> anyhow::Result<()> {
-        self.temp.as_file().sync_all().ok();
+        // Some file systems report a full disk only here: never rename a short file into place.
+        self.temp
+            .as_file()
+            .sync_all()
+            .with_context(|| format!("writing {}", self.path.display()))?;
         self.temp
             .persist(&self.path)
             .map_err(|e| e.error)
@@ -81,11 +85,17 @@ impl Output {
 
 /// Writes `bytes` to `path` atomically.
 pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    prepare_file(path, bytes)?.commit()
+}
+
+/// Writes `bytes` beside `path`, to be renamed into place by [`Output::commit`] once every output
+/// of a command is ready.
+pub(crate) fn prepare_file(path: &Path, bytes: &[u8]) -> anyhow::Result<Output> {
     let mut out = Output::create(path)?;
     out.writer()
         .write_all(bytes)
         .with_context(|| format!("writing {}", path.display()))?;
-    out.commit()
+    Ok(out)
 }
 
 /// Writes a secret with mode 0600 (owner read/write only), atomically.
@@ -134,12 +144,17 @@ impl CsvOutput {
     }
 
     pub(crate) fn commit(self) -> anyhow::Result<()> {
+        self.finish()?.commit()
+    }
+
+    /// Flushes the rows; the returned file is renamed into place by its `commit`.
+    pub(crate) fn finish(self) -> anyhow::Result<Output> {
         let path = self.output.path.clone();
         self.writer
             .into_inner()
             .map_err(|e| anyhow::anyhow!("writing {}: {}", path.display(), e.error()))?
             .flush()
             .with_context(|| format!("writing {}", path.display()))?;
-        self.output.commit()
+        Ok(self.output)
     }
 }

@@ -56,6 +56,10 @@ pub(crate) fn intersect(ctx: &Context, args: &IntersectArgs) -> anyhow::Result<F
         .with_context(|| format!("setup {}", args.setup.display()))?;
     let response = Response::from_bytes(&read_message(&args.response, "response")?)
         .with_context(|| format!("response {}", args.response.display()))?;
+    let raw = matches!(setup, ServerSetup::Raw(_));
+    if args.pairs_out.is_some() && !raw {
+        anyhow::bail!("--pairs-out needs a raw setup: GCS and Bloom setups carry no positions");
+    }
     let (table, keys) = load(ctx, &args.input)?;
     let n = keys.values.len();
     if response.elements.len() != n {
@@ -83,10 +87,18 @@ pub(crate) fn intersect(ctx: &Context, args: &IntersectArgs) -> anyhow::Result<F
     }
     // A size-only response is sorted by bytes; eight or more sorted elements are no accident
     // (a chance of 1 in 40,320), and reading them as request order would pair the wrong rows.
-    if !args.size && n >= 8 && response.elements.windows(2).all(|w| w[0] <= w[1]) {
-        anyhow::bail!(
-            "the response is sorted: it answers a size-only request and reveals the intersection size only; use --size"
-        );
+    // Below eight, only the request can tell.
+    if !args.size && args.request.is_none() {
+        if n < 8 {
+            anyhow::bail!(
+                "with fewer than 8 keys a size-only response cannot be told from its order: pass --request (or --size)"
+            );
+        }
+        if response.elements.windows(2).all(|w| w[0] <= w[1]) {
+            anyhow::bail!(
+                "the response is sorted: it answers a size-only request and reveals the intersection size only; use --size"
+            );
+        }
     }
     let mode = if args.size {
         Mode::SizeOnly
@@ -122,9 +134,10 @@ pub(crate) fn intersect(ctx: &Context, args: &IntersectArgs) -> anyhow::Result<F
     let timing = step.finish();
     pairs.sort_unstable();
 
+    // Every output is written before any is renamed into place.
+    let mut outputs = Vec::new();
     if let Some(path) = &args.out {
         let mut out = CsvOutput::create(path)?;
-        let raw = matches!(setup, ServerSetup::Raw(_));
         let mut header = vec![b"joiner_row".to_vec()];
         if raw {
             header.push(b"setup_position".to_vec());
@@ -141,18 +154,18 @@ pub(crate) fn intersect(ctx: &Context, args: &IntersectArgs) -> anyhow::Result<F
             }
             out.row(&fields)?;
         }
-        out.commit()?;
+        outputs.push(out.finish()?);
     }
     if let Some(path) = &args.pairs_out {
-        if !matches!(setup, ServerSetup::Raw(_)) {
-            anyhow::bail!("--pairs-out needs a raw setup: GCS and Bloom setups carry no positions");
-        }
         let mut out = CsvOutput::create(path)?;
         out.row(["joiner_row", "setup_position"])?;
         for &(row, position) in &pairs {
             out.row([(row + 1).to_string(), position.unwrap_or(0).to_string()])?;
         }
-        out.commit()?;
+        outputs.push(out.finish()?);
+    }
+    for output in outputs {
+        output.commit()?;
     }
     if args.size {
         writeln!(std::io::stdout().lock(), "{size}")?;

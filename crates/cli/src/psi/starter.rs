@@ -6,7 +6,7 @@ use anyhow::Context as _;
 use lockstep_psi::records::{KeySpec, Table};
 use lockstep_psi::{Mode, Request, SetupFormat, SetupParams, Starter};
 
-use super::files::{CsvOutput, read_key, read_message, write_file};
+use super::files::{CsvOutput, prepare_file, read_key, read_message, write_file};
 use super::{Context, Timing, thousands};
 use crate::args::{InputArgs, ResolveArgs, RespondArgs, SetupArgs};
 
@@ -58,16 +58,25 @@ pub(crate) fn setup(ctx: &Context, args: &SetupArgs) -> anyhow::Result<Timing> {
     let setup = starter.setup(&pool, step.control(), &keys.values, &params)?;
     let timing = step.finish();
     let bytes = setup.message.to_bytes();
-    write_file(&args.out, &bytes)?;
-    if let (Some(path), Some(permutation)) = (&args.permutation_out, &setup.permutation) {
-        let mut out = CsvOutput::create(path)?;
-        out.row(["setup_position", "starter_row"])?;
-        for (position, &k) in permutation.iter().enumerate() {
-            for &row in &keys.rows[k] {
-                out.row([position.to_string(), (row + 1).to_string()])?;
+    // Both files are written before either is renamed into place: a setup never lands beside a
+    // stale permutation.
+    let message = prepare_file(&args.out, &bytes)?;
+    let permutation_file = match (&args.permutation_out, &setup.permutation) {
+        (Some(path), Some(permutation)) => {
+            let mut out = CsvOutput::create(path)?;
+            out.row(["setup_position", "starter_row"])?;
+            for (position, &k) in permutation.iter().enumerate() {
+                for &row in &keys.rows[k] {
+                    out.row([position.to_string(), (row + 1).to_string()])?;
+                }
             }
+            Some(out.finish()?)
         }
-        out.commit()?;
+        _ => None,
+    };
+    message.commit()?;
+    if let Some(file) = permutation_file {
+        file.commit()?;
     }
     ctx.note(&format!(
         "setup: {} distinct keys masked in {:.2} s ({:.0} rows/s, {} workers, {} backend) -> {} ({} setup, {} bytes)",

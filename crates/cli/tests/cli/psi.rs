@@ -232,6 +232,8 @@ fn a_whole_round_between_two_organisations() {
                 "gcs.bin",
                 "--response",
                 "response.bin",
+                "--request",
+                "request.bin",
                 "--out",
                 "gcs.csv",
             ],
@@ -241,6 +243,52 @@ fn a_whole_round_between_two_organisations() {
     let gcs = std::fs::read_to_string(dir.join("gcs.csv")).unwrap();
     assert_eq!(gcs.lines().next(), Some("joiner_row,name,dob,city"));
     assert_eq!(gcs.lines().count(), 3);
+
+    // Without the request, three keys are too few to tell a size-only response by its order;
+    // and a GCS setup has no positions to send back. Neither run writes anything.
+    fails(
+        dir,
+        &with(
+            &[
+                "psi",
+                "intersect",
+                "--key",
+                "registry.key",
+                "--setup",
+                "setup.bin",
+                "--response",
+                "response.bin",
+                "--out",
+                "new.csv",
+            ],
+            &REGISTRY,
+        ),
+        "pass --request",
+    );
+    fails(
+        dir,
+        &with(
+            &[
+                "psi",
+                "intersect",
+                "--key",
+                "registry.key",
+                "--setup",
+                "gcs.bin",
+                "--response",
+                "response.bin",
+                "--request",
+                "request.bin",
+                "--out",
+                "new.csv",
+                "--pairs-out",
+                "new-pairs.csv",
+            ],
+            &REGISTRY,
+        ),
+        "--pairs-out needs a raw setup",
+    );
+    assert!(!dir.join("new.csv").exists() && !dir.join("new-pairs.csv").exists());
 }
 
 #[test]

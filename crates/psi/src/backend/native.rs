@@ -9,6 +9,7 @@ use openssl::bn::{BigNum, BigNumContext};
 use openssl::ec::{EcGroup, EcPoint, PointConversionForm};
 use openssl::error::ErrorStack;
 use openssl::nid::Nid;
+use zeroize::Zeroize;
 
 use super::CipherError;
 use crate::curve::{Affine, Element};
@@ -57,18 +58,21 @@ impl Cipher {
     pub(crate) fn new(key: &Key) -> Result<Self, PsiError> {
         let group =
             EcGroup::from_curve_name(Nid::X9_62_PRIME256V1).map_err(|e| backend_error(&e))?;
-        let scalar = key.scalar();
+        let mut scalar = key.scalar();
         // The inverse is computed in constant time by p256; nonzero key by `Key`'s invariant.
-        let inverse: p256::Scalar = Option::from(scalar.invert()).unwrap_or(p256::Scalar::ONE);
-        let mut inverse_bytes = zeroize::Zeroizing::new(inverse.to_bytes());
-        let cipher = Self {
-            group,
-            key: SecretBigNum::from_be(key.to_bytes().as_ref()).map_err(|e| backend_error(&e))?,
-            inverse: SecretBigNum::from_be(inverse_bytes.as_ref())
-                .map_err(|e| backend_error(&e))?,
-        };
-        zeroize::Zeroize::zeroize(&mut *inverse_bytes);
-        Ok(cipher)
+        let mut inverse: p256::Scalar = Option::from(scalar.invert()).unwrap_or(p256::Scalar::ONE);
+        let mut inverse_bytes = inverse.to_bytes();
+        let made = SecretBigNum::from_be(key.to_bytes().as_ref()).and_then(|key| {
+            Ok(Self {
+                group,
+                key,
+                inverse: SecretBigNum::from_be(inverse_bytes.as_ref())?,
+            })
+        });
+        scalar.zeroize();
+        inverse.zeroize();
+        inverse_bytes[..].zeroize();
+        made.map_err(|e| backend_error(&e))
     }
 
     /// `scalar * point` (the key, or its inverse), compressed.

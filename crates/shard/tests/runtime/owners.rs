@@ -139,3 +139,32 @@ fn stream_errors_keep_their_position() {
     );
     assert_eq!(owned.into_vec().iter().sum::<u32>(), 7);
 }
+
+#[test]
+fn a_panicking_target_function_is_an_error_at_its_update() {
+    crate::quiet_intentional_panics();
+    let pool = Pool::new(2).unwrap();
+    let mut owned = Owned::new(vec![0u32; 4], 2);
+    let updates: Vec<usize> = vec![0, 1, 7, 2];
+    let err = owned
+        .apply(
+            &pool,
+            &Control::new(),
+            10,
+            &updates,
+            |&u| {
+                assert!(u < 4, "boom: no target for {u}");
+                u
+            },
+            |t, _| {
+                *t += 1;
+                Ok::<_, String>(())
+            },
+        )
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::Panic { position: 12, message } if message == "boom: no target for 7"),
+        "{err:?}"
+    );
+    assert_eq!(owned.into_vec(), vec![1, 1, 0, 0]);
+}

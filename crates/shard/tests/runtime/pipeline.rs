@@ -242,11 +242,15 @@ fn pipeline_failures_come_from_the_lowest_position_whatever_the_stage() {
             &Control::new(),
             10,
             |buf: &mut Vec<usize>, n| {
-                if read_fails_at.is_some_and(|p| p < next + n) {
-                    return Err(format!("read {next}"));
+                // Delivers the items before the failing position, then fails.
+                let end = (next + n).min(95);
+                if let Some(p) = read_fails_at.filter(|&p| p < end) {
+                    buf.extend(next..p);
+                    next = p;
+                    return Err(format!("read {p}"));
                 }
-                buf.extend((next..next + n).take_while(|&i| i < 95));
-                next = (next + n).min(95);
+                buf.extend(next..end);
+                next = end;
                 Ok(())
             },
             |position, &v| {
@@ -273,12 +277,19 @@ fn pipeline_failures_come_from_the_lowest_position_whatever_the_stage() {
         err(run(Some(45), Some(33), None)),
         (33, "process 33".into())
     );
-    assert_eq!(err(run(Some(45), None, None)), (40, "read 40".into()));
+    assert_eq!(err(run(Some(45), None, None)), (45, "read 45".into()));
     assert_eq!(err(run(Some(45), None, Some(30))), (30, "write 30".into()));
+    // Items 40..45 were delivered before the read failed: a process error among them wins, as
+    // the serial loop would meet it first.
+    assert_eq!(
+        err(run(Some(45), Some(42), None)),
+        (42, "process 42".into())
+    );
     assert_eq!(
         err(run(None, Some(71), Some(70))),
         (71, "process 71".into())
     );
+    assert_eq!(err(run(Some(0), None, None)), (0, "read 0".into()));
     assert!(run(None, None, None).is_ok());
 }
 
