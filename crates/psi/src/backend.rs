@@ -89,7 +89,20 @@ impl From<PointError> for CipherError {
     }
 }
 
+impl From<PsiError> for CipherError {
+    fn from(error: PsiError) -> Self {
+        Self::Backend(error)
+    }
+}
+
+/// Points multiplied together: one field inversion is shared by a block (Montgomery's trick),
+/// so blocks of 64 make the inversion's cost per point negligible next to the multiplication.
+pub(crate) const BLOCK: usize = 64;
+
 /// A party's key prepared for one backend: the commutative cipher of OpenMined PSI.
+///
+/// The batch operations give every item the bytes the one-item operations give it: blocks are
+/// only a way to share work, so output never depends on how items were grouped.
 pub(crate) enum Cipher {
     #[cfg(feature = "native")]
     Native(native::Cipher),
@@ -113,32 +126,106 @@ impl Cipher {
 
     /// `Encrypt(m) = k * H(m)`, compressed.
     pub(crate) fn encrypt(&self, message: &[u8]) -> Result<Element, PsiError> {
-        let point = curve::hash_to_curve(message);
-        self.multiply(&point, false).map_err(|e| match e {
-            CipherError::Backend(error) => error,
-            // A hashed point is always on the curve.
-            CipherError::Point(reason) => PsiError::Backend {
-                backend: "hash to curve",
-                message: format!("hashed point {reason}"),
-            },
-        })
+        one(self.encrypt_batch(&[message]))
+    }
+
+    /// [`encrypt`](Self::encrypt) for each message, in order.
+    pub(crate) fn encrypt_batch<T: AsRef<[u8]>>(
+        &self,
+        messages: &[T],
+    ) -> Vec<Result<Element, PsiError>> {
+        let points: Vec<Affine> = messages
+            .iter()
+            .map(|m| curve::hash_to_curve(m.as_ref()))
+            .collect();
+        match self.multiply_batch(&points, false) {
+            Ok(elements) => elements.into_iter().map(Ok).collect(),
+            Err(error) => messages.iter().map(|_| Err(error.clone())).collect(),
+        }
     }
 
     /// `ReEncrypt(c) = k * c`, compressed.
     pub(crate) fn reencrypt(&self, element: &Element) -> Result<Element, CipherError> {
-        self.multiply(&curve::decompress(element)?, false)
+        one(self.reencrypt_batch(std::slice::from_ref(element)))
+    }
+
+    /// [`reencrypt`](Self::reencrypt) for each element, in order.
+    pub(crate) fn reencrypt_batch(
+        &self,
+        elements: &[Element],
+    ) -> Vec<Result<Element, CipherError>> {
+        self.decode_and_multiply(elements, false)
     }
 
     /// `Decrypt(c) = k^-1 * c`, compressed.
     pub(crate) fn decrypt(&self, element: &Element) -> Result<Element, CipherError> {
-        self.multiply(&curve::decompress(element)?, true)
+        one(self.decrypt_batch(std::slice::from_ref(element)))
     }
 
-    fn multiply(&self, point: &Affine, inverse: bool) -> Result<Element, CipherError> {
+    /// [`decrypt`](Self::decrypt) for each element, in order.
+    pub(crate) fn decrypt_batch(&self, elements: &[Element]) -> Vec<Result<Element, CipherError>> {
+        self.decode_and_multiply(elements, true)
+    }
+
+    /// Decodes each element and multiplies the points that decode; an element that does not
+    /// decode gets its own error and does not hold up the rest of the batch.
+    fn decode_and_multiply(
+        &self,
+        elements: &[Element],
+        inverse: bool,
+    ) -> Vec<Result<Element, CipherError>> {
+        let decoded: Vec<Result<Affine, PointError>> =
+            elements.iter().map(curve::decompress).collect();
+        let points: Vec<Affine> = decoded
+            .iter()
+            .filter_map(|d| d.as_ref().ok().copied())
+            .collect();
+        let mut products = match self.multiply_batch(&points, inverse) {
+            Ok(products) => products.into_iter(),
+            Err(error) => {
+                return decoded
+                    .into_iter()
+                    .map(|d| match d {
+                        Ok(_) => Err(CipherError::Backend(error.clone())),
+                        Err(reason) => Err(CipherError::Point(reason)),
+                    })
+                    .collect();
+            }
+        };
+        decoded
+            .into_iter()
+            .map(|d| match d {
+                // `multiply_batch` returns one product per point.
+                Ok(_) => products.next().ok_or_else(|| {
+                    CipherError::Backend(PsiError::Backend {
+                        backend: "batch",
+                        message: "fewer products than points".to_owned(),
+                    })
+                }),
+                Err(reason) => Err(CipherError::Point(reason)),
+            })
+            .collect()
+    }
+
+    /// `scalar * point` for each point (the key, or its inverse), compressed, in order.
+    fn multiply_batch(&self, points: &[Affine], inverse: bool) -> Result<Vec<Element>, PsiError> {
         match self {
             #[cfg(feature = "native")]
-            Self::Native(cipher) => cipher.multiply(point, inverse),
-            Self::Portable(cipher) => cipher.multiply(point, inverse),
+            Self::Native(cipher) => cipher.multiply_batch(points, inverse),
+            Self::Portable(cipher) => cipher.multiply_batch(points, inverse),
         }
     }
+}
+
+/// The single result of a batch of one.
+fn one<T, E>(results: Vec<Result<T, E>>) -> Result<T, E>
+where
+    E: From<PsiError>,
+{
+    results.into_iter().next().unwrap_or_else(|| {
+        Err(E::from(PsiError::Backend {
+            backend: "batch",
+            message: "no result for one item".to_owned(),
+        }))
+    })
 }

@@ -13,6 +13,11 @@ use sha2::{Digest, Sha256};
 
 use crate::PointError;
 
+#[cfg(feature = "native")]
+mod jacobian;
+#[cfg(feature = "native")]
+pub(crate) use jacobian::compress_jacobian;
+
 /// Length of a masked element: a compressed SEC1 P-256 point.
 pub const ELEMENT_LEN: usize = 33;
 
@@ -72,10 +77,27 @@ impl std::fmt::Debug for Element {
 }
 
 /// A curve point in affine coordinates, big-endian, as the backends take it.
+///
+/// # Invariant
+/// On the curve: only [`hash_to_curve`] and [`decompress`] make one, and both confirm
+/// `y^2 = x^3 - 3x + b`. The native backend relies on it to skip OpenSSL's second check (a
+/// point off the curve multiplied by a secret key could leak the key).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Affine {
-    pub(crate) x: [u8; 32],
-    pub(crate) y: [u8; 32],
+    x: [u8; 32],
+    y: [u8; 32],
+}
+
+impl Affine {
+    /// The big-endian x coordinate.
+    pub(crate) fn x(&self) -> &[u8; 32] {
+        &self.x
+    }
+
+    /// The big-endian y coordinate.
+    pub(crate) fn y(&self) -> &[u8; 32] {
+        &self.y
+    }
 }
 
 /// 2^256 mod p and b as field elements, converted once.
@@ -207,10 +229,10 @@ mod tests {
     fn hashed_points_are_on_the_curve_with_even_y() {
         for i in 0..200u32 {
             let point = hash_to_curve(&i.to_be_bytes());
-            assert_eq!(point.y[31] & 1, 0);
+            assert_eq!(point.y()[31] & 1, 0);
             let mut compressed = [0u8; 33];
             compressed[0] = 2;
-            compressed[1..].copy_from_slice(&point.x);
+            compressed[1..].copy_from_slice(point.x());
             let decoded = decompress(&Element::from_slice(&compressed).unwrap()).unwrap();
             assert_eq!(decoded, point);
         }

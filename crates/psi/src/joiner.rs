@@ -2,7 +2,7 @@
 
 use lockstep_shard::{Control, Pool};
 
-use crate::backend::Cipher;
+use crate::backend::{BLOCK, Cipher};
 use crate::curve::Element;
 use crate::error::MessageKind;
 use crate::starter::element_error;
@@ -69,8 +69,8 @@ impl Joiner {
         if inputs.is_empty() {
             return Err(PsiError::EmptySet("joiner's"));
         }
-        let elements = pool.map_items(control, inputs, |_, value| {
-            self.cipher.encrypt(value.as_ref())
+        let elements = pool.map_blocks(control, inputs, BLOCK, |_, block| {
+            self.cipher.encrypt_batch(block)
         })?;
         Ok(Request {
             mode: self.mode,
@@ -205,12 +205,15 @@ impl Joiner {
     ) -> Result<Vec<T>, PsiError> {
         check_length(response, request_len)?;
         Ok(
-            pool.map_items(control, &response.elements, |index, element| {
-                let plain = self
-                    .cipher
-                    .decrypt(element)
-                    .map_err(|e| element_error(MessageKind::Response, index, e))?;
-                Ok(look(&plain))
+            pool.map_blocks(control, &response.elements, BLOCK, |first, block| {
+                (first..)
+                    .zip(self.cipher.decrypt_batch(block))
+                    .map(|(index, plain)| {
+                        plain
+                            .map(|plain| look(&plain))
+                            .map_err(|e| element_error(MessageKind::Response, index, e))
+                    })
+                    .collect()
             })?,
         )
     }

@@ -42,7 +42,7 @@
 //! Not audited. Scalar multiplications are constant-time in the key on both backends; hashing
 //! to the curve tries a value-dependent number of candidates, as OpenMined's algorithm does.
 //! Keys are zeroized on drop; where key material travels is documented on [`Key`].
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
 mod backend;
 mod bloom;

@@ -2,7 +2,7 @@
 
 use lockstep_shard::{Control, Pool, SortedShard, merge_sorted_by_bytes, split};
 
-use crate::backend::{Cipher, CipherError};
+use crate::backend::{BLOCK, Cipher, CipherError};
 use crate::curve::Element;
 use crate::error::MessageKind;
 use crate::params::Sizing;
@@ -91,9 +91,12 @@ impl Starter {
                 max_elements,
                 fpr,
             } => {
-                let mut hashes = pool.map_items(control, inputs, |_, value| {
-                    let element = self.cipher.encrypt(value.as_ref())?;
-                    Ok(gcs::element_hash(element.as_ref(), hash_range))
+                let mut hashes = pool.map_blocks(control, inputs, BLOCK, |_, block| {
+                    let elements = self.cipher.encrypt_batch(block);
+                    elements
+                        .into_iter()
+                        .map(|e| e.map(|e| gcs::element_hash(e.as_ref(), hash_range)))
+                        .collect()
                 })?;
                 hashes.sort_unstable();
                 let (div, bits) = gcs::compress(&hashes, max_elements, fpr)?;
@@ -154,10 +157,11 @@ impl Starter {
                 starter: self.mode,
             });
         }
-        let mut elements = pool.map_items(control, &request.elements, |index, element| {
-            self.cipher
-                .reencrypt(element)
-                .map_err(|e| element_error(MessageKind::Request, index, e))
+        let mut elements = pool.map_blocks(control, &request.elements, BLOCK, |first, block| {
+            (first..)
+                .zip(self.cipher.reencrypt_batch(block))
+                .map(|(index, e)| e.map_err(|e| element_error(MessageKind::Request, index, e)))
+                .collect()
         })?;
         if self.mode == Mode::SizeOnly {
             elements.sort_unstable();
@@ -171,8 +175,8 @@ impl Starter {
         control: &Control,
         inputs: &[T],
     ) -> Result<Vec<Element>, PsiError> {
-        Ok(pool.map_items(control, inputs, |_, value| {
-            self.cipher.encrypt(value.as_ref())
+        Ok(pool.map_blocks(control, inputs, BLOCK, |_, block| {
+            self.cipher.encrypt_batch(block)
         })?)
     }
 }

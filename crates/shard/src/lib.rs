@@ -10,9 +10,9 @@
 //! - [`split`] cuts `N` items into contiguous ranges: balanced, fixed-size, or weighted by
 //!   per-segment cost.
 //! - [`Pool`] owns exactly `W` threads and runs ordered maps on them ([`Pool::map_items`],
-//!   [`Pool::map_ranges`], [`Pool::update_items`], [`Pool::map_tasks`]): results come back in
-//!   input order, and a failure anywhere fails the call with the error at the lowest input
-//!   position, panics included.
+//!   [`Pool::map_blocks`], [`Pool::map_ranges`], [`Pool::update_items`], [`Pool::map_tasks`]):
+//!   results come back in input order, and a failure anywhere fails the call with the error at
+//!   the lowest input position, panics included.
 //! - [`Pool::pipeline`] streams items in chunks with memory bounded by two chunks, reading the
 //!   next chunk while the workers process the current one.
 //! - [`Owned`] partitions targets among owners (`id % W`) so that many updates to shared targets

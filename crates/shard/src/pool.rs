@@ -229,6 +229,73 @@ impl Pool {
         Ok(())
     }
 
+    /// Maps items a block of consecutive items at a time, for work that is cheaper per item when
+    /// done together (one field inversion shared by a block of points, say), and returns the
+    /// outputs in input order.
+    ///
+    /// `map(first, block)` receives the items at positions `first..first + block.len()` (at most
+    /// `block_len` of them, at least one) and returns one result per item, in order. Block
+    /// boundaries depend on the worker count, so `map` must give each item the result it would
+    /// give that item alone; then `output[i]` is the same at every worker count.
+    ///
+    /// Progress: as [`map_items`](Self::map_items); stop checks come between blocks.
+    ///
+    /// # Errors
+    /// The error of the lowest-position item whose result is an error; [`Error::Panic`] at a
+    /// block's first position if `map` panics or returns a number of results other than its
+    /// block's length; [`Error::Cancelled`] if cancelled.
+    pub fn map_blocks<I, O, E>(
+        &self,
+        control: &Control,
+        items: &[I],
+        block_len: usize,
+        map: impl Fn(usize, &[I]) -> Vec<Result<O, E>> + Sync,
+    ) -> Result<Vec<O>, Error<E>>
+    where
+        I: Sync,
+        O: Send,
+        E: Send,
+    {
+        let ranges = split::balanced(items.len(), self.workers * TASKS_PER_WORKER);
+        let tasks = ranges.into_iter().map(|r| (r.start, r)).collect();
+        let parts = self.run(control, tasks, |check, _, range: Range<usize>| {
+            let mut part = Vec::with_capacity(range.len());
+            let mut unreported = 0;
+            for block in split::fixed(range.len(), block_len.max(1)) {
+                if check.should_stop() {
+                    break;
+                }
+                let first = range.start + block.start;
+                let block_items = &items[first..range.start + block.end];
+                check.enter(first);
+                let results = map(first, block_items);
+                if results.len() != block_items.len() {
+                    return Err(Error::Panic {
+                        position: first,
+                        message: format!(
+                            "a block map returned {} results for {} items",
+                            results.len(),
+                            block_items.len()
+                        ),
+                    });
+                }
+                for (position, result) in (first..).zip(results) {
+                    part.push(result.map_err(|source| Error::Task { position, source })?);
+                }
+                unreported += block.len();
+                if unreported >= PROGRESS_STRIDE {
+                    control.progress().advance(unreported as u64);
+                    unreported = 0;
+                }
+            }
+            control.progress().advance(unreported as u64);
+            Ok(part)
+        })?;
+        let mut out = Vec::with_capacity(items.len());
+        parts.into_iter().for_each(|part| out.extend(part));
+        Ok(out)
+    }
+
     /// Updates every item in place, in parallel: the same as `for (i, x) in data.iter_mut()
     /// .enumerate() { update(i, x)? }`. Each worker owns the contiguous part it writes.
     ///

@@ -1,19 +1,23 @@
-//! The native backend: OpenSSL's P-256 through the `openssl` crate (no `unsafe` here).
+//! The native backend: OpenSSL's P-256 through the `openssl` crate.
 //!
-//! Only the scalar multiplication and the compression run in OpenSSL: points arrive as affine
-//! coordinates (hashed or decompressed above the seam, avoiding OpenSSL's slow generic square
-//! root), and OpenSSL checks again that they are on the curve. The key and its inverse are
-//! `BIGNUM`s flagged constant-time and cleared on drop.
+//! Only the scalar multiplication runs in OpenSSL (its constant-time x86-64 assembly). Points
+//! arrive as affine coordinates, hashed or decompressed above the seam (OpenSSL's generic square
+//! root is slow) and on the curve by construction; products leave as Jacobian coordinates, and
+//! a block of them shares one field inversion (Montgomery's trick, RustCrypto's field) before
+//! compression. The key and its inverse are `BIGNUM`s flagged constant-time and cleared on drop.
+//! Points and products are public values.
 
-use openssl::bn::{BigNum, BigNumContext};
-use openssl::ec::{EcGroup, EcPoint, PointConversionForm};
+mod jacobian;
+
+use openssl::bn::{BigNum, BigNumContext, BigNumRef};
+use openssl::ec::{EcGroup, EcPoint};
 use openssl::error::ErrorStack;
 use openssl::nid::Nid;
+use p256::{FieldBytes, FieldElement};
 use zeroize::Zeroize;
 
-use super::CipherError;
-use crate::curve::{Affine, Element};
-use crate::{Key, PointError, PsiError};
+use crate::curve::{self, Affine, Element};
+use crate::{Key, PsiError};
 
 /// A secret `BIGNUM`: constant-time flagged, cleared (`BN_clear`) before it is freed.
 struct SecretBigNum(BigNum);
@@ -36,15 +40,6 @@ pub(crate) struct Cipher {
     group: EcGroup,
     key: SecretBigNum,
     inverse: SecretBigNum,
-}
-
-/// The uncompressed SEC1 encoding `0x04 || x || y`.
-fn uncompressed(point: &Affine) -> [u8; 65] {
-    let mut out = [0u8; 65];
-    out[0] = 0x04;
-    out[1..33].copy_from_slice(&point.x);
-    out[33..].copy_from_slice(&point.y);
-    out
 }
 
 fn backend_error(error: &ErrorStack) -> PsiError {
@@ -75,30 +70,56 @@ impl Cipher {
         made.map_err(|e| backend_error(&e))
     }
 
-    /// `scalar * point` (the key, or its inverse), compressed.
-    pub(crate) fn multiply(&self, point: &Affine, inverse: bool) -> Result<Element, CipherError> {
-        let fail = |e: ErrorStack| CipherError::Backend(backend_error(&e));
-        let mut ctx = BigNumContext::new().map_err(fail)?;
-        // OpenSSL refuses coordinates off the curve here; the callers have checked already.
-        let input = EcPoint::from_bytes(&self.group, &uncompressed(point), &mut ctx)
-            .map_err(|_| CipherError::Point(PointError::NotOnCurve))?;
+    /// `scalar * point` for each point (the key, or its inverse), compressed, in order.
+    pub(crate) fn multiply_batch(
+        &self,
+        points: &[Affine],
+        inverse: bool,
+    ) -> Result<Vec<Element>, PsiError> {
+        curve::compress_jacobian(&self.products(points, inverse)?)
+    }
+
+    /// The products in Jacobian coordinates `(X, Y, Z)`, as field elements.
+    fn products(
+        &self,
+        points: &[Affine],
+        inverse: bool,
+    ) -> Result<Vec<[FieldElement; 3]>, PsiError> {
+        let fail = |e: ErrorStack| backend_error(&e);
         let scalar = if inverse {
             &self.inverse.0
         } else {
             &self.key.0
         };
+        let mut ctx = BigNumContext::new().map_err(fail)?;
+        let one = BigNum::from_u32(1).map_err(fail)?;
+        let new = || BigNum::new().map_err(fail);
+        let (mut x, mut y, mut z) = (new()?, new()?, new()?);
+        let mut input = EcPoint::new(&self.group).map_err(fail)?;
         let mut product = EcPoint::new(&self.group).map_err(fail)?;
-        product
-            .mul2(&self.group, &input, scalar, &mut ctx)
-            .map_err(fail)?;
-        let bytes = product
-            .to_bytes(&self.group, PointConversionForm::COMPRESSED, &mut ctx)
-            .map_err(fail)?;
-        Element::from_slice(&bytes).map_err(|reason| {
-            CipherError::Backend(PsiError::Backend {
-                backend: "native",
-                message: format!("a product {reason}"),
-            })
-        })
+        let mut out = Vec::with_capacity(points.len());
+        for point in points {
+            let px = BigNum::from_slice(point.x()).map_err(fail)?;
+            let py = BigNum::from_slice(point.y()).map_err(fail)?;
+            jacobian::set_affine_unchecked(&self.group, &mut input, &px, &py, &one, &mut ctx)
+                .map_err(fail)?;
+            product
+                .mul2(&self.group, &input, scalar, &mut ctx)
+                .map_err(fail)?;
+            jacobian::coordinates(&self.group, &product, &mut x, &mut y, &mut z, &mut ctx)
+                .map_err(fail)?;
+            out.push([field(&x)?, field(&y)?, field(&z)?]);
+        }
+        Ok(out)
     }
+}
+
+/// A coordinate OpenSSL returned (reduced mod p) as a field element.
+fn field(number: &BigNumRef) -> Result<FieldElement, PsiError> {
+    let mut bytes = FieldBytes::default();
+    bytes.copy_from_slice(&number.to_vec_padded(32).map_err(|e| backend_error(&e))?);
+    Option::from(FieldElement::from_bytes(&bytes)).ok_or_else(|| PsiError::Backend {
+        backend: "native",
+        message: "a coordinate is not reduced mod p".to_owned(),
+    })
 }

@@ -4,7 +4,6 @@ use p256::elliptic_curve::sec1::{FromEncodedPoint, ToEncodedPoint};
 use p256::{AffinePoint, EncodedPoint, ProjectivePoint, Scalar};
 use zeroize::Zeroize;
 
-use super::CipherError;
 use crate::curve::{Affine, Element};
 use crate::{Key, PointError, PsiError};
 
@@ -22,20 +21,36 @@ impl Cipher {
         Self { key, inverse }
     }
 
-    /// `scalar * point` (the key, or its inverse), compressed.
-    pub(crate) fn multiply(&self, point: &Affine, inverse: bool) -> Result<Element, CipherError> {
-        let encoded =
-            EncodedPoint::from_affine_coordinates(&point.x.into(), &point.y.into(), false);
-        let affine: AffinePoint = Option::from(AffinePoint::from_encoded_point(&encoded))
-            .ok_or(CipherError::Point(PointError::NotOnCurve))?;
+    /// `scalar * point` for each point (the key, or its inverse), compressed, in order.
+    pub(crate) fn multiply_batch(
+        &self,
+        points: &[Affine],
+        inverse: bool,
+    ) -> Result<Vec<Element>, PsiError> {
         let scalar = if inverse { &self.inverse } else { &self.key };
-        let product = (ProjectivePoint::from(affine) * scalar).to_affine();
-        Element::from_slice(product.to_encoded_point(true).as_bytes()).map_err(|reason| {
-            CipherError::Backend(PsiError::Backend {
-                backend: "portable",
-                message: format!("a product {reason}"),
+        points
+            .iter()
+            .map(|point| {
+                let encoded = EncodedPoint::from_affine_coordinates(
+                    &(*point.x()).into(),
+                    &(*point.y()).into(),
+                    false,
+                );
+                // p256 checks the curve equation again; `Affine` is on the curve already.
+                let affine: AffinePoint = Option::from(AffinePoint::from_encoded_point(&encoded))
+                    .ok_or_else(|| failure(&PointError::NotOnCurve))?;
+                let product = (ProjectivePoint::from(affine) * scalar).to_affine();
+                Element::from_slice(product.to_encoded_point(true).as_bytes())
+                    .map_err(|reason| failure(&reason))
             })
-        })
+            .collect()
+    }
+}
+
+fn failure(reason: &PointError) -> PsiError {
+    PsiError::Backend {
+        backend: "portable",
+        message: format!("a point {reason}"),
     }
 }
 

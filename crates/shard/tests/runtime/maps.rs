@@ -26,6 +26,24 @@ proptest! {
     }
 
     #[test]
+    fn map_blocks_equals_the_serial_map(
+        values in proptest::collection::vec(any::<u64>(), 0..3000),
+        block_len in 0usize..100,
+    ) {
+        let serial: Vec<u64> = values.iter().enumerate().map(|(i, &x)| mix(i, x)).collect();
+        for workers in WORKER_COUNTS {
+            let pool = Pool::new(workers).unwrap();
+            let parallel = pool
+                .map_blocks(&Control::new(), &values, block_len, |first, block| {
+                    assert!(!block.is_empty() && block.len() <= block_len.max(1));
+                    (first..).zip(block).map(|(i, &x)| Ok::<_, ()>(mix(i, x))).collect()
+                })
+                .unwrap();
+            prop_assert_eq!(&parallel, &serial, "at {} workers", workers);
+        }
+    }
+
+    #[test]
     fn map_ranges_and_update_items_equal_the_serial_loop(
         values in proptest::collection::vec(any::<u64>(), 0..3000),
         parts in 1usize..12,
@@ -95,6 +113,47 @@ proptest! {
                 .update_items(&Control::new(), &mut data, |i, _| fail_at(i).map(drop))
                 .unwrap_err();
             prop_assert_eq!(err.position(), Some(lowest), "update_items at {} workers", workers);
+
+            // Blocks of 7: an error is reported at its item; a panic (which ends its whole
+            // block, even after an earlier error in it) at its block's first position.
+            let err = pool
+                .map_blocks(&Control::new(), &values, 7, |first, block| {
+                    (first..first + block.len()).map(fail_at).collect()
+                })
+                .unwrap_err();
+            match &err {
+                Error::Task { position, .. } => prop_assert_eq!(*position, lowest),
+                Error::Panic { position, .. } => prop_assert!(
+                    *position <= lowest && lowest < position + 7,
+                    "map_blocks at {} workers: {:?}, lowest {}", workers, err, lowest
+                ),
+                other => prop_assert!(false, "unexpected {:?}", other),
+            }
+        }
+    }
+}
+
+#[test]
+fn a_block_map_with_the_wrong_number_of_results_fails_clearly() {
+    let items: Vec<u32> = (0..100).collect();
+    for workers in WORKER_COUNTS {
+        let pool = Pool::new(workers).unwrap();
+        let err = pool
+            .map_blocks(&Control::new(), &items, 16, |first, block| {
+                let keep = if first <= 40 && 40 < first + block.len() {
+                    block.len() - 1
+                } else {
+                    block.len()
+                };
+                block[..keep].iter().map(|&x| Ok::<_, ()>(x)).collect()
+            })
+            .unwrap_err();
+        match err {
+            Error::Panic { position, message } => {
+                assert!(position <= 40 && position + 16 > 40, "{position}");
+                assert!(message.contains("results for"), "{message}");
+            }
+            other => panic!("unexpected {other:?}"),
         }
     }
 }
