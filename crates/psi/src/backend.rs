@@ -140,7 +140,10 @@ impl Cipher {
             .collect();
         match self.multiply_batch(&points, false) {
             Ok(elements) => elements.into_iter().map(Ok).collect(),
-            Err(error) => messages.iter().map(|_| Err(error.clone())).collect(),
+            Err(error) => messages
+                .iter()
+                .map(|_| Err(for_each_item(&error)))
+                .collect(),
         }
     }
 
@@ -180,13 +183,23 @@ impl Cipher {
             .iter()
             .filter_map(|d| d.as_ref().ok().copied())
             .collect();
-        let mut products = match self.multiply_batch(&points, inverse) {
+        let products = self.multiply_batch(&points, inverse).and_then(|products| {
+            if products.len() == points.len() {
+                Ok(products)
+            } else {
+                Err(PsiError::Backend {
+                    backend: "batch",
+                    message: format!("{} products for {} points", products.len(), points.len()),
+                })
+            }
+        });
+        let mut products = match products {
             Ok(products) => products.into_iter(),
             Err(error) => {
                 return decoded
                     .into_iter()
                     .map(|d| match d {
-                        Ok(_) => Err(CipherError::Backend(error.clone())),
+                        Ok(_) => Err(CipherError::Backend(for_each_item(&error))),
                         Err(reason) => Err(CipherError::Point(reason)),
                     })
                     .collect();
@@ -195,11 +208,10 @@ impl Cipher {
         decoded
             .into_iter()
             .map(|d| match d {
-                // `multiply_batch` returns one product per point.
                 Ok(_) => products.next().ok_or_else(|| {
                     CipherError::Backend(PsiError::Backend {
                         backend: "batch",
-                        message: "fewer products than points".to_owned(),
+                        message: "a product went missing".to_owned(),
                     })
                 }),
                 Err(reason) => Err(CipherError::Point(reason)),
@@ -214,6 +226,22 @@ impl Cipher {
             Self::Native(cipher) => cipher.multiply_batch(points, inverse),
             Self::Portable(cipher) => cipher.multiply_batch(points, inverse),
         }
+    }
+}
+
+/// A block-wide backend failure, repeated for each item of the block (so the run reports it at
+/// the block's first item). Input cannot cause one: only the backend failing (an allocation
+/// refused, say) does.
+fn for_each_item(error: &PsiError) -> PsiError {
+    match error {
+        PsiError::Backend { backend, message } => PsiError::Backend {
+            backend,
+            message: message.clone(),
+        },
+        other => PsiError::Backend {
+            backend: "batch",
+            message: other.to_string(),
+        },
     }
 }
 

@@ -98,6 +98,19 @@ impl Affine {
     pub(crate) fn y(&self) -> &[u8; 32] {
         &self.y
     }
+
+    /// Whether `y^2 = x^3 - 3x + b` with both coordinates below p: true for every `Affine`, by
+    /// the invariant; for a backend that wants to confirm it cheaply before multiplying.
+    #[cfg(feature = "native")]
+    pub(crate) fn is_on_curve(&self) -> bool {
+        let field = |bytes: &[u8; 32]| -> Option<FieldElement> {
+            Option::from(FieldElement::from_bytes(&(*bytes).into()))
+        };
+        match (field(&self.x), field(&self.y)) {
+            (Some(x), Some(y)) => curve_rhs(&x) == y.square(),
+            _ => false,
+        }
+    }
 }
 
 /// 2^256 mod p and b as field elements, converted once.
@@ -235,6 +248,15 @@ mod tests {
             compressed[1..].copy_from_slice(point.x());
             let decoded = decompress(&Element::from_slice(&compressed).unwrap()).unwrap();
             assert_eq!(decoded, point);
+            #[cfg(feature = "native")]
+            {
+                assert!(point.is_on_curve());
+                let mut moved = point;
+                moved.y[31] ^= 1;
+                assert!(!moved.is_on_curve());
+                moved.y = [0xff; 32];
+                assert!(!moved.is_on_curve());
+            }
         }
     }
 

@@ -44,7 +44,7 @@ pub enum PointError {
 
 /// Everything that can go wrong in the PSI engine. Every variant names what is wrong; none is
 /// a panic, and none hides a wrong answer.
-#[derive(Clone, Debug, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum PsiError {
     /// A key is zero or not below the group order n.

@@ -12,7 +12,8 @@
 //! - [`Pool`] owns exactly `W` threads and runs ordered maps on them ([`Pool::map_items`],
 //!   [`Pool::map_blocks`], [`Pool::map_ranges`], [`Pool::update_items`], [`Pool::map_tasks`]):
 //!   results come back in input order, and a failure anywhere fails the call with the error at
-//!   the lowest input position, panics included.
+//!   the lowest input position, panics included (`map_blocks` places a panic at its block's
+//!   first item).
 //! - [`Pool::pipeline`] streams items in chunks with memory bounded by two chunks, reading the
 //!   next chunk while the workers process the current one.
 //! - [`Owned`] partitions targets among owners (`id % W`) so that many updates to shared targets

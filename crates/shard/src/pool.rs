@@ -35,7 +35,8 @@ const TASKS_PER_WORKER: usize = 4;
 /// seen so far are told to stop (their [`Check::should_stop`] turns true); tasks before it keep
 /// running, because one of them may hold an earlier error, which must win. Panics are caught on
 /// the worker and become [`Error::Panic`]; item-wise operations catch them per item, so their
-/// positions are exact.
+/// positions are exact ([`map_blocks`](Self::map_blocks) catches them per block: a panic is
+/// reported at its block's first item, which depends on the worker count).
 #[derive(Debug)]
 pub struct Pool {
     pool: rayon::ThreadPool,
@@ -77,8 +78,9 @@ impl Check<'_> {
 }
 
 impl Check<'_> {
-    /// Records that the task now works on the item at `position`: a panic from here on is
-    /// reported there, so the reported position never depends on how items were split.
+    /// Records that the task now works on the item (or block) at `position`: a panic from here
+    /// on is reported there, so in item-wise operations the reported position never depends on
+    /// how items were split.
     pub(crate) fn enter(&self, position: usize) {
         self.current.set(position);
     }
@@ -233,17 +235,19 @@ impl Pool {
     /// done together (one field inversion shared by a block of points, say), and returns the
     /// outputs in input order.
     ///
-    /// `map(first, block)` receives the items at positions `first..first + block.len()` (at most
-    /// `block_len` of them, at least one) and returns one result per item, in order. Block
-    /// boundaries depend on the worker count, so `map` must give each item the result it would
-    /// give that item alone; then `output[i]` is the same at every worker count.
+    /// `map(first, block)` receives the items at positions `first..first + block.len()` (at least
+    /// one and at most `max(block_len, 1)` of them) and returns one result per item, in order.
+    /// Block boundaries depend on the worker count, so `map` must give each item the result it
+    /// would give that item alone; then `output[i]` is the same at every worker count.
     ///
-    /// Progress: as [`map_items`](Self::map_items); stop checks come between blocks.
+    /// Progress: `control`'s sink advances by whole blocks, in steps of under
+    /// `1,024 + block_len` items; stop checks come between blocks.
     ///
     /// # Errors
     /// The error of the lowest-position item whose result is an error; [`Error::Panic`] at a
     /// block's first position if `map` panics or returns a number of results other than its
-    /// block's length; [`Error::Cancelled`] if cancelled.
+    /// block's length (a block that panics is reported so even if an earlier item of it holds
+    /// an error); [`Error::Cancelled`] if cancelled.
     pub fn map_blocks<I, O, E>(
         &self,
         control: &Control,

@@ -5,7 +5,8 @@
 //! root is slow) and on the curve by construction; products leave as Jacobian coordinates, and
 //! a block of them shares one field inversion (Montgomery's trick, RustCrypto's field) before
 //! compression. The key and its inverse are `BIGNUM`s flagged constant-time and cleared on drop.
-//! Points and products are public values.
+//! Only a product's affine form is public: its Jacobian coordinates depend on the key too, so
+//! they are inverted in constant time, never output, and cleared after use.
 
 mod jacobian;
 
@@ -14,7 +15,7 @@ use openssl::ec::{EcGroup, EcPoint};
 use openssl::error::ErrorStack;
 use openssl::nid::Nid;
 use p256::{FieldBytes, FieldElement};
-use zeroize::Zeroize;
+use zeroize::{Zeroize, Zeroizing};
 
 use crate::curve::{self, Affine, Element};
 use crate::{Key, PsiError};
@@ -23,6 +24,10 @@ use crate::{Key, PsiError};
 struct SecretBigNum(BigNum);
 
 impl SecretBigNum {
+    fn new() -> Result<Self, ErrorStack> {
+        Ok(Self(BigNum::new()?))
+    }
+
     fn from_be(bytes: &[u8]) -> Result<Self, ErrorStack> {
         let mut number = BigNum::from_slice(bytes)?;
         number.set_const_time();
@@ -84,7 +89,7 @@ impl Cipher {
         &self,
         points: &[Affine],
         inverse: bool,
-    ) -> Result<Vec<[FieldElement; 3]>, PsiError> {
+    ) -> Result<Zeroizing<Vec<[FieldElement; 3]>>, PsiError> {
         let fail = |e: ErrorStack| backend_error(&e);
         let scalar = if inverse {
             &self.inverse.0
@@ -93,22 +98,34 @@ impl Cipher {
         };
         let mut ctx = BigNumContext::new().map_err(fail)?;
         let one = BigNum::from_u32(1).map_err(fail)?;
-        let new = || BigNum::new().map_err(fail);
+        let new = || SecretBigNum::new().map_err(fail);
         let (mut x, mut y, mut z) = (new()?, new()?, new()?);
         let mut input = EcPoint::new(&self.group).map_err(fail)?;
         let mut product = EcPoint::new(&self.group).map_err(fail)?;
-        let mut out = Vec::with_capacity(points.len());
+        let mut out = Zeroizing::new(Vec::with_capacity(points.len()));
         for point in points {
-            let px = BigNum::from_slice(point.x()).map_err(fail)?;
-            let py = BigNum::from_slice(point.y()).map_err(fail)?;
-            jacobian::set_affine_unchecked(&self.group, &mut input, &px, &py, &one, &mut ctx)
-                .map_err(fail)?;
+            // `Affine` is on the curve by construction; confirming it costs a few field
+            // multiplications and keeps an invalid-curve point from ever meeting the key here.
+            if !point.is_on_curve() {
+                return Err(PsiError::Backend {
+                    backend: "native",
+                    message: "a point off the curve reached the multiplication".to_owned(),
+                });
+            }
+            jacobian::set_affine(&self.group, &mut input, point, &one, &mut ctx).map_err(fail)?;
             product
                 .mul2(&self.group, &input, scalar, &mut ctx)
                 .map_err(fail)?;
-            jacobian::coordinates(&self.group, &product, &mut x, &mut y, &mut z, &mut ctx)
-                .map_err(fail)?;
-            out.push([field(&x)?, field(&y)?, field(&z)?]);
+            jacobian::coordinates(
+                &self.group,
+                &product,
+                &mut x.0,
+                &mut y.0,
+                &mut z.0,
+                &mut ctx,
+            )
+            .map_err(fail)?;
+            out.push([field(&x.0)?, field(&y.0)?, field(&z.0)?]);
         }
         Ok(out)
     }
@@ -117,7 +134,9 @@ impl Cipher {
 /// A coordinate OpenSSL returned (reduced mod p) as a field element.
 fn field(number: &BigNumRef) -> Result<FieldElement, PsiError> {
     let mut bytes = FieldBytes::default();
-    bytes.copy_from_slice(&number.to_vec_padded(32).map_err(|e| backend_error(&e))?);
+    let mut padded = Zeroizing::new(number.to_vec_padded(32).map_err(|e| backend_error(&e))?);
+    bytes.copy_from_slice(&padded);
+    padded.zeroize();
     Option::from(FieldElement::from_bytes(&bytes)).ok_or_else(|| PsiError::Backend {
         backend: "native",
         message: "a coordinate is not reduced mod p".to_owned(),

@@ -3,6 +3,7 @@
 
 use p256::FieldElement;
 use p256::elliptic_curve::ff::BatchInvert;
+use zeroize::Zeroizing;
 
 use super::{ELEMENT_LEN, Element};
 use crate::PsiError;
@@ -19,8 +20,11 @@ pub(crate) fn compress_jacobian(points: &[[FieldElement; 3]]) -> Result<Vec<Elem
     if points.is_empty() {
         return Ok(Vec::new());
     }
-    let mut inverses: Vec<FieldElement> = points.iter().map(|p| p[2]).collect();
-    // Points are public, so this test need not be constant-time.
+    // Z depends on the key (only the affine point is public): cleared after use.
+    let mut inverses: Zeroizing<Vec<FieldElement>> =
+        Zeroizing::new(points.iter().map(|p| p[2]).collect());
+    // No product is at infinity; the test only guards that invariant (a zero would be skipped
+    // by the batch inversion and yield a wrong encoding), so its timing reveals nothing.
     if inverses.iter().any(|z| bool::from(z.is_zero())) {
         return Err(PsiError::Backend {
             backend: "compression",
@@ -30,7 +34,7 @@ pub(crate) fn compress_jacobian(points: &[[FieldElement; 3]]) -> Result<Vec<Elem
     inverses.iter_mut().batch_invert();
     Ok(points
         .iter()
-        .zip(inverses)
+        .zip(inverses.iter())
         .map(|([x, y, _], z_inverse)| {
             let z2 = z_inverse.square();
             compressed(&(*x * z2), &(*y * z2 * z_inverse))

@@ -1,11 +1,11 @@
 use lockstep_psi::{
-    Backend, Key, MessageKind, Mode, PointError, PsiError, Request, Response, ServerSetup,
+    Backend, Element, Key, MessageKind, Mode, PointError, PsiError, Request, Response, ServerSetup,
     SetupFormat, SetupParams,
 };
 use lockstep_shard::{Control, Pool};
 use proptest::prelude::*;
 
-use crate::{joiner, starter, values};
+use crate::{WORKER_COUNTS, joiner, starter, values};
 
 const SK: &str = "1111111111111111111111111111111111111111111111111111111111111111";
 const JK: &str = "2222222222222222222222222222222222222222222222222222222222222222";
@@ -157,6 +157,81 @@ fn elements_of_the_wrong_length_or_prefix() {
         err.to_string(),
         "element 1 of the request message is the point at infinity"
     );
+}
+
+/// An x coordinate with no point on the curve.
+fn off_curve_element() -> Element {
+    let mut off = [0u8; 33];
+    off[0] = 2;
+    (1u8..)
+        .find_map(|v| {
+            off[32] = v;
+            let request = Request::from_bytes(&request_with(&off)).unwrap();
+            let s = starter(SK, Mode::Reveal, Backend::Portable);
+            let (pool, control) = ctx();
+            s.respond(&pool, &control, &request)
+                .is_err()
+                .then_some(request.elements[1])
+        })
+        .unwrap()
+}
+
+/// Elements are multiplied a block at a time: a bad one deep in a long message (past the first
+/// block, inside a later worker's range) is still named by its own index, and the earlier of
+/// two bad elements wins, at every worker count.
+#[test]
+fn a_bad_element_deep_in_a_message_is_named_by_its_index() {
+    let off = off_curve_element();
+    let inputs = values("deep", 0, 300);
+    for backend in Backend::available() {
+        let s = starter(SK, Mode::Reveal, *backend);
+        let j = joiner(JK, Mode::Reveal, *backend);
+        for workers in WORKER_COUNTS {
+            let pool = Pool::new(workers).unwrap();
+            let control = Control::new();
+            let mut request = j.request(&pool, &control, &inputs).unwrap();
+            let response = s.respond(&pool, &control, &request).unwrap();
+            request.elements[130] = off;
+            request.elements[250] = off;
+            let err = s.respond(&pool, &control, &request).unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    PsiError::Element {
+                        kind: MessageKind::Request,
+                        index: 130,
+                        reason: PointError::NotOnCurve
+                    }
+                ),
+                "{backend} at {workers} workers: {err}"
+            );
+            let setup = s
+                .setup(
+                    &pool,
+                    &control,
+                    &inputs,
+                    &params(SetupFormat::Raw, 0.1, 300),
+                )
+                .unwrap();
+            let mut bad_response = response.clone();
+            bad_response.elements[199] = off;
+            bad_response.elements[200] = off;
+            let err = j
+                .intersect(&pool, &control, &setup.message, &bad_response, 300)
+                .unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    PsiError::Element {
+                        kind: MessageKind::Response,
+                        index: 199,
+                        reason: PointError::NotOnCurve
+                    }
+                ),
+                "{backend} at {workers} workers: {err}"
+            );
+        }
+    }
 }
 
 #[test]

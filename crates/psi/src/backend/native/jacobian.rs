@@ -11,10 +11,12 @@
 use std::ffi::c_int;
 
 use foreign_types::ForeignTypeRef;
-use openssl::bn::{BigNumContextRef, BigNumRef};
+use openssl::bn::{BigNum, BigNumContextRef, BigNumRef};
 use openssl::ec::{EcGroupRef, EcPointRef};
 use openssl::error::ErrorStack;
 use openssl_sys::{BIGNUM, BN_CTX, EC_GROUP, EC_POINT};
+
+use crate::curve::Affine;
 
 unsafe extern "C" {
     fn EC_POINT_set_Jprojective_coordinates_GFp(
@@ -44,16 +46,17 @@ fn check(status: c_int) -> Result<(), ErrorStack> {
     }
 }
 
-/// Sets `point` to the affine point `(x, y)` (Jacobian `z = 1`) without checking that it is on
-/// the curve: the caller guarantees it is (see [`crate::curve::Affine`]).
-pub(super) fn set_affine_unchecked(
+/// Sets `point` to `affine` (Jacobian `z = 1`, `one` holding 1) without OpenSSL's on-curve
+/// check: an [`Affine`] is on the curve by its invariant.
+pub(super) fn set_affine(
     group: &EcGroupRef,
     point: &mut EcPointRef,
-    x: &BigNumRef,
-    y: &BigNumRef,
+    affine: &Affine,
     one: &BigNumRef,
     ctx: &mut BigNumContextRef,
 ) -> Result<(), ErrorStack> {
+    let x = BigNum::from_slice(affine.x())?;
+    let y = BigNum::from_slice(affine.y())?;
     // SAFETY: every pointer comes from a live reference of the matching OpenSSL type, the
     // mutable ones from exclusive references; OpenSSL keeps none of them after returning. The
     // group is only read, which OpenSSL allows from several threads at once.
@@ -79,7 +82,7 @@ pub(super) fn coordinates(
     z: &mut BigNumRef,
     ctx: &mut BigNumContextRef,
 ) -> Result<(), ErrorStack> {
-    // SAFETY: as in `set_affine_unchecked`; the three outputs are distinct exclusive borrows.
+    // SAFETY: as in `set_affine`; the three outputs are distinct exclusive borrows.
     check(unsafe {
         EC_POINT_get_Jprojective_coordinates_GFp(
             group.as_ptr(),
