@@ -199,33 +199,21 @@ impl Pool {
         O: Send,
         E: Send,
     {
-        let ranges = split::balanced(items.len(), self.workers * TASKS_PER_WORKER);
-        let tasks = ranges.into_iter().map(|r| (base + r.start, r)).collect();
-        let parts = self.run(control, tasks, |check, _, range: Range<usize>| {
-            let mut part = Vec::with_capacity(range.len());
-            let mut unreported = 0;
-            for block in split::fixed(range.len(), CHECK_STRIDE) {
-                if check.should_stop() {
-                    break;
-                }
-                let first = base + range.start + block.start;
-                for (position, item) in
-                    (first..).zip(&items[range.start + block.start..range.start + block.end])
-                {
+        let parts = self.map_in_blocks(
+            control,
+            items,
+            base,
+            CHECK_STRIDE,
+            |check, first, block, part| {
+                for (position, item) in (first..).zip(block) {
                     check.enter(position);
                     part.push(
                         map(position, item).map_err(|source| Error::Task { position, source })?,
                     );
                 }
-                unreported += block.len();
-                if unreported >= PROGRESS_STRIDE {
-                    control.progress().advance(unreported as u64);
-                    unreported = 0;
-                }
-            }
-            control.progress().advance(unreported as u64);
-            Ok(part)
-        })?;
+                Ok(())
+            },
+        )?;
         out.reserve(items.len());
         parts.into_iter().for_each(|part| out.extend(part));
         Ok(())
@@ -260,33 +248,65 @@ impl Pool {
         O: Send,
         E: Send,
     {
-        let ranges = split::balanced(items.len(), self.workers * TASKS_PER_WORKER);
-        let tasks = ranges.into_iter().map(|r| (r.start, r)).collect();
-        let parts = self.run(control, tasks, |check, _, range: Range<usize>| {
-            let mut part = Vec::with_capacity(range.len());
-            let mut unreported = 0;
-            for block in split::fixed(range.len(), block_len.max(1)) {
-                if check.should_stop() {
-                    break;
-                }
-                let first = range.start + block.start;
-                let block_items = &items[first..range.start + block.end];
+        let parts = self.map_in_blocks(
+            control,
+            items,
+            0,
+            block_len.max(1),
+            |check, first, block, part| {
                 check.enter(first);
-                let results = map(first, block_items);
-                if results.len() != block_items.len() {
+                let results = map(first, block);
+                if results.len() != block.len() {
                     return Err(Error::Panic {
                         position: first,
                         message: format!(
                             "a block map returned {} results for {} items",
                             results.len(),
-                            block_items.len()
+                            block.len()
                         ),
                     });
                 }
                 for (position, result) in (first..).zip(results) {
                     part.push(result.map_err(|source| Error::Task { position, source })?);
                 }
-                unreported += block.len();
+                Ok(())
+            },
+        )?;
+        let mut out = Vec::with_capacity(items.len());
+        parts.into_iter().for_each(|part| out.extend(part));
+        Ok(out)
+    }
+
+    /// The loop under the item-wise maps: splits `items` into a few tasks per worker, walks each
+    /// task's range in blocks of `stride` (item `i` at position `base + i`), checks for a stop
+    /// between blocks and reports progress in steps of about [`PROGRESS_STRIDE`] items.
+    /// `block(check, first, items, part)` appends the block's outputs to its task's `part`.
+    fn map_in_blocks<I, O, E>(
+        &self,
+        control: &Control,
+        items: &[I],
+        base: usize,
+        stride: usize,
+        block: impl Fn(&Check<'_>, usize, &[I], &mut Vec<O>) -> Result<(), Error<E>> + Sync,
+    ) -> Result<Vec<Vec<O>>, Error<E>>
+    where
+        I: Sync,
+        O: Send,
+        E: Send,
+    {
+        let ranges = split::balanced(items.len(), self.workers * TASKS_PER_WORKER);
+        let tasks = ranges.into_iter().map(|r| (base + r.start, r)).collect();
+        self.run(control, tasks, |check, _, range: Range<usize>| {
+            let mut part = Vec::with_capacity(range.len());
+            let mut unreported = 0;
+            for within in split::fixed(range.len(), stride) {
+                if check.should_stop() {
+                    break;
+                }
+                let start = range.start + within.start;
+                let end = range.start + within.end;
+                block(check, base + start, &items[start..end], &mut part)?;
+                unreported += within.len();
                 if unreported >= PROGRESS_STRIDE {
                     control.progress().advance(unreported as u64);
                     unreported = 0;
@@ -294,10 +314,7 @@ impl Pool {
             }
             control.progress().advance(unreported as u64);
             Ok(part)
-        })?;
-        let mut out = Vec::with_capacity(items.len());
-        parts.into_iter().for_each(|part| out.extend(part));
-        Ok(out)
+        })
     }
 
     /// Updates every item in place, in parallel: the same as `for (i, x) in data.iter_mut()
