@@ -7,6 +7,8 @@ use clap::{Args, Parser, Subcommand};
 use lockstep_psi::{Backend, SetupFormat};
 use lockstep_shard::{ShardPolicy, parse_workers};
 
+use crate::usage::UsageError;
+
 /// Deterministic parallel batch cryptography: output byte-identical to one thread at every
 /// worker count.
 #[derive(Debug, Parser)]
@@ -49,6 +51,11 @@ pub(crate) struct PsiArgs {
     #[arg(long, global = true, default_value_t = Backend::fastest(), value_name = "NAME")]
     pub(crate) backend: Backend,
 
+    /// Accept a key file that group or others may read or write (refused otherwise, as ssh
+    /// refuses such private keys).
+    #[arg(long, global = true)]
+    pub(crate) allow_open_key: bool,
+
     #[command(subcommand)]
     pub(crate) command: PsiCommand,
 }
@@ -79,7 +86,7 @@ pub(crate) enum PsiCommand {
 pub(crate) enum KeyCommand {
     /// Write a fresh random key: 32 raw bytes, file mode 0600.
     New {
-        /// Where to write the key.
+        /// Where to write the key (a regular file; a symbolic link is followed).
         #[arg(long, value_name = "FILE")]
         out: PathBuf,
         /// Replace an existing file.
@@ -122,7 +129,7 @@ pub(crate) struct SetupArgs {
     /// Keep it: it is yours alone.
     #[arg(long, value_name = "FILE")]
     pub(crate) permutation_out: Option<PathBuf>,
-    /// Where to write the setup message.
+    /// Where to write the setup message (`-`: standard output).
     #[arg(long, value_name = "FILE")]
     pub(crate) out: PathBuf,
 }
@@ -137,7 +144,7 @@ pub(crate) struct RequestArgs {
     /// Ask for the intersection's size only (the starter must answer with --size-only).
     #[arg(long)]
     pub(crate) size_only: bool,
-    /// Where to write the request message.
+    /// Where to write the request message (`-`: standard output).
     #[arg(long, value_name = "FILE")]
     pub(crate) out: PathBuf,
 }
@@ -153,7 +160,12 @@ pub(crate) struct RespondArgs {
     /// Answer size-only requests (and refuse the others); the response is sorted.
     #[arg(long)]
     pub(crate) size_only: bool,
-    /// Where to write the response message.
+    /// The most elements a request may hold: the --joiner-count your setup was sized for. A
+    /// larger request is refused before it is read (it would also query the setup more often
+    /// than its false-positive rate allows for).
+    #[arg(long, value_name = "N")]
+    pub(crate) joiner_count: Option<u64>,
+    /// Where to write the response message (`-`: standard output).
     #[arg(long, value_name = "FILE")]
     pub(crate) out: PathBuf,
 }
@@ -174,13 +186,16 @@ pub(crate) struct IntersectArgs {
     /// Your request message, to check the response against its mode and length.
     #[arg(long, value_name = "FILE")]
     pub(crate) request: Option<PathBuf>,
-    /// Print the intersection's size only (the only choice after a --size-only request).
-    #[arg(long)]
+    /// Print the intersection's size only, on standard output (the only choice after a
+    /// --size-only request).
+    #[arg(long, conflicts_with_all = ["out", "pairs_out"])]
     pub(crate) size: bool,
-    /// Your matching rows as CSV (from a raw setup, each with the setup position it matched).
+    /// Your matching rows as CSV (from a raw setup, each with the setup position it matched);
+    /// `-`: standard output.
     #[arg(long, value_name = "FILE", required_unless_present = "size")]
     pub(crate) out: Option<PathBuf>,
-    /// Just the `joiner_row,setup_position` pairs: the file to send the starter for `resolve`.
+    /// The pairs file to send the starter for `psi resolve`: your matched rows, their keys'
+    /// request indexes and setup positions, your row count and the setup's SHA-256.
     #[arg(long, value_name = "FILE")]
     pub(crate) pairs_out: Option<PathBuf>,
 }
@@ -190,12 +205,13 @@ pub(crate) struct ResolveArgs {
     /// The permutation `psi setup --permutation-out` wrote.
     #[arg(long, value_name = "FILE")]
     pub(crate) permutation: PathBuf,
-    /// The joiner's matches or pairs (columns joiner_row and setup_position).
+    /// The joiner's pairs file (`psi intersect --pairs-out`).
     #[arg(long, value_name = "FILE")]
     pub(crate) matches: PathBuf,
+    /// Your records, exactly as they were at setup (checked against the permutation).
     #[command(flatten)]
     pub(crate) input: InputArgs,
-    /// Where to write the matched row pairs with your rows.
+    /// Where to write the matched row pairs with your rows (`-`: standard output).
     #[arg(long, value_name = "FILE")]
     pub(crate) out: PathBuf,
 }
@@ -236,20 +252,27 @@ pub(crate) struct BenchPsiArgs {
     pub(crate) no_peers: bool,
 }
 
+/// The fewest keys a PSI worker gets: about 15 ms of curve work, so small inputs stay on one
+/// worker.
+pub(crate) const PSI_MIN_KEYS_PER_WORKER: usize = 256;
+
 impl Cli {
-    /// The shard policy: `--workers` over `LOCKSTEP_WORKERS` over the detected parallelism.
-    ///
-    /// Small inputs stay on one worker: a worker gets at least 256 items (about 15 ms of
-    /// curve work).
+    /// The shard policy: `--workers`, else `LOCKSTEP_WORKERS` (read only without the flag),
+    /// else the detected parallelism. A bad count is a usage error.
     pub(crate) fn policy(&self) -> anyhow::Result<ShardPolicy> {
-        let requested = match self.workers.as_slice() {
-            [] => None,
-            [one] => Some(*one),
-            _ => anyhow::bail!("--workers takes one count here; only `bench` takes a list"),
+        let policy = match self.workers.as_slice() {
+            [] => ShardPolicy::from_env(),
+            [one] => ShardPolicy::detected().with_workers(Some(*one)),
+            _ => {
+                return Err(UsageError(
+                    "--workers takes one count here; only `bench` takes a list".to_owned(),
+                )
+                .into());
+            }
         };
-        Ok(ShardPolicy::from_env()?
-            .with_workers(requested)?
-            .with_min_items_per_worker(256))
+        Ok(policy
+            .map_err(|e| UsageError(e.to_string()))?
+            .with_min_items_per_worker(PSI_MIN_KEYS_PER_WORKER))
     }
 
     /// The worker counts `bench` runs at: the `--workers` list, else 1 and the policy's count.
@@ -257,7 +280,9 @@ impl Cli {
         if !self.workers.is_empty() {
             return Ok(self.workers.iter().map(|w| w.get()).collect());
         }
-        let base = ShardPolicy::from_env()?.base();
+        let base = ShardPolicy::from_env()
+            .map_err(|e| UsageError(e.to_string()))?
+            .base();
         Ok(if base > 1 { vec![1, base] } else { vec![1] })
     }
 }

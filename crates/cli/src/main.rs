@@ -1,13 +1,16 @@
 //! `lockstep`: the command-line front of the lockstep engines.
 //!
 //! `main` parses arguments, calls library code and maps the outcome to an exit code:
-//! 0 on success, 1 on a failed run, 2 on a usage error (clap's own code).
+//! 0 on success, 1 on a failed run, 2 on a usage error (clap's own, and ours: conflicting flags,
+//! an output over an input, a bad worker count), which is always raised before any work.
 
 mod args;
 mod bench;
+mod files;
 mod info;
 mod progress;
 mod psi;
+mod usage;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -23,7 +26,11 @@ fn main() -> ExitCode {
         Err(error) => {
             // `{:#}` prints the whole context chain on one line: "reading x: no such file".
             let _ = writeln!(std::io::stderr(), "lockstep: error: {error:#}");
-            ExitCode::FAILURE
+            if usage::is_usage(&error) {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
+            }
         }
     }
 }

@@ -1,12 +1,14 @@
 //! `lockstep psi ...`: the two parties' commands over files.
 //!
 //! Messages on disk are the raw protobuf bytes, so they interoperate with OpenMined's packages.
-//! Every output is written to a temporary file beside its destination and renamed into place
-//! only when complete, so a failed run never leaves a truncated file or clobbers an old one.
+//! Files are read and written under the rules of [`crate::files`]: no output over an input, all
+//! outputs or none, nothing left behind by an interruption.
 
 mod demo;
-mod files;
 mod joiner;
+mod keys;
+mod link_files;
+mod records;
 mod sample;
 mod starter;
 
@@ -14,9 +16,10 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use lockstep_psi::Backend;
-use lockstep_shard::{Control, Pool, ShardPolicy};
+use lockstep_shard::{Control, Pool, ShardPolicy, WorkerSource};
 
 use crate::args::{PsiArgs, PsiCommand};
+use crate::files::{Files, Staged};
 use crate::progress::StepBar;
 
 /// What every PSI command runs with.
@@ -24,6 +27,7 @@ pub(crate) struct Context {
     pub(crate) policy: ShardPolicy,
     pub(crate) backend: Backend,
     pub(crate) quiet: bool,
+    pub(crate) allow_open_key: bool,
 }
 
 /// A timed step with a progress bar.
@@ -50,9 +54,32 @@ impl Timing {
 }
 
 impl Context {
-    /// A pool sized by the policy for `items` items.
+    /// A pool sized by the policy for `items` items; a worker count asked for (flag or
+    /// environment) and lowered because the input is small is said so, never silently.
     pub(crate) fn pool(&self, items: usize) -> anyhow::Result<Pool> {
-        Ok(Pool::for_items(&self.policy, items)?)
+        let workers = self.policy.workers_for(items);
+        let origin = match self.policy.source() {
+            WorkerSource::Explicit => Some("--workers"),
+            WorkerSource::Environment => Some(lockstep_shard::WORKERS_ENV),
+            _ => None,
+        };
+        if let Some(origin) = origin
+            && workers < self.policy.base()
+        {
+            self.note(&format!(
+                "{origin} {} lowered to {workers} for {} keys: a worker gets at least {}",
+                self.policy.base(),
+                thousands(items),
+                self.policy.min_items_per_worker()
+            ));
+        }
+        Ok(Pool::new(workers)?)
+    }
+
+    /// Checks and stages a command's files (see [`Files::prepare`]), noting stale temporary
+    /// files removed.
+    pub(crate) fn prepare(&self, files: &Files) -> anyhow::Result<Staged> {
+        files.prepare(&|line| self.note(line))
     }
 
     /// Starts a step over `rows` rows with a progress bar labelled `label`.
@@ -109,9 +136,10 @@ pub(crate) fn run(args: &PsiArgs, policy: ShardPolicy, quiet: bool) -> anyhow::R
         policy,
         backend: args.backend,
         quiet,
+        allow_open_key: args.allow_open_key,
     };
     match &args.command {
-        PsiCommand::Key(command) => files::key_command(command),
+        PsiCommand::Key(command) => keys::key_command(&ctx, command),
         PsiCommand::Setup(a) => starter::setup(&ctx, a).map(drop),
         PsiCommand::Request(a) => joiner::request(&ctx, a).map(drop),
         PsiCommand::Respond(a) => starter::respond(&ctx, a).map(drop),

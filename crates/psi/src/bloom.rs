@@ -45,14 +45,15 @@ fn indexes(element: &[u8], k: u32, num_bits: u64) -> impl Iterator<Item = u64> {
     let h1 = u128::from(digest_mod(b"1", element, num_bits));
     let h2 = u128::from(digest_mod(b"2", element, num_bits));
     let bits = u128::from(num_bits);
-    // Below num_bits, a u64.
-    (0..u128::from(k)).map(move |i| u64::try_from((h1 + i * h2) % bits).unwrap_or(0))
+    (0..u128::from(k)).map(move |i| {
+        u64::try_from((h1 + i * h2) % bits).expect("invariant: an index is below num_bits, a u64")
+    })
 }
 
 fn byte_and_mask(index: u64) -> (usize, u8) {
-    // Indexes are below 8 * bytes.len(), so the byte index fits usize.
     (
-        usize::try_from(index / 8).unwrap_or(usize::MAX),
+        usize::try_from(index / 8)
+            .expect("invariant: an index is below 8 * bits.len(), so its byte fits usize"),
         1 << (index % 8),
     )
 }

@@ -48,7 +48,7 @@ impl Element {
     pub fn from_slice(bytes: &[u8]) -> Result<Self, PointError> {
         let array: [u8; ELEMENT_LEN] = bytes
             .try_into()
-            .map_err(|_| PointError::Length(bytes.len()))?;
+            .map_err(|_| PointError::Length(bytes.len() as u64))?;
         match array[0] {
             0x02 | 0x03 => Ok(Self(array)),
             0x00 => Err(PointError::Infinity),
@@ -119,8 +119,8 @@ static B: LazyLock<FieldElement> = LazyLock::new(|| field_from_hex(B_HEX));
 
 fn field_from_hex(hex: &str) -> FieldElement {
     let bytes = U256::from_be_hex(hex).to_be_byte_array();
-    // Both constants are below p.
-    Option::from(FieldElement::from_bytes(&bytes)).unwrap_or(FieldElement::ZERO)
+    Option::from(FieldElement::from_bytes(&bytes))
+        .expect("invariant: the curve constants are below p")
 }
 
 /// `value mod p` for any 256-bit big-endian value: one conditional subtraction suffices, since
@@ -132,7 +132,7 @@ fn reduce(bytes: &[u8]) -> FieldElement {
     let below_p = Choice::from((borrow.0 & 1) as u8);
     let reduced = U256::conditional_select(&minus_p, &value, below_p);
     Option::from(FieldElement::from_bytes(&reduced.to_be_byte_array()))
-        .unwrap_or(FieldElement::ZERO)
+        .expect("invariant: one conditional subtraction reduces a 256-bit value below p")
 }
 
 /// OpenMined's random oracle onto the field: `(SHA256(0x01 || m) || SHA256(0x02 || m))` read as
@@ -174,9 +174,7 @@ fn minimal_bytes(x: &FieldElement) -> Vec<u8> {
 pub(crate) fn hash_to_curve(message: &[u8]) -> Affine {
     let mut x = random_oracle(message);
     loop {
-        let root = curve_rhs(&x).sqrt();
-        if bool::from(root.is_some()) {
-            let y = root.unwrap_or(FieldElement::ZERO);
+        if let Some(y) = Option::<FieldElement>::from(curve_rhs(&x).sqrt()) {
             let even = FieldElement::conditional_select(&y, &-y, y.is_odd());
             return Affine {
                 x: x.to_bytes().into(),

@@ -1,4 +1,7 @@
 //! The errors of the PSI engine.
+//!
+//! Messages name what is wrong in the engine's own terms (messages, elements, rates, counts),
+//! never a command-line flag or a file: a front end adds those as context.
 
 /// Which message a decoding error is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,7 +30,7 @@ impl std::fmt::Display for MessageKind {
 pub enum PointError {
     /// Not 33 bytes long (every element is a 33-byte compressed SEC1 point).
     #[error("is {0} bytes long, not 33 (a compressed P-256 point)")]
-    Length(usize),
+    Length(u64),
     /// The first byte is 0x00: the encoding of the point at infinity.
     #[error("is the point at infinity")]
     Infinity,
@@ -42,6 +45,21 @@ pub enum PointError {
     NotOnCurve,
 }
 
+/// A false-positive rate as people write one: `1e-9`, `0.01`, `1.5`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Rate(pub(crate) f64);
+
+impl std::fmt::Display for Rate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let x = self.0;
+        if x != 0.0 && x.is_finite() && x.abs() < 1e-3 {
+            write!(f, "{x:e}")
+        } else {
+            write!(f, "{x}")
+        }
+    }
+}
+
 /// Everything that can go wrong in the PSI engine. Every variant names what is wrong; none is
 /// a panic, and none hides a wrong answer.
 #[derive(Debug, thiserror::Error)]
@@ -53,24 +71,51 @@ pub enum PsiError {
     /// A key longer than 32 bytes after its leading zero bytes.
     #[error("the key is {0} bytes long after leading zeros; a P-256 key has at most 32")]
     KeyTooLong(usize),
+    /// The key 1 or n - 1: masking with it publishes the hashed values (up to a sign).
+    #[error(
+        "the key is {0}, a weak key: masking with it would publish the hashed values themselves"
+    )]
+    WeakKey(&'static str),
     /// The operating system's random number generator failed.
     #[error("could not draw a random key: {0}")]
     Randomness(String),
     /// A false-positive rate outside (0, 1).
-    #[error("the false-positive rate must be in (0, 1), got {0}")]
+    #[error("the false-positive rate must be in (0, 1), got {}", Rate(*.0))]
     FalsePositiveRate(f64),
     /// The joiner count of a setup is zero.
     #[error("the joiner count must be at least 1")]
     JoinerCount,
-    /// A GCS or Bloom setup too large to describe (the false-positive rate is too small for the
+    /// A GCS setup whose hash range, `max(joiner count, starter count) * joiner count / fpr`,
+    /// does not fit OpenMined's signed 64-bit field.
+    #[error(
+        "a GCS setup of {elements} elements for {joiner_count} joiner elements at false-positive \
+         rate {} needs a hash range beyond 2^63, which OpenMined's message cannot carry; the \
+         smallest rate that works at this size is {}, and a raw or Bloom setup has no such limit",
+        Rate(*.fpr), Rate(*.smallest_fpr)
+    )]
+    GcsTooLarge {
+        /// max(joiner count, starter set size).
+        elements: u64,
+        /// The joiner count the rate is corrected by.
+        joiner_count: u64,
+        /// The false-positive rate asked for.
+        fpr: f64,
+        /// The smallest rate (two significant digits, rounded up) that fits.
+        smallest_fpr: f64,
+    },
+    /// A GCS or Bloom setup too large to describe or to hold (the rate is too small for the
     /// set sizes).
-    #[error("a {format} setup for {elements} elements at false-positive rate {fpr} is too large")]
+    #[error(
+        "a {format} setup of {elements} elements at corrected false-positive rate {} is too \
+         large to build; use a larger rate or a raw setup",
+        Rate(*.fpr)
+    )]
     SetupTooLarge {
         /// `gcs` or `bloom`.
         format: &'static str,
         /// max(joiner count, starter set size).
         elements: u64,
-        /// The corrected false-positive rate.
+        /// The corrected false-positive rate (the rate divided by the joiner count).
         fpr: f64,
     },
     /// An empty input set.
@@ -83,6 +128,31 @@ pub enum PsiError {
         kind: MessageKind,
         /// The decoder's explanation.
         reason: String,
+    },
+    /// The bytes are a message of another type (told by their first fields).
+    #[error("this is a {found} message, not a {expected}")]
+    WrongMessage {
+        /// The message asked for.
+        expected: MessageKind,
+        /// The message the bytes are.
+        found: MessageKind,
+    },
+    /// A message with more elements than the caller allows.
+    #[error("the {kind} message holds more than {limit} elements, the most allowed here")]
+    TooManyElements {
+        /// The message.
+        kind: MessageKind,
+        /// The limit.
+        limit: u64,
+    },
+    /// Reading a message's bytes failed.
+    #[error("could not read the {kind} message")]
+    Read {
+        /// The message.
+        kind: MessageKind,
+        /// The reader's error.
+        #[source]
+        source: std::io::Error,
     },
     /// An element of a message that is not a valid point.
     #[error("element {index} of the {kind} message {reason}")]
@@ -122,6 +192,29 @@ pub enum PsiError {
         /// Elements in the request.
         request: usize,
     },
+    /// A request whose length differs from the joiner's element count.
+    #[error("the request holds {request} elements but the joiner has {expected}")]
+    RequestLength {
+        /// Elements in the request.
+        request: usize,
+        /// The joiner's element count.
+        expected: usize,
+    },
+    /// The intersection itself was asked of a response to a size-only request.
+    #[error("the request was size-only: its response reveals the intersection size only")]
+    SizeOnlyRequest,
+    /// A response read without its request, too short to tell a size-only (sorted) response
+    /// from a revealing one by its order.
+    #[error(
+        "a response of {0} elements cannot be told from a size-only response by its order \
+         (8 are needed): the request is needed to read it"
+    )]
+    ResponseOrderUnknown(usize),
+    /// A response sorted by bytes, read as if it kept the request's order.
+    #[error(
+        "the response is sorted by bytes: it answers a size-only request and reveals the intersection size only"
+    )]
+    ResponseSorted,
     /// The association table needs a raw setup.
     #[error("the association table needs a raw setup; this setup is {0}")]
     NotRaw(&'static str),
@@ -160,5 +253,20 @@ impl From<lockstep_shard::Error<PsiError>> for PsiError {
             lockstep_shard::Error::Cancelled => Self::Cancelled,
             other => Self::Runtime(other.to_string()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Rate;
+
+    #[test]
+    fn rates_print_as_people_write_them() {
+        assert_eq!(Rate(1e-9).to_string(), "1e-9");
+        assert_eq!(Rate(1.7e-9).to_string(), "1.7e-9");
+        assert_eq!(Rate(0.01).to_string(), "0.01");
+        assert_eq!(Rate(1.5).to_string(), "1.5");
+        assert_eq!(Rate(0.0).to_string(), "0");
+        assert_eq!(Rate(f64::NAN).to_string(), "NaN");
     }
 }

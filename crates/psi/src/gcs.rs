@@ -10,28 +10,77 @@ use crate::hashing::digest_mod;
 /// The largest divisor exponent accepted: a 62-bit remainder keeps every shift in range.
 pub(crate) const MAX_DIV: u32 = 62;
 
-/// `trunc(max_elements / fpr)`, the hash range OpenMined derives from the set sizes and the
-/// corrected false-positive rate.
-pub(crate) fn hash_range(max_elements: u64, fpr: f64) -> Result<u64, PsiError> {
+/// The largest hash range, as a double: below 2^63, so it fits the proto's int64.
+const MAX_HASH_RANGE: f64 = 9.223_372_036_854_775e18;
+
+/// `trunc(max_elements / (fpr / joiner_count))`, the hash range OpenMined derives from the set
+/// sizes and the false-positive rate (corrected by the joiner count), in doubles as it does.
+///
+/// # Errors
+/// [`PsiError::GcsTooLarge`] with the smallest rate that fits, when the range passes 2^63.
+pub(crate) fn hash_range(max_elements: u64, joiner_count: u64, fpr: f64) -> Result<u64, PsiError> {
+    let Some(range) = range_of(max_elements, joiner_count, fpr) else {
+        return Err(match smallest_rate(max_elements, joiner_count) {
+            Some(smallest_fpr) => PsiError::GcsTooLarge {
+                elements: max_elements,
+                joiner_count,
+                fpr,
+                smallest_fpr,
+            },
+            None => PsiError::SetupTooLarge {
+                format: "gcs",
+                elements: max_elements,
+                fpr: corrected(fpr, joiner_count),
+            },
+        });
+    };
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "range checked; the truncation is OpenMined's"
+    )]
+    Ok(range as u64)
+}
+
+#[allow(
+    clippy::cast_precision_loss,
+    reason = "as OpenMined computes it, in doubles"
+)]
+fn corrected(fpr: f64, joiner_count: u64) -> f64 {
+    fpr / joiner_count as f64
+}
+
+/// The hash range as a double, if it is in `[1, 2^63)`.
+fn range_of(max_elements: u64, joiner_count: u64, fpr: f64) -> Option<f64> {
     #[allow(
         clippy::cast_precision_loss,
         reason = "as OpenMined computes it, in doubles"
     )]
-    let range = max_elements as f64 / fpr;
-    // Below 2^63 so it fits the proto's int64; the truncation is OpenMined's.
-    if !(1.0..9.223_372_036_854_775e18).contains(&range) {
-        return Err(PsiError::SetupTooLarge {
-            format: "gcs",
-            elements: max_elements,
-            fpr,
-        });
+    let range = max_elements as f64 / corrected(fpr, joiner_count);
+    (1.0..MAX_HASH_RANGE).contains(&range).then_some(range)
+}
+
+/// The smallest rate with two significant digits whose hash range fits, if one below 1 does.
+fn smallest_rate(max_elements: u64, joiner_count: u64) -> Option<f64> {
+    #[allow(clippy::cast_precision_loss, reason = "an estimate, checked below")]
+    let bound = max_elements as f64 * joiner_count as f64 / MAX_HASH_RANGE;
+    if !(bound > 0.0 && bound < 1.0) {
+        return None;
     }
+    // bound = d.ddd * 10^(exponent + 1): try the two-digit mantissas from its own upwards,
+    // each parsed from its decimal text so that it prints back as written.
+    #[allow(clippy::cast_possible_truncation, reason = "a small exponent")]
+    let exponent = bound.log10().floor() as i32 - 1;
     #[allow(
         clippy::cast_possible_truncation,
         clippy::cast_sign_loss,
-        reason = "range checked"
+        reason = "10 to 100"
     )]
-    Ok(range as u64)
+    let first = (bound / 10f64.powi(exponent)).floor() as u32;
+    (first..first + 20)
+        .filter_map(|mantissa| format!("{mantissa}e{exponent}").parse::<f64>().ok())
+        .take_while(|&rate| rate < 1.0)
+        .find(|&rate| range_of(max_elements, joiner_count, rate).is_some())
 }
 
 /// The hash of one masked element: `BE(SHA-256(element)) mod hash_range`.
@@ -41,6 +90,11 @@ pub(crate) fn element_hash(element: &[u8], hash_range: u64) -> u64 {
 
 /// The divisor exponent OpenMined picks for a sorted list: with `avg = (last + 1) / len` and
 /// `p = 1 / avg`, `max(0, round(-log2(-log2(1 - p))))`, all in doubles.
+///
+/// When `p` is below double precision (`1 - p == 1`: an average gap above 2^53, a few elements
+/// spread over a huge hash range) that formula is infinite, and OpenMined's conversion of it to
+/// an integer undefined; `-log2(1 - p)` is then computed as `-log1p(-p) / ln 2`, its exact value.
+/// Every other list gets OpenMined's bytes.
 fn divisor(sorted: &[u64]) -> Option<u32> {
     let last = *sorted.last()?;
     #[allow(
@@ -49,8 +103,12 @@ fn divisor(sorted: &[u64]) -> Option<u32> {
     )]
     let average = (last + 1) as f64 / sorted.len() as f64;
     let probability = 1.0 / average;
-    let div = (-(-(1.0 - probability).log2()).log2()).round().max(0.0);
-    // An infinite or absurd exponent only comes from a hash range beyond double precision.
+    let mut bits_per_gap = -(1.0 - probability).log2();
+    if bits_per_gap == 0.0 {
+        bits_per_gap = -(-probability).ln_1p() / std::f64::consts::LN_2;
+    }
+    let div = (-bits_per_gap.log2()).round().max(0.0);
+    // An absurd exponent only comes from a hash range beyond 2^63.
     #[allow(
         clippy::cast_possible_truncation,
         clippy::cast_sign_loss,
@@ -134,8 +192,8 @@ impl Iterator for Values<'_> {
         let remainder = (0..div)
             .filter(|&j| {
                 let i = start + j;
-                // i is below the code's length in bits, so the byte exists.
-                let byte = usize::try_from(i / 8).map_or(0, |b| self.bits[b]);
+                let byte = self.bits[usize::try_from(i / 8)
+                    .expect("invariant: i is below the code's length in bits")];
                 (byte >> (i % 8)) & 1 == 1
             })
             .fold(0u64, |r, j| r | (1 << j));
@@ -215,7 +273,8 @@ struct BitWriter {
 
 impl BitWriter {
     fn bit(&mut self, one: bool) {
-        let byte = usize::try_from(self.len / 8).unwrap_or(usize::MAX);
+        let byte = usize::try_from(self.len / 8)
+            .expect("invariant: the code's length in bytes is a Vec length");
         if byte == self.bytes.len() {
             self.bytes.push(0);
         }
@@ -227,7 +286,8 @@ impl BitWriter {
 
     fn zeros(&mut self, count: u64) {
         self.len += count;
-        let needed = usize::try_from(self.len.div_ceil(8)).unwrap_or(usize::MAX);
+        let needed = usize::try_from(self.len.div_ceil(8))
+            .expect("invariant: a GCS code of a set held in memory fits usize bytes");
         self.bytes.resize(needed, 0);
     }
 
@@ -252,6 +312,41 @@ mod tests {
         let (div, bits) = compress(&[7], 1, 0.5).unwrap();
         assert_eq!((div, bits.clone()), (2, vec![0b0000_1110]));
         assert_eq!(decompress(&bits, div).unwrap(), vec![7]);
+    }
+
+    #[test]
+    fn the_hash_range_fits_int64_or_names_the_smallest_rate() {
+        assert_eq!(hash_range(100, 100, 0.5).unwrap(), 20_000);
+        // 96,000 joiner keys at 1e-9: 96,000^2 / 1e-9 = 9.2e18, just under 2^63.
+        assert!(hash_range(96_000, 96_000, 1e-9).is_ok());
+        let err = hash_range(100_000, 100_000, 1e-9).unwrap_err();
+        let PsiError::GcsTooLarge { smallest_fpr, .. } = err else {
+            panic!("{err}");
+        };
+        assert_eq!(smallest_fpr, 1.1e-9);
+        assert!(hash_range(100_000, 100_000, smallest_fpr).is_ok());
+        assert!(hash_range(100_000, 100_000, 1.0e-9).is_err());
+        assert_eq!(
+            err.to_string(),
+            "a GCS setup of 100000 elements for 100000 joiner elements at false-positive rate \
+             1e-9 needs a hash range beyond 2^63, which OpenMined's message cannot carry; the \
+             smallest rate that works at this size is 1.1e-9, and a raw or Bloom setup has no \
+             such limit"
+        );
+        // No rate below 1 fits: a generic error.
+        assert!(matches!(
+            hash_range(u64::MAX, u64::MAX, 0.5),
+            Err(PsiError::SetupTooLarge { .. })
+        ));
+    }
+
+    #[test]
+    fn sparse_lists_beyond_double_precision_get_a_finite_divisor() {
+        // Three hashes over a range of 9e18: 1 - p rounds to 1 in doubles.
+        let values = [5, 3_000_000_000_000_000_000, 9_000_000_000_000_000_000];
+        let (div, bits) = compress(&values, 100_000, 1.1e-9).unwrap();
+        assert_eq!(div, 61);
+        assert_eq!(decompress(&bits, div).unwrap(), values);
     }
 
     #[test]

@@ -16,8 +16,7 @@ pub(crate) fn digest_mod(prefix: &[u8], data: &[u8], bound: u64) -> u64 {
         word.copy_from_slice(limb);
         ((r << 64) | u128::from(u64::from_be_bytes(word))) % bound
     });
-    // Below `bound`, which is a u64.
-    u64::try_from(remainder).unwrap_or(0)
+    u64::try_from(remainder).expect("invariant: a remainder is below its u64 bound")
 }
 
 #[cfg(test)]

@@ -78,6 +78,48 @@ impl Joiner {
         })
     }
 
+    /// Checks that `response` can be read as this joiner means to read it, before any
+    /// decryption: its length is `request_len`; with the `request` it answers, that the request
+    /// has `request_len` elements and, for a revealing joiner, was not size-only; without it, for
+    /// a revealing joiner, that the response is not sorted by bytes (a size-only response is, and
+    /// reading it in request order would pair the wrong rows). Eight or more sorted elements are
+    /// no accident (a chance of 1 in 40,320); below eight, only the request can tell.
+    ///
+    /// # Errors
+    /// [`PsiError::ResponseLength`], [`PsiError::RequestLength`], [`PsiError::SizeOnlyRequest`],
+    /// [`PsiError::ResponseOrderUnknown`], [`PsiError::ResponseSorted`].
+    pub fn check_response(
+        &self,
+        response: &Response,
+        request_len: usize,
+        request: Option<&Request>,
+    ) -> Result<(), PsiError> {
+        check_length(response, request_len)?;
+        match request {
+            Some(request) => {
+                if request.elements.len() != request_len {
+                    return Err(PsiError::RequestLength {
+                        request: request.elements.len(),
+                        expected: request_len,
+                    });
+                }
+                if request.mode == Mode::SizeOnly && self.mode == Mode::Reveal {
+                    return Err(PsiError::SizeOnlyRequest);
+                }
+            }
+            None if self.mode == Mode::Reveal => {
+                if request_len < SORTED_BY_CHANCE {
+                    return Err(PsiError::ResponseOrderUnknown(request_len));
+                }
+                if response.elements.windows(2).all(|w| w[0] <= w[1]) {
+                    return Err(PsiError::ResponseSorted);
+                }
+            }
+            None => {}
+        }
+        Ok(())
+    }
+
     /// The joiner indexes (ascending) whose values the starter's setup holds.
     ///
     /// `request_len` is the number of elements of the request `response` answers: a response of
@@ -218,6 +260,10 @@ impl Joiner {
         )
     }
 }
+
+/// Elements from which a response sorted by bytes is taken for a size-only response: a
+/// revealing response of 8 random elements is sorted with probability 1 / 8! = 1 / 40,320.
+const SORTED_BY_CHANCE: usize = 8;
 
 fn check_length(response: &Response, request_len: usize) -> Result<(), PsiError> {
     if response.elements.len() == request_len {

@@ -9,6 +9,7 @@
 //! (`Debug` shows `Key(<secret>)`). Zeroization is best effort, as everywhere in Rust: the
 //! compiler may leave copies of values in registers or on the stack.
 
+use p256::elliptic_curve::subtle::ConstantTimeEq;
 use p256::elliptic_curve::{Field, PrimeField};
 use p256::{FieldBytes, Scalar};
 use rand_core::{OsRng, RngCore};
@@ -16,10 +17,12 @@ use zeroize::{Zeroize, Zeroizing};
 
 use crate::PsiError;
 
-/// A P-256 secret scalar `k` with `1 <= k < n`.
+/// A P-256 secret scalar `k` with `1 < k < n - 1`.
 ///
 /// # Invariant
-/// The bytes are the canonical 32-byte big-endian form of a scalar in `[1, n)`.
+/// The bytes are the canonical 32-byte big-endian form of a scalar in `[2, n - 2]`: the keys 1
+/// and `n - 1` are refused as weak (masking with them publishes `H(m)` or `-H(m)`, which anyone
+/// can recompute from a guess of `m`).
 #[derive(Clone)]
 pub struct Key {
     // Boxed so that moving a `Key` does not leave copies of the bytes on the stack.
@@ -27,8 +30,8 @@ pub struct Key {
 }
 
 impl Key {
-    /// A fresh key from the operating system's random number generator, uniform in `[1, n)`
-    /// (rejection sampling: a draw at or above `n` is redrawn).
+    /// A fresh key from the operating system's random number generator, uniform in `[2, n - 2]`
+    /// (rejection sampling: a draw outside is redrawn).
     ///
     /// # Errors
     /// [`PsiError::Randomness`] if the operating system cannot provide random bytes.
@@ -49,11 +52,12 @@ impl Key {
     ///
     /// # Errors
     /// [`PsiError::KeyTooLong`] if more than 32 bytes remain after leading zeros;
-    /// [`PsiError::KeyOutOfRange`] if the value is 0 or not below the group order.
+    /// [`PsiError::KeyOutOfRange`] if the value is 0 or not below the group order;
+    /// [`PsiError::WeakKey`] for 1 and `n - 1`.
     ///
     /// # Constant time
-    /// The range check runs in constant time in the value; the position of the first nonzero
-    /// byte (the key's byte length) is not secret.
+    /// The range and weak-key checks run in constant time in the value; the position of the
+    /// first nonzero byte (the key's byte length) is not secret.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, PsiError> {
         let start = bytes.iter().position(|&b| b != 0).unwrap_or(bytes.len());
         let significant = &bytes[start..];
@@ -64,11 +68,15 @@ impl Key {
         padded[32 - significant.len()..].copy_from_slice(significant);
         let mut scalar = Self::scalar_of(&padded).ok_or(PsiError::KeyOutOfRange)?;
         let zero = bool::from(scalar.is_zero());
+        let one = bool::from(scalar.ct_eq(&Scalar::ONE));
+        let minus_one = bool::from(scalar.ct_eq(&-Scalar::ONE));
         scalar.zeroize();
-        if zero {
-            return Err(PsiError::KeyOutOfRange);
+        match (zero, one, minus_one) {
+            (true, _, _) => Err(PsiError::KeyOutOfRange),
+            (_, true, _) => Err(PsiError::WeakKey("1")),
+            (_, _, true) => Err(PsiError::WeakKey("n - 1")),
+            _ => Ok(Self { bytes: padded }),
         }
-        Ok(Self { bytes: padded })
     }
 
     /// The key as 32 big-endian bytes (left-padded with zeros), in a buffer zeroized on drop.
@@ -80,7 +88,7 @@ impl Key {
 
     /// The key as a p256 scalar (nonzero by the invariant). The caller zeroizes its copy.
     pub(crate) fn scalar(&self) -> Scalar {
-        Self::scalar_of(&self.bytes).unwrap_or(Scalar::ONE)
+        Self::scalar_of(&self.bytes).expect("invariant: a Key's bytes are a scalar in [1, n)")
     }
 
     /// The scalar of 32 big-endian bytes, if below n; the intermediate copy is zeroized.
@@ -113,7 +121,7 @@ mod tests {
     }
 
     #[test]
-    fn range_is_one_to_n_minus_one() {
+    fn range_is_two_to_n_minus_two() {
         assert!(matches!(Key::from_bytes(&[]), Err(PsiError::KeyOutOfRange)));
         assert!(matches!(
             Key::from_bytes(&[0; 40]),
@@ -127,12 +135,20 @@ mod tests {
             Key::from_bytes(&n_plus(1)),
             Err(PsiError::KeyOutOfRange)
         ));
+        assert!(matches!(
+            Key::from_bytes(&n_plus(-1)),
+            Err(PsiError::WeakKey("n - 1"))
+        ));
         assert_eq!(
-            *Key::from_bytes(&n_plus(-1)).unwrap().to_bytes(),
-            n_plus(-1)[..]
+            *Key::from_bytes(&n_plus(-2)).unwrap().to_bytes(),
+            n_plus(-2)[..]
         );
-        let one = Key::from_bytes(&[1]).unwrap();
-        assert_eq!(one.to_bytes()[31], 1);
+        assert!(matches!(
+            Key::from_bytes(&[0, 0, 1]),
+            Err(PsiError::WeakKey("1"))
+        ));
+        let two = Key::from_bytes(&[2]).unwrap();
+        assert_eq!(two.to_bytes()[31], 2);
         assert!(matches!(
             Key::from_bytes(&[1; 33]),
             Err(PsiError::KeyTooLong(33))

@@ -15,11 +15,13 @@
 //! - [`Joiner::request`], [`Joiner::intersect`], [`Joiner::intersection_size`],
 //!   [`Joiner::association_table`].
 //! - [`ServerSetup`], [`Request`], [`Response`]: the `psi_proto` messages, byte for byte, with
-//!   validating decoders.
+//!   validating, streaming decoders bounded by [`Limits`].
+//! - [`Joiner::check_response`]: whether a response can be read as the joiner means to.
 //! - [`Backend`]: OpenSSL's P-256 ([`Backend::Native`]) or RustCrypto's ([`Backend::Portable`]);
 //!   identical bytes.
-//! - [`reference`]: the single-threaded algorithms the sharded engine must equal.
-//! - [`records`]: reading keys from CSV or text files for record linkage.
+//! - [`reference`](mod@reference): the single-threaded algorithms the sharded engine must equal.
+//! - [`linkage`]: record linkage in memory (rows, keys, the raw setup's permutation, the
+//!   joiner's pairs, resolving them to rows), with no file I/O.
 //!
 //! ```
 //! use lockstep_psi::{Backend, Joiner, Key, Mode, SetupFormat, SetupParams, Starter};
@@ -42,25 +44,32 @@
 //! Not audited. Scalar multiplications are constant-time in the key on both backends; hashing
 //! to the curve tries a value-dependent number of candidates, as OpenMined's algorithm does.
 //! Keys are zeroized on drop; where key material travels is documented on [`Key`].
+//!
+//! # Invariants are loud
+//! An impossible state (a key that is not a scalar, a value past a bound just checked) is an
+//! `expect("invariant: ...")` or a typed internal error, never a silent default such as
+//! `unwrap_or(Scalar::ONE)`: a default would corrupt a message without a sound.
 #![deny(unsafe_code)]
 
 mod backend;
 mod bloom;
 mod curve;
+mod decode;
 mod error;
 mod gcs;
 mod hashing;
 mod joiner;
 mod key;
+pub mod linkage;
 mod message;
 mod params;
-pub mod records;
 pub mod reference;
 mod starter;
 mod wire;
 
 pub use backend::{Backend, UnknownBackend};
 pub use curve::{ELEMENT_LEN, Element};
+pub use decode::Limits;
 pub use error::{MessageKind, PointError, PsiError};
 pub use joiner::{Joiner, Match};
 pub use key::Key;

@@ -1,14 +1,18 @@
 //! The three messages two parties exchange, validated on decoding.
 //!
-//! Every `from_bytes` refuses what the protocol cannot use with a [`PsiError`] naming the
-//! message, the element and the fault: malformed protobuf, elements that are not 33-byte
-//! compressed points, unsorted raw setups, impossible GCS or Bloom parameters. Whether a
-//! request's or response's element lies on the curve is checked when it is multiplied.
+//! Every decoder (`from_bytes`, `read`) refuses what the protocol cannot use with a
+//! [`PsiError`] naming the message, the element and the fault: malformed protobuf, a message of
+//! another type, elements that are not 33-byte compressed points, unsorted raw setups,
+//! impossible GCS or Bloom parameters, more elements than a [`Limits`] allows. Decoding streams
+//! (see [`Limits`] for memory): a bad element fails before the bytes after it are read. Whether
+//! a request's or response's element lies on the curve is checked when it is multiplied.
+
+use std::io::Read;
 
 use prost::Message as _;
 
 use crate::curve::Element;
-use crate::error::MessageKind;
+use crate::decode::{self, Limits};
 use crate::{PsiError, bloom, gcs, wire};
 
 /// Whether the joiner learns the intersection itself or only its size.
@@ -89,78 +93,57 @@ impl ServerSetup {
         }
     }
 
-    /// The protobuf encoding (`psi_proto.ServerSetup`).
-    pub fn to_bytes(&self) -> Vec<u8> {
+    /// The protobuf encoding (`psi_proto.ServerSetup`) of a valid setup.
+    ///
+    /// # Errors
+    /// [`PsiError::InvalidSetup`] if [`validate`](Self::validate) refuses it (the fields are
+    /// public): an invalid setup is never encoded.
+    ///
+    /// # Panics
+    /// Never: the integer conversions are within the ranges `validate` has just checked.
+    pub fn to_bytes(&self) -> Result<Vec<u8>, PsiError> {
+        self.validate()?;
         let data = match self {
             Self::Raw(elements) => wire::DataStructure::Raw(wire::RawInfo {
                 encrypted_elements: to_wire(elements),
             }),
             Self::Gcs(g) => wire::DataStructure::Gcs(wire::GcsInfo {
-                // Validated ranges: div <= 62, hash_range < 2^63.
-                div: i32::try_from(g.div).unwrap_or(i32::MAX),
-                hash_range: i64::try_from(g.hash_range).unwrap_or(i64::MAX),
+                div: i32::try_from(g.div).expect("invariant: validated div <= 62"),
+                hash_range: i64::try_from(g.hash_range)
+                    .expect("invariant: validated hash_range < 2^63"),
                 bits: g.bits.clone(),
             }),
             Self::Bloom(b) => wire::DataStructure::BloomFilter(wire::BloomFilterInfo {
-                num_hash_functions: i32::try_from(b.num_hash_functions).unwrap_or(i32::MAX),
+                num_hash_functions: i32::try_from(b.num_hash_functions)
+                    .expect("invariant: validated num_hash_functions <= 1100"),
                 bits: b.bits.clone(),
             }),
         };
-        wire::ServerSetup {
+        Ok(wire::ServerSetup {
             data_structure: Some(data),
         }
-        .encode_to_vec()
+        .encode_to_vec())
     }
 
     /// Decodes and validates a setup message.
     ///
     /// # Errors
-    /// [`PsiError::Protobuf`] for bytes that are not a `ServerSetup`; [`PsiError::Element`] for a
-    /// raw element that is not a compressed point; [`PsiError::InvalidSetup`] for a setup with
-    /// no data structure, unsorted raw elements, or GCS/Bloom parameters out of range.
+    /// As [`read`](Self::read).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, PsiError> {
-        let message = wire::ServerSetup::decode(bytes).map_err(|e| PsiError::Protobuf {
-            kind: MessageKind::Setup,
-            reason: e.to_string(),
-        })?;
-        let setup = match message.data_structure {
-            None => {
-                return Err(PsiError::InvalidSetup(
-                    "it holds no data structure (raw, gcs or bloom_filter)".to_owned(),
-                ));
-            }
-            Some(wire::DataStructure::Raw(raw)) => {
-                Self::Raw(from_wire(MessageKind::Setup, raw.encrypted_elements)?)
-            }
-            Some(wire::DataStructure::Gcs(info)) => Self::Gcs(Gcs {
-                div: u32::try_from(info.div).map_err(|_| {
-                    PsiError::InvalidSetup(format!(
-                        "the GCS divisor exponent is {}, outside 0..={}",
-                        info.div,
-                        gcs::MAX_DIV
-                    ))
-                })?,
-                hash_range: u64::try_from(info.hash_range).map_err(|_| {
-                    PsiError::InvalidSetup(format!(
-                        "the GCS hash range is {}; it must be in 1..2^63",
-                        info.hash_range
-                    ))
-                })?,
-                bits: info.bits,
-            }),
-            Some(wire::DataStructure::BloomFilter(info)) => Self::Bloom(Bloom {
-                num_hash_functions: u32::try_from(info.num_hash_functions).map_err(|_| {
-                    PsiError::InvalidSetup(format!(
-                        "the Bloom filter has {} hash functions, outside 1..={}",
-                        info.num_hash_functions,
-                        bloom::MAX_HASH_FUNCTIONS
-                    ))
-                })?,
-                bits: info.bits,
-            }),
-        };
-        setup.validate()?;
-        Ok(setup)
+        Self::read(bytes, Limits::NONE)
+    }
+
+    /// Decodes and validates a setup message from `reader`, streaming: raw elements are checked
+    /// (length, prefix, order, count against `limits`) as they arrive.
+    ///
+    /// # Errors
+    /// [`PsiError::Protobuf`] for bytes that are not a `ServerSetup`; [`PsiError::WrongMessage`]
+    /// for a request or response; [`PsiError::Element`] for a raw element that is not a
+    /// compressed point; [`PsiError::TooManyElements`]; [`PsiError::InvalidSetup`] for a setup
+    /// with no data structure or two, unsorted raw elements, or GCS/Bloom parameters out of
+    /// range; [`PsiError::Read`] if `reader` fails.
+    pub fn read(reader: impl Read, limits: Limits) -> Result<Self, PsiError> {
+        decode::setup(reader, limits)
     }
 
     /// Checks the structure a lookup relies on: raw elements sorted; a GCS divisor exponent in
@@ -223,26 +206,21 @@ impl Request {
     /// Decodes and validates a request.
     ///
     /// # Errors
-    /// [`PsiError::Protobuf`] for bytes that are not a `Request`; [`PsiError::Element`] for an
-    /// element that is not a 33-byte compressed point; [`PsiError::EmptySet`] for a request
-    /// without elements.
+    /// As [`read`](Self::read).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, PsiError> {
-        let message = wire::Request::decode(bytes).map_err(|e| PsiError::Protobuf {
-            kind: MessageKind::Request,
-            reason: e.to_string(),
-        })?;
-        let elements = from_wire(MessageKind::Request, message.encrypted_elements)?;
-        if elements.is_empty() {
-            return Err(PsiError::EmptySet("request's"));
-        }
-        Ok(Self {
-            mode: if message.reveal_intersection {
-                Mode::Reveal
-            } else {
-                Mode::SizeOnly
-            },
-            elements,
-        })
+        Self::read(bytes, Limits::NONE)
+    }
+
+    /// Decodes and validates a request from `reader`, streaming: each element is checked
+    /// (count against `limits`, length, prefix) as it arrives.
+    ///
+    /// # Errors
+    /// [`PsiError::Protobuf`] for bytes that are not a `Request`; [`PsiError::WrongMessage`] for
+    /// a setup or response; [`PsiError::Element`] for an element that is not a 33-byte
+    /// compressed point; [`PsiError::TooManyElements`]; [`PsiError::EmptySet`] for a request
+    /// without elements; [`PsiError::Read`] if `reader` fails.
+    pub fn read(reader: impl Read, limits: Limits) -> Result<Self, PsiError> {
+        decode::request(reader, limits)
     }
 }
 
@@ -258,33 +236,22 @@ impl Response {
     /// Decodes and validates a response.
     ///
     /// # Errors
-    /// [`PsiError::Protobuf`] for bytes that are not a `Response`; [`PsiError::Element`] for an
-    /// element that is not a 33-byte compressed point.
+    /// As [`read`](Self::read).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, PsiError> {
-        let message = wire::Response::decode(bytes).map_err(|e| PsiError::Protobuf {
-            kind: MessageKind::Response,
-            reason: e.to_string(),
-        })?;
-        Ok(Self {
-            elements: from_wire(MessageKind::Response, message.encrypted_elements)?,
-        })
+        Self::read(bytes, Limits::NONE)
+    }
+
+    /// Decodes and validates a response from `reader`, streaming as [`Request::read`] does.
+    ///
+    /// # Errors
+    /// [`PsiError::Protobuf`] for bytes that are not a `Response`; [`PsiError::WrongMessage`]
+    /// for a setup or request; [`PsiError::Element`] for an element that is not a 33-byte
+    /// compressed point; [`PsiError::TooManyElements`]; [`PsiError::Read`] if `reader` fails.
+    pub fn read(reader: impl Read, limits: Limits) -> Result<Self, PsiError> {
+        decode::response(reader, limits)
     }
 }
 
 fn to_wire(elements: &[Element]) -> Vec<Vec<u8>> {
     elements.iter().map(|e| e.as_bytes().to_vec()).collect()
-}
-
-fn from_wire(kind: MessageKind, elements: Vec<Vec<u8>>) -> Result<Vec<Element>, PsiError> {
-    elements
-        .iter()
-        .enumerate()
-        .map(|(index, bytes)| {
-            Element::from_slice(bytes).map_err(|reason| PsiError::Element {
-                kind,
-                index,
-                reason,
-            })
-        })
-        .collect()
 }

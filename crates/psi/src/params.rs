@@ -43,7 +43,8 @@ pub struct SetupParams {
     pub joiner_count: u64,
 }
 
-/// The validated sizing of a GCS or Bloom setup.
+/// The validated sizing of a setup: every check a setup needs before any work, shared by the
+/// engine and the serial reference so that both refuse exactly the same parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Sizing {
     Raw,
@@ -54,13 +55,18 @@ pub(crate) enum Sizing {
     },
     Bloom {
         hash_functions: u32,
-        bytes: u64,
+        /// The filter's length, allocatable on this target.
+        bytes: usize,
     },
 }
 
 impl SetupParams {
     /// Checks the parameters against a starter set of `starter_count` elements and derives the
     /// sizes OpenMined would: `fpr_c = fpr / joiner_count`, `n = max(joiner_count, starter_count)`.
+    ///
+    /// # Errors
+    /// [`PsiError::FalsePositiveRate`], [`PsiError::JoinerCount`], [`PsiError::EmptySet`],
+    /// [`PsiError::GcsTooLarge`], [`PsiError::SetupTooLarge`].
     pub(crate) fn sizing(&self, starter_count: usize) -> Result<Sizing, PsiError> {
         if !(self.fpr > 0.0 && self.fpr < 1.0) {
             return Err(PsiError::FalsePositiveRate(self.fpr));
@@ -80,7 +86,7 @@ impl SetupParams {
         Ok(match self.format {
             SetupFormat::Raw => Sizing::Raw,
             SetupFormat::Gcs => Sizing::Gcs {
-                hash_range: gcs::hash_range(max_elements, corrected)?,
+                hash_range: gcs::hash_range(max_elements, self.joiner_count, self.fpr)?,
                 max_elements,
                 fpr: corrected,
             },
@@ -88,7 +94,11 @@ impl SetupParams {
                 let (hash_functions, bytes) = bloom::parameters(max_elements, corrected)?;
                 Sizing::Bloom {
                     hash_functions,
-                    bytes,
+                    bytes: usize::try_from(bytes).map_err(|_| PsiError::SetupTooLarge {
+                        format: "bloom",
+                        elements: max_elements,
+                        fpr: corrected,
+                    })?,
                 }
             }
         })

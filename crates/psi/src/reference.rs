@@ -58,7 +58,7 @@ pub fn setup<T: AsRef<[u8]>>(
             hash_functions,
             bytes,
         } => {
-            let mut bits = vec![0u8; usize::try_from(bytes).unwrap_or(0)];
+            let mut bits = vec![0u8; bytes];
             for e in &elements {
                 bloom::insert(&mut bits, hash_functions, e.as_ref());
             }

@@ -61,8 +61,9 @@ impl Starter {
     ///
     /// # Errors
     /// [`PsiError::FalsePositiveRate`], [`PsiError::JoinerCount`], [`PsiError::EmptySet`],
-    /// [`PsiError::SetupTooLarge`] for bad parameters; [`PsiError::Cancelled`] and runtime
-    /// failures.
+    /// [`PsiError::GcsTooLarge`] (naming the smallest rate that works),
+    /// [`PsiError::SetupTooLarge`] for bad parameters, all before any masking;
+    /// [`PsiError::Cancelled`] and runtime failures.
     pub fn setup<T: AsRef<[u8]> + Sync>(
         &self,
         pool: &Pool,
@@ -114,14 +115,7 @@ impl Starter {
                 bytes,
             } => {
                 let elements = self.mask(pool, control, inputs)?;
-                let mut bits = vec![
-                    0u8;
-                    usize::try_from(bytes).map_err(|_| PsiError::SetupTooLarge {
-                        format: "bloom",
-                        elements: elements.len() as u64,
-                        fpr: params.fpr,
-                    })?
-                ];
+                let mut bits = vec![0u8; bytes];
                 for element in &elements {
                     bloom::insert(&mut bits, hash_functions, element.as_ref());
                 }

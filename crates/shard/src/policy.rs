@@ -9,6 +9,11 @@ pub const WORKERS_ENV: &str = "LOCKSTEP_WORKERS";
 /// such as `--workers 10000` is refused instead of spawning ten thousand threads.
 pub const DEFAULT_CAP: usize = 256;
 
+const DEFAULT_CAP_NONZERO: NonZeroUsize = match NonZeroUsize::new(DEFAULT_CAP) {
+    Some(cap) => cap,
+    None => panic!("invariant: DEFAULT_CAP is positive"),
+};
+
 /// Where the worker count a policy starts from comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WorkerSource {
@@ -84,7 +89,7 @@ impl ShardPolicy {
             requested: None,
             source: WorkerSource::Detected,
             detected,
-            cap: NonZeroUsize::new(DEFAULT_CAP).unwrap_or(NonZeroUsize::MIN),
+            cap: DEFAULT_CAP_NONZERO,
             min_items_per_worker: 1,
         }
     }

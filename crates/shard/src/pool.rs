@@ -166,8 +166,8 @@ impl Pool {
     /// at most 1,024 items (the caller starts the step).
     ///
     /// # Errors
-    /// The error of the lowest-index item that fails (or the panic of the lowest-positioned task
-    /// that panics, at its first item's position); [`Error::Cancelled`] if cancelled.
+    /// The failure of the lowest-index item that fails, an error or a panic (reported at the
+    /// exact item that panicked, whatever the worker count); [`Error::Cancelled`] if cancelled.
     pub fn map_items<I, O, E>(
         &self,
         control: &Control,

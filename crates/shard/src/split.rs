@@ -51,6 +51,9 @@ pub struct Segment {
 /// span a segment boundary; [`by_segment`] cuts it back into per-segment local ranges.
 /// Each range's cost is within one item's weight of `total / parts`. Zero-weight items go with
 /// the range before them (or the first range). If every weight is zero this is [`balanced`].
+///
+/// # Panics
+/// Never: a cut inside a segment is at most the segment's length.
 pub fn weighted(segments: &[Segment], parts: usize) -> Vec<Range<usize>> {
     let items: usize = segments.iter().map(|s| s.len).sum();
     let parts = parts.max(1).min(items);
@@ -74,8 +77,9 @@ pub fn weighted(segments: &[Segment], parts: usize) -> Vec<Range<usize>> {
                 let need = goal.saturating_sub(cost * parts as u128);
                 let step = u128::from(seg.weight) * parts as u128;
                 let within = need.div_ceil(step);
-                // `within <= seg.len` by the branch condition, so it fits in usize.
-                cut = start + usize::try_from(within).unwrap_or(seg.len);
+                cut = start
+                    + usize::try_from(within)
+                        .expect("invariant: within <= seg.len by the branch condition");
                 break;
             }
             start += seg.len;

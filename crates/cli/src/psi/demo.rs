@@ -6,10 +6,11 @@ use std::io::Write;
 use std::path::Path;
 
 use lockstep_psi::SetupFormat;
-use lockstep_psi::records::{KeySpec, Table};
+use lockstep_psi::linkage::KeySpec;
 
-use super::files::key_command;
 use super::joiner::{intersect, request};
+use super::keys::key_command;
+use super::records::Table;
 use super::starter::{resolve, respond, setup};
 use super::{Context, Timing, sample, thousands};
 use crate::args::{
@@ -32,14 +33,19 @@ fn plain_join(starter: &Path, joiner: &Path) -> anyhow::Result<BTreeSet<(usize, 
         normalize: true,
     };
     let (s, j) = (
-        Table::read(starter, &spec)?.keys(&spec)?,
-        Table::read(joiner, &spec)?.keys(&spec)?,
+        Table::read("--input", starter, &spec)?.keys(&spec)?,
+        Table::read("--input", joiner, &spec)?.keys(&spec)?,
     );
-    let starter_rows: HashMap<&Vec<u8>, &Vec<usize>> = s.values.iter().zip(&s.rows).collect();
+    let starter_rows: HashMap<&Vec<u8>, &[usize]> = s
+        .values()
+        .iter()
+        .enumerate()
+        .map(|(k, v)| (v, s.rows(k)))
+        .collect();
     let mut pairs = BTreeSet::new();
-    for (value, joiner_rows) in j.values.iter().zip(&j.rows) {
+    for (k, value) in j.values().iter().enumerate() {
         if let Some(rows) = starter_rows.get(value) {
-            for &jr in joiner_rows {
+            for &jr in j.rows(k) {
                 pairs.extend(rows.iter().map(|&sr| (jr + 1, sr + 1)));
             }
         }
@@ -61,13 +67,20 @@ pub(crate) fn run(ctx: &Context, args: &DemoArgs) -> anyhow::Result<()> {
         }
     };
     let path = |name: &str| dir.join(name);
-    let (starter_rows, joiner_rows) =
-        sample::write(&path("starter.csv"), &path("joiner.csv"), args.rows.max(10))?;
+    let (starter_rows, joiner_rows) = sample::write(
+        ctx,
+        &path("starter.csv"),
+        &path("joiner.csv"),
+        args.rows.max(10),
+    )?;
     for who in ["starter", "joiner"] {
-        key_command(&KeyCommand::New {
-            out: path(&format!("{who}.key")),
-            force: true,
-        })?;
+        key_command(
+            ctx,
+            &KeyCommand::New {
+                out: path(&format!("{who}.key")),
+                force: true,
+            },
+        )?;
     }
     let mut out = std::io::stdout().lock();
     writeln!(
@@ -89,6 +102,7 @@ pub(crate) fn run(ctx: &Context, args: &DemoArgs) -> anyhow::Result<()> {
         policy: ctx.policy.clone(),
         backend: ctx.backend,
         quiet: true,
+        allow_open_key: false,
     };
     let request_timing = request(
         &quiet,
@@ -118,6 +132,7 @@ pub(crate) fn run(ctx: &Context, args: &DemoArgs) -> anyhow::Result<()> {
             key: path("starter.key"),
             request: path("request.bin"),
             size_only: false,
+            joiner_count: Some(joiner_count),
             out: path("response.bin"),
         },
     )?;
@@ -194,8 +209,8 @@ pub(crate) fn run(ctx: &Context, args: &DemoArgs) -> anyhow::Result<()> {
         normalize: false,
     };
     let (starter_table, joiner_table) = (
-        Table::read(&path("starter.csv"), &spec)?,
-        Table::read(&path("joiner.csv"), &spec)?,
+        Table::read("--input", &path("starter.csv"), &spec)?,
+        Table::read("--input", &path("joiner.csv"), &spec)?,
     );
     let show = |t: &Table, row: usize| {
         t.row(row - 1)

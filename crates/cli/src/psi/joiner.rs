@@ -3,16 +3,25 @@
 use std::io::Write;
 
 use anyhow::Context as _;
-use lockstep_psi::{Joiner, Mode, Request, Response, ServerSetup};
+use lockstep_psi::linkage::{DigestingReader, Pairs};
+use lockstep_psi::{Joiner, Limits, Mode, PsiError, Request, Response, ServerSetup};
 
-use super::files::{CsvOutput, read_key, read_message, write_file};
+use super::link_files::write_pairs;
 use super::starter::load;
 use super::{Context, Timing, thousands};
 use crate::args::{IntersectArgs, RequestArgs};
+use crate::files::{Files, read_key, read_message};
+use crate::usage::usage;
 
 /// `psi request`.
 pub(crate) fn request(ctx: &Context, args: &RequestArgs) -> anyhow::Result<Timing> {
-    let key = read_key(&args.key)?;
+    let mut files = Files::new();
+    files
+        .input("--key", &args.key)
+        .input("--input", &args.input.input);
+    let out = files.output("--out", &args.out, true);
+    let mut staged = ctx.prepare(&files)?;
+    let key = read_key(&args.key, ctx.allow_open_key)?;
     let (_, keys) = load(ctx, &args.input)?;
     let mode = if args.size_only {
         Mode::SizeOnly
@@ -20,20 +29,21 @@ pub(crate) fn request(ctx: &Context, args: &RequestArgs) -> anyhow::Result<Timin
         Mode::Reveal
     };
     let joiner = Joiner::new(&key, mode, ctx.backend)?;
-    let pool = ctx.pool(keys.values.len())?;
-    let step = ctx.step("request", keys.values.len());
-    let request = joiner.request(&pool, step.control(), &keys.values)?;
+    let pool = ctx.pool(keys.len())?;
+    let step = ctx.step("request", keys.len());
+    let request = joiner.request(&pool, step.control(), keys.values())?;
     let timing = step.finish();
-    write_file(&args.out, &request.to_bytes())?;
+    staged.write(out, &request.to_bytes())?;
+    staged.commit()?;
     ctx.note(&format!(
         "request: {} distinct keys masked in {:.2} s ({:.0} rows/s, {} workers) -> {} ({mode}); \
          tell the starter --joiner-count {}",
-        thousands(keys.values.len()),
+        thousands(keys.len()),
         timing.elapsed.as_secs_f64(),
         timing.rows_per_second(),
         pool.workers(),
         args.out.display(),
-        keys.values.len()
+        keys.len()
     ));
     Ok(timing)
 }
@@ -51,122 +61,124 @@ pub(crate) struct Found {
 
 /// `psi intersect`.
 pub(crate) fn intersect(ctx: &Context, args: &IntersectArgs) -> anyhow::Result<Found> {
-    let key = read_key(&args.key)?;
-    let setup = ServerSetup::from_bytes(&read_message(&args.setup, "setup")?)
-        .with_context(|| format!("setup {}", args.setup.display()))?;
-    let response = Response::from_bytes(&read_message(&args.response, "response")?)
-        .with_context(|| format!("response {}", args.response.display()))?;
+    let mut files = Files::new();
+    files
+        .input("--key", &args.key)
+        .input("--setup", &args.setup)
+        .input("--response", &args.response)
+        .input("--input", &args.input.input);
+    if let Some(path) = &args.request {
+        files.input("--request", path);
+    }
+    let out = args.out.as_deref().map(|p| files.output("--out", p, true));
+    let pairs_out = args
+        .pairs_out
+        .as_deref()
+        .map(|p| files.output("--pairs-out", p, false));
+    let mut staged = ctx.prepare(&files)?;
+    let key = read_key(&args.key, ctx.allow_open_key)?;
+    let (table, keys) = load(ctx, &args.input)?;
+    let n = keys.len();
+
+    // The setup is hashed as it is decoded: the pairs name the setup they answer.
+    let mut setup_reader =
+        DigestingReader::new(read_message("--setup", &args.setup, "setup", Limits::NONE)?);
+    let setup = ServerSetup::read(&mut setup_reader, Limits::NONE)
+        .with_context(|| args.setup.display().to_string())?;
+    let setup_digest = setup_reader.digest();
     let raw = matches!(setup, ServerSetup::Raw(_));
     if args.pairs_out.is_some() && !raw {
-        anyhow::bail!("--pairs-out needs a raw setup: GCS and Bloom setups carry no positions");
-    }
-    let (table, keys) = load(ctx, &args.input)?;
-    let n = keys.values.len();
-    if response.elements.len() != n {
-        anyhow::bail!(
-            "the response holds {} elements but {} has {n} distinct keys: was the request made from this input, with the same --column and --normalize?",
-            response.elements.len(),
-            args.input.input.display()
+        usage!(
+            "--pairs-out needs a raw setup: {} is a {} setup, which carries no positions",
+            args.setup.display(),
+            setup.format_name()
         );
     }
-    if let Some(path) = &args.request {
-        let request = Request::from_bytes(&read_message(path, "request")?)
-            .with_context(|| format!("request {}", path.display()))?;
-        if request.elements.len() != n {
-            anyhow::bail!(
-                "{}: the request holds {} elements, but the input has {n} distinct keys",
-                path.display(),
-                request.elements.len()
-            );
-        }
-        if request.mode == Mode::SizeOnly && !args.size {
-            anyhow::bail!(
-                "the request was size-only: its response reveals the intersection size only; use --size"
-            );
-        }
-    }
-    // A size-only response is sorted by bytes; eight or more sorted elements are no accident
-    // (a chance of 1 in 40,320), and reading them as request order would pair the wrong rows.
-    // Below eight, only the request can tell.
-    if !args.size && args.request.is_none() {
-        if n < 8 {
-            anyhow::bail!(
-                "with fewer than 8 keys a size-only response cannot be told from its order: pass --request (or --size)"
-            );
-        }
-        if response.elements.windows(2).all(|w| w[0] <= w[1]) {
-            anyhow::bail!(
-                "the response is sorted: it answers a size-only request and reveals the intersection size only; use --size"
-            );
-        }
-    }
+    // A response, and the request it answers, hold one element per distinct key.
+    let limits = Limits::max_elements(n as u64);
+    let response = Response::read(
+        read_message("--response", &args.response, "response", limits)?,
+        limits,
+    )
+    .with_context(|| args.response.display().to_string())?;
+    let request = match &args.request {
+        Some(path) => Some(
+            Request::read(read_message("--request", path, "request", limits)?, limits)
+                .with_context(|| path.display().to_string())?,
+        ),
+        None => None,
+    };
     let mode = if args.size {
         Mode::SizeOnly
     } else {
         Mode::Reveal
     };
     let joiner = Joiner::new(&key, mode, ctx.backend)?;
+    joiner
+        .check_response(&response, n, request.as_ref())
+        .map_err(|e| response_hint(e, args))?;
+
     let pool = ctx.pool(n)?;
     let step = ctx.step("intersect", n);
-    let mut pairs = Vec::new();
+    let mut found_pairs = Vec::new();
+    let mut pairs_file = None;
     let size = if args.size {
         joiner.intersection_size(&pool, step.control(), &setup, &response, n)?
-    } else if matches!(setup, ServerSetup::Raw(_)) {
+    } else if raw {
         let table_pairs = joiner.association_table(&pool, step.control(), &setup, &response, n)?;
+        let pairs = Pairs::from_table(&table_pairs, &keys, setup_digest)?;
+        found_pairs = pairs
+            .pairs
+            .iter()
+            .map(|p| (p.joiner_row, Some(p.setup_position)))
+            .collect();
         let mut distinct: Vec<usize> = table_pairs.iter().map(|m| m.joiner_index).collect();
         distinct.sort_unstable();
         distinct.dedup();
-        for m in &table_pairs {
-            pairs.extend(
-                keys.rows[m.joiner_index]
-                    .iter()
-                    .map(|&row| (row, Some(m.setup_position))),
-            );
-        }
+        pairs_file = Some(pairs);
         distinct.len()
     } else {
         let found = joiner.intersect(&pool, step.control(), &setup, &response, n)?;
-        for &k in &found {
-            pairs.extend(keys.rows[k].iter().map(|&row| (row, None)));
-        }
+        found_pairs = keys
+            .rows_of(&found)
+            .into_iter()
+            .map(|r| (r, None))
+            .collect();
         found.len()
     };
     let timing = step.finish();
-    pairs.sort_unstable();
 
-    // Every output is written before any is renamed into place.
-    let mut outputs = Vec::new();
-    if let Some(path) = &args.out {
-        let mut out = CsvOutput::create(path)?;
+    if let Some(id) = out {
+        let shown = staged.shown(id).display().to_string();
+        let mut csv = csv::Writer::from_writer(std::io::BufWriter::new(staged.file(id)));
         let mut header = vec![b"joiner_row".to_vec()];
         if raw {
             header.push(b"setup_position".to_vec());
         }
         header.extend(table.header_fields());
-        out.row(&header)?;
-        for &(row, position) in &pairs {
+        csv.write_record(&header)?;
+        for &(row, position) in &found_pairs {
             let mut fields = vec![(row + 1).to_string().into_bytes()];
             if let Some(p) = position {
                 fields.push(p.to_string().into_bytes());
             }
-            if let Some(record) = table.row(row) {
-                fields.extend(record.iter().map(<[u8]>::to_vec));
-            }
-            out.row(&fields)?;
+            let record = table
+                .row(row)
+                .expect("invariant: matched rows are rows of the input");
+            fields.extend(record.iter().map(<[u8]>::to_vec));
+            csv.write_record(&fields)?;
         }
-        outputs.push(out.finish()?);
+        csv.into_inner()
+            .map_err(|e| e.into_error())?
+            .flush()
+            .with_context(|| format!("writing {shown}"))?;
     }
-    if let Some(path) = &args.pairs_out {
-        let mut out = CsvOutput::create(path)?;
-        out.row(["joiner_row", "setup_position"])?;
-        for &(row, position) in &pairs {
-            out.row([(row + 1).to_string(), position.unwrap_or(0).to_string()])?;
-        }
-        outputs.push(out.finish()?);
+    if let (Some(id), Some(pairs)) = (pairs_out, &pairs_file) {
+        let shown = staged.shown(id).display().to_string();
+        write_pairs(staged.file(id), pairs).with_context(|| format!("writing {shown}"))?;
     }
-    for output in outputs {
-        output.commit()?;
-    }
+    // Every output is complete before any replaces anything.
+    staged.commit()?;
     if args.size {
         writeln!(std::io::stdout().lock(), "{size}")?;
     }
@@ -174,7 +186,7 @@ pub(crate) fn intersect(ctx: &Context, args: &IntersectArgs) -> anyhow::Result<F
         "intersect: {} of {} distinct keys found ({} rows) in {:.2} s ({:.0} rows/s, {} workers, {} setup)",
         thousands(size),
         thousands(n),
-        thousands(pairs.len()),
+        thousands(found_pairs.len()),
         timing.elapsed.as_secs_f64(),
         timing.rows_per_second(),
         pool.workers(),
@@ -182,7 +194,26 @@ pub(crate) fn intersect(ctx: &Context, args: &IntersectArgs) -> anyhow::Result<F
     ));
     Ok(Found {
         timing,
-        pairs,
+        pairs: found_pairs,
         size,
     })
+}
+
+/// A refused response, with what the user can do about it.
+fn response_hint(error: PsiError, args: &IntersectArgs) -> anyhow::Error {
+    let hint = match &error {
+        PsiError::ResponseLength { .. } | PsiError::RequestLength { .. } => format!(
+            "was the request made from {}, with the same --column and --normalize?",
+            args.input.input.display()
+        ),
+        PsiError::ResponseOrderUnknown(_) => "pass --request (or --size)".to_owned(),
+        PsiError::ResponseSorted | PsiError::SizeOnlyRequest => "use --size".to_owned(),
+        _ => String::new(),
+    };
+    let error = anyhow::Error::new(error).context(args.response.display().to_string());
+    if hint.is_empty() {
+        error
+    } else {
+        anyhow::anyhow!("{error:#}: {hint}")
+    }
 }

@@ -6,9 +6,13 @@
 //! a second organisation would have typed them (another case, stray spaces) for a tenth of its
 //! rows, each file has a few duplicate rows and a few rows without an email.
 
+use std::io::Write;
 use std::path::Path;
 
-use super::files::CsvOutput;
+use anyhow::Context as _;
+
+use super::Context;
+use crate::files::Files;
 
 const FIRST: [&str; 40] = [
     "Ada",
@@ -157,23 +161,38 @@ fn rows(start: usize, count: usize, retyped: bool) -> Vec<[String; 5]> {
 }
 
 /// Writes the two organisations' CSV files and returns their row counts.
-pub(crate) fn write(starter: &Path, joiner: &Path, n: usize) -> anyhow::Result<(usize, usize)> {
+pub(crate) fn write(
+    ctx: &Context,
+    starter: &Path,
+    joiner: &Path,
+    n: usize,
+) -> anyhow::Result<(usize, usize)> {
     let header = ["first_name", "last_name", "email", "birth_date", "phone"];
+    let mut files = Files::new();
+    let ids = [
+        files.output("--dir", starter, false),
+        files.output("--dir", joiner, false),
+    ];
+    let mut staged = ctx.prepare(&files)?;
     let mut counts = [0; 2];
     for (k, (path, start, count, retyped)) in
         [(starter, 0, n, false), (joiner, 3 * n / 5, 4 * n / 5, true)]
             .into_iter()
             .enumerate()
     {
-        let mut out = CsvOutput::create(path)?;
-        out.row(header)?;
+        let mut csv = csv::Writer::from_writer(std::io::BufWriter::new(staged.file(ids[k])));
+        csv.write_record(header)?;
         let people = rows(start, count, retyped);
         counts[k] = people.len();
         for p in &people {
-            out.row(p)?;
+            csv.write_record(p)?;
         }
-        out.commit()?;
+        csv.into_inner()
+            .map_err(|e| e.into_error())?
+            .flush()
+            .with_context(|| format!("writing {}", path.display()))?;
     }
+    staged.commit()?;
     Ok((counts[0], counts[1]))
 }
 

@@ -1,150 +1,15 @@
-use std::path::Path;
+//! Whole rounds over files, worker counts, keys, the demo.
 
-use crate::{Run, lockstep_in};
-
-fn run(dir: &Path, args: &[&str]) -> Run {
-    lockstep_in(Some(dir), args, &[])
-}
-
-fn ok(dir: &Path, args: &[&str]) -> Run {
-    let r = run(dir, args);
-    assert!(r.ok, "lockstep {args:?} failed: {}", r.stderr);
-    r
-}
-
-fn fails(dir: &Path, args: &[&str], message: &str) {
-    let r = run(dir, args);
-    assert!(!r.ok, "lockstep {args:?} succeeded");
-    assert!(
-        r.stderr.contains(message),
-        "lockstep {args:?}: expected {message:?} in {:?}",
-        r.stderr
-    );
-}
-
-/// Two small organisations: a clinic (starter) and a registry (joiner), keyed on name + birth
-/// date, with case and spacing differences and a duplicate row.
-fn files(dir: &Path) {
-    std::fs::write(
-        dir.join("clinic.csv"),
-        "id,name,dob,note\n\
-         c1,Ada Lovelace,1815-12-10,x\n\
-         c2,Alan Turing,1912-06-23,y\n\
-         c3,Grace Hopper,1906-12-09,z\n\
-         c4,Ada Lovelace,1815-12-10,dup\n\
-         c5,,,\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("registry.csv"),
-        "name,dob,city\n\
-         grace  hopper,1906-12-09,Arlington\n\
-         Edsger Dijkstra,1930-05-11,Nuenen\n\
-         ADA LOVELACE ,1815-12-10,London\n",
-    )
-    .unwrap();
-    ok(dir, &["psi", "key", "new", "--out", "clinic.key"]);
-    ok(dir, &["psi", "key", "new", "--out", "registry.key"]);
-}
-
-const CLINIC: [&str; 8] = [
-    "--input",
-    "clinic.csv",
-    "--column",
-    "name",
-    "--column",
-    "dob",
-    "--normalize",
-    "--quiet",
-];
-const REGISTRY: [&str; 8] = [
-    "--input",
-    "registry.csv",
-    "--column",
-    "name",
-    "--column",
-    "dob",
-    "--normalize",
-    "--quiet",
-];
-
-fn with<'a>(base: &[&'a str], input: &[&'a str]) -> Vec<&'a str> {
-    base.iter().chain(input).copied().collect()
-}
+use crate::{
+    CLINIC, REGISTRY, fails, lockstep_in, ok, organisations, raw_round, resolve_args, with,
+};
 
 #[test]
 fn a_whole_round_between_two_organisations() {
     let temp = tempfile::tempdir().unwrap();
     let dir = temp.path();
-    files(dir);
-    ok(
-        dir,
-        &with(
-            &[
-                "psi",
-                "request",
-                "--key",
-                "registry.key",
-                "--out",
-                "request.bin",
-            ],
-            &REGISTRY,
-        ),
-    );
-    ok(
-        dir,
-        &with(
-            &[
-                "psi",
-                "setup",
-                "--key",
-                "clinic.key",
-                "--joiner-count",
-                "3",
-                "--permutation-out",
-                "perm.csv",
-                "--out",
-                "setup.bin",
-            ],
-            &CLINIC,
-        ),
-    );
-    ok(
-        dir,
-        &[
-            "psi",
-            "respond",
-            "--key",
-            "clinic.key",
-            "--request",
-            "request.bin",
-            "--out",
-            "response.bin",
-            "-q",
-        ],
-    );
-    ok(
-        dir,
-        &with(
-            &[
-                "psi",
-                "intersect",
-                "--key",
-                "registry.key",
-                "--setup",
-                "setup.bin",
-                "--response",
-                "response.bin",
-                "--request",
-                "request.bin",
-                "--out",
-                "matches.csv",
-                "--pairs-out",
-                "pairs.csv",
-            ],
-            &REGISTRY,
-        ),
-    );
+    organisations(dir);
+    raw_round(dir);
     let matches = std::fs::read_to_string(dir.join("matches.csv")).unwrap();
     let lines: Vec<&str> = matches.lines().collect();
     assert_eq!(lines[0], "joiner_row,setup_position,name,dob,city");
@@ -157,23 +22,29 @@ fn a_whole_round_between_two_organisations() {
         lines[2].starts_with("3,") && lines[2].ends_with(",ADA LOVELACE ,1815-12-10,London"),
         "{matches}"
     );
-
-    ok(
-        dir,
-        &with(
-            &[
-                "psi",
-                "resolve",
-                "--permutation",
-                "perm.csv",
-                "--matches",
-                "pairs.csv",
-                "--out",
-                "rows.csv",
-            ],
-            &CLINIC,
-        ),
+    // The pairs file names the setup it answers by the setup file's SHA-256.
+    let pairs = std::fs::read_to_string(dir.join("pairs.csv")).unwrap();
+    assert!(pairs.starts_with("# lockstep psi pairs v1\n"), "{pairs}");
+    assert!(
+        pairs.contains("# joiner_rows: 3\n# joiner_keys: 3\n"),
+        "{pairs}"
     );
+    let sha = sha256sum(&dir.join("setup.bin"));
+    assert!(
+        pairs.contains(&format!("# setup_sha256: {sha}\n")),
+        "{pairs}"
+    );
+    let permutation = std::fs::read_to_string(dir.join("perm.csv")).unwrap();
+    assert!(
+        permutation.contains(&format!("# setup_sha256: {sha}\n")),
+        "{permutation}"
+    );
+    assert!(
+        permutation.contains("# key_columns: name,dob\n# normalize: true\n"),
+        "{permutation}"
+    );
+
+    ok(dir, &resolve_args("rows.csv", &[]));
     let rows = std::fs::read_to_string(dir.join("rows.csv")).unwrap();
     assert_eq!(
         rows,
@@ -263,9 +134,9 @@ fn a_whole_round_between_two_organisations() {
             ],
             &REGISTRY,
         ),
-        "pass --request",
+        "response.bin: a response of 3 elements cannot be told from a size-only response by its order (8 are needed): the request is needed to read it: pass --request (or --size)",
     );
-    fails(
+    crate::fails_with(
         dir,
         &with(
             &[
@@ -286,22 +157,34 @@ fn a_whole_round_between_two_organisations() {
             ],
             &REGISTRY,
         ),
-        "--pairs-out needs a raw setup",
+        2,
+        "--pairs-out needs a raw setup: gcs.bin is a gcs setup",
     );
     assert!(!dir.join("new.csv").exists() && !dir.join("new-pairs.csv").exists());
+}
+
+/// The SHA-256 of a file, as `sha256sum` prints it.
+fn sha256sum(path: &std::path::Path) -> String {
+    let out = std::process::Command::new("sha256sum")
+        .arg(path)
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap()[..64].to_owned()
 }
 
 #[test]
 fn outputs_do_not_depend_on_the_worker_count() {
     let temp = tempfile::tempdir().unwrap();
     let dir = temp.path();
-    let values: String = (0..700)
+    // Enough keys that 5 workers each get the 256 a PSI worker needs.
+    let keys = 5 * 256 + 20;
+    let values: String = (0..keys)
         .map(|i| format!("person{i}@example.org\n"))
         .collect();
     std::fs::write(dir.join("values.txt"), values).unwrap();
     ok(dir, &["psi", "key", "new", "--out", "k"]);
     for workers in ["1", "2", "3", "5"] {
-        ok(
+        let setup = ok(
             dir,
             &[
                 "--workers",
@@ -313,15 +196,20 @@ fn outputs_do_not_depend_on_the_worker_count() {
                 "--input",
                 "values.txt",
                 "--joiner-count",
-                "700",
+                "1300",
                 "--permutation-out",
                 &format!("perm{workers}.csv"),
                 "--out",
                 &format!("setup{workers}.bin"),
-                "-q",
             ],
         );
-        ok(
+        assert!(
+            setup.stderr.contains(&format!(" {workers} workers, ")),
+            "{}",
+            setup.stderr
+        );
+        assert!(!setup.stderr.contains("lowered"), "{}", setup.stderr);
+        let request = ok(
             dir,
             &[
                 "--workers",
@@ -334,8 +222,12 @@ fn outputs_do_not_depend_on_the_worker_count() {
                 "values.txt",
                 "--out",
                 &format!("request{workers}.bin"),
-                "-q",
             ],
+        );
+        assert!(
+            request.stderr.contains(&format!(" {workers} workers)")),
+            "{}",
+            request.stderr
         );
     }
     for name in ["setup", "perm", "request"] {
@@ -349,6 +241,29 @@ fn outputs_do_not_depend_on_the_worker_count() {
             );
         }
     }
+    // A count lowered for a small input is said so.
+    std::fs::write(dir.join("few.txt"), "a\nb\nc\n").unwrap();
+    let run = ok(
+        dir,
+        &[
+            "--workers",
+            "5",
+            "psi",
+            "request",
+            "--key",
+            "k",
+            "--input",
+            "few.txt",
+            "--out",
+            "few.bin",
+        ],
+    );
+    assert!(
+        run.stderr
+            .contains("--workers 5 lowered to 1 for 3 keys: a worker gets at least 256"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
@@ -375,240 +290,14 @@ fn keys_are_private_and_never_overwritten_by_accident() {
     assert_eq!(std::fs::read(dir.join("a.key")).unwrap(), first);
     ok(dir, &["psi", "key", "new", "--out", "a.key", "--force"]);
     assert_ne!(std::fs::read(dir.join("a.key")).unwrap(), first);
-}
-
-#[test]
-fn bad_input_gets_a_clear_error_and_loses_nothing() {
-    let temp = tempfile::tempdir().unwrap();
-    let dir = temp.path();
-    files(dir);
-    std::fs::write(dir.join("setup.bin"), b"precious").unwrap();
-    fn setup<'a>(extra: &[&'a str]) -> Vec<&'a str> {
-        let mut args = vec![
-            "psi",
-            "setup",
-            "--key",
-            "clinic.key",
-            "--joiner-count",
-            "3",
-            "--out",
-            "setup.bin",
-        ];
-        args.extend_from_slice(extra);
-        args
-    }
+    // A key never goes to a device or standard output.
     fails(
         dir,
-        &setup(&["--input", "clinic.csv", "--column", "email"]),
-        "clinic.csv: no column named \"email\"; the header has \"id\", \"name\", \"dob\", \"note\"",
+        &["psi", "key", "new", "--out", "/dev/null", "--force"],
+        "a key is written to a regular file only",
     );
-    fails(
-        dir,
-        &setup(&["--input", "clinic.csv", "--column", "name", "--fpr", "1.5"]),
-        "the false-positive rate must be in (0, 1), got 1.5",
-    );
-    fails(
-        dir,
-        &setup(&["--input", "missing.csv", "--column", "name"]),
-        "missing.csv",
-    );
-    // The failed runs left the existing output alone.
-    assert_eq!(std::fs::read(dir.join("setup.bin")).unwrap(), b"precious");
-
-    std::fs::write(dir.join("short.key"), [7u8; 31]).unwrap();
-    fails(
-        dir,
-        &[
-            "psi",
-            "request",
-            "--key",
-            "short.key",
-            "--input",
-            "registry.csv",
-            "--column",
-            "name",
-            "--out",
-            "r.bin",
-        ],
-        "a key file holds exactly 32 raw bytes",
-    );
-    std::fs::write(dir.join("zero.key"), [0u8; 32]).unwrap();
-    fails(
-        dir,
-        &[
-            "psi",
-            "request",
-            "--key",
-            "zero.key",
-            "--input",
-            "registry.csv",
-            "--column",
-            "name",
-            "--out",
-            "r.bin",
-        ],
-        "the key is out of range",
-    );
-
-    // Truncated and garbage messages.
-    ok(
-        dir,
-        &with(
-            &[
-                "psi",
-                "request",
-                "--key",
-                "registry.key",
-                "--out",
-                "request.bin",
-            ],
-            &REGISTRY,
-        ),
-    );
-    let request = std::fs::read(dir.join("request.bin")).unwrap();
-    std::fs::write(dir.join("cut.bin"), &request[..request.len() - 5]).unwrap();
-    fails(
-        dir,
-        &[
-            "psi",
-            "respond",
-            "--key",
-            "clinic.key",
-            "--request",
-            "cut.bin",
-            "--out",
-            "resp.bin",
-        ],
-        "the request message is not valid protobuf",
-    );
-    fails(
-        dir,
-        &[
-            "psi",
-            "respond",
-            "--key",
-            "clinic.key",
-            "--request",
-            "request.bin",
-            "--size-only",
-            "--out",
-            "resp.bin",
-        ],
-        "the request is reveal-intersection, but this starter answers size-only requests only",
-    );
-    assert!(!dir.join("resp.bin").exists());
-
-    // A size-only round: the joiner must ask for the size.
-    ok(
-        dir,
-        &with(
-            &[
-                "psi",
-                "request",
-                "--key",
-                "registry.key",
-                "--size-only",
-                "--out",
-                "size.bin",
-            ],
-            &REGISTRY,
-        ),
-    );
-    ok(
-        dir,
-        &[
-            "psi",
-            "respond",
-            "--key",
-            "clinic.key",
-            "--request",
-            "size.bin",
-            "--size-only",
-            "--out",
-            "sresp.bin",
-            "-q",
-        ],
-    );
-    ok(
-        dir,
-        &with(
-            &[
-                "psi",
-                "setup",
-                "--key",
-                "clinic.key",
-                "--joiner-count",
-                "3",
-                "--out",
-                "s.bin",
-            ],
-            &CLINIC,
-        ),
-    );
-    fails(
-        dir,
-        &with(
-            &[
-                "psi",
-                "intersect",
-                "--key",
-                "registry.key",
-                "--setup",
-                "s.bin",
-                "--response",
-                "sresp.bin",
-                "--request",
-                "size.bin",
-                "--out",
-                "m.csv",
-            ],
-            &REGISTRY,
-        ),
-        "the request was size-only",
-    );
-    // A response for another input is refused, not misread.
-    fails(
-        dir,
-        &[
-            "psi",
-            "intersect",
-            "--key",
-            "registry.key",
-            "--setup",
-            "s.bin",
-            "--response",
-            "sresp.bin",
-            "--input",
-            "clinic.csv",
-            "--column",
-            "id",
-            "--out",
-            "m.csv",
-        ],
-        "the response holds 3 elements but clinic.csv has 5 distinct keys",
-    );
-    fails(
-        dir,
-        &[
-            "psi",
-            "setup",
-            "--key",
-            "clinic.key",
-            "--input",
-            "clinic.csv",
-            "--column",
-            "id",
-            "--joiner-count",
-            "3",
-            "--format",
-            "gcs",
-            "--permutation-out",
-            "p.csv",
-            "--out",
-            "x.bin",
-        ],
-        "--permutation-out needs --format raw",
-    );
+    let r = lockstep_in(Some(dir), &["psi", "key", "new", "--out", "-"], &[]);
+    assert!(!r.ok && r.stdout.is_empty(), "{}", r.stderr);
 }
 
 #[test]

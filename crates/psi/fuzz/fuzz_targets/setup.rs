@@ -7,7 +7,8 @@ use lockstep_psi::ServerSetup;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(setup) = ServerSetup::from_bytes(data) {
-        let again = ServerSetup::from_bytes(&setup.to_bytes()).expect("re-encoded setup decodes");
+        let bytes = setup.to_bytes().expect("a decoded setup is valid");
+        let again = ServerSetup::from_bytes(&bytes).expect("re-encoded setup decodes");
         assert_eq!(again, setup);
     }
 });

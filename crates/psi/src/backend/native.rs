@@ -59,8 +59,9 @@ impl Cipher {
         let group =
             EcGroup::from_curve_name(Nid::X9_62_PRIME256V1).map_err(|e| backend_error(&e))?;
         let mut scalar = key.scalar();
-        // The inverse is computed in constant time by p256; nonzero key by `Key`'s invariant.
-        let mut inverse: p256::Scalar = Option::from(scalar.invert()).unwrap_or(p256::Scalar::ONE);
+        // The inverse is computed in constant time by p256.
+        let mut inverse: p256::Scalar = Option::from(scalar.invert())
+            .expect("invariant: a Key is nonzero, so its inverse exists");
         let mut inverse_bytes = inverse.to_bytes();
         let made = SecretBigNum::from_be(key.to_bytes().as_ref()).and_then(|key| {
             Ok(Self {

@@ -16,8 +16,8 @@ pub(crate) struct Cipher {
 impl Cipher {
     pub(crate) fn new(key: &Key) -> Self {
         let key = key.scalar();
-        // The key is nonzero by `Key`'s invariant, so the inverse exists.
-        let inverse = Option::from(key.invert()).unwrap_or(Scalar::ONE);
+        let inverse =
+            Option::from(key.invert()).expect("invariant: a Key is nonzero, so its inverse exists");
         Self { key, inverse }
     }
 

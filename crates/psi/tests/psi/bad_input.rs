@@ -326,6 +326,84 @@ fn mode_mismatches() {
 }
 
 #[test]
+fn responses_that_cannot_be_read_as_asked_are_refused() {
+    let (pool, control) = ctx();
+    let reveal = joiner(JK, Mode::Reveal, Backend::fastest());
+    let size = joiner(JK, Mode::SizeOnly, Backend::fastest());
+    let s = starter(SK, Mode::Reveal, Backend::fastest());
+    let inputs = values("r", 0, 20);
+    let request = reveal.request(&pool, &control, &inputs).unwrap();
+    let response = s.respond(&pool, &control, &request).unwrap();
+    // With the request: lengths and mode.
+    assert!(reveal.check_response(&response, 20, Some(&request)).is_ok());
+    assert_eq!(
+        reveal
+            .check_response(&response, 21, Some(&request))
+            .unwrap_err()
+            .to_string(),
+        "the response holds 20 elements but the request had 21"
+    );
+    let short = Request {
+        mode: Mode::Reveal,
+        elements: request.elements[..19].to_vec(),
+    };
+    assert!(matches!(
+        reveal.check_response(&response, 20, Some(&short)),
+        Err(PsiError::RequestLength {
+            request: 19,
+            expected: 20
+        })
+    ));
+    let size_request = Request {
+        mode: Mode::SizeOnly,
+        elements: request.elements.clone(),
+    };
+    assert!(matches!(
+        reveal.check_response(&response, 20, Some(&size_request)),
+        Err(PsiError::SizeOnlyRequest)
+    ));
+    assert!(
+        size.check_response(&response, 20, Some(&size_request))
+            .is_ok()
+    );
+    // Without it: a sorted response is a size-only one; fewer than 8 cannot be told.
+    assert!(reveal.check_response(&response, 20, None).is_ok());
+    let mut sorted = response.clone();
+    sorted.elements.sort();
+    assert!(matches!(
+        reveal.check_response(&sorted, 20, None),
+        Err(PsiError::ResponseSorted)
+    ));
+    assert!(size.check_response(&sorted, 20, None).is_ok());
+    let seven = Response {
+        elements: response.elements[..7].to_vec(),
+    };
+    assert!(matches!(
+        reveal.check_response(&seven, 7, None),
+        Err(PsiError::ResponseOrderUnknown(7))
+    ));
+}
+
+#[test]
+fn engine_and_reference_refuse_the_same_setups() {
+    let s = starter(SK, Mode::Reveal, Backend::fastest());
+    let (pool, control) = ctx();
+    let inputs = values("p", 0, 4);
+    for (format, fpr, joiner_count) in [
+        (SetupFormat::Gcs, 1e-9, 100_000),
+        (SetupFormat::Gcs, 1e-300, 1 << 40),
+        (SetupFormat::Bloom, 1e-300, u64::MAX),
+        (SetupFormat::Raw, 0.0, 3),
+        (SetupFormat::Raw, 0.5, 0),
+    ] {
+        let p = params(format, fpr, joiner_count);
+        let engine = s.setup(&pool, &control, &inputs, &p).unwrap_err();
+        let serial = lockstep_psi::reference::setup(&s, &inputs, &p).unwrap_err();
+        assert_eq!(engine.to_string(), serial.to_string(), "{p:?}");
+    }
+}
+
+#[test]
 fn invalid_setups() {
     // Unsorted raw elements.
     let mut high = [2u8; 33];

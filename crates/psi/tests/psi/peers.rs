@@ -145,7 +145,7 @@ fn our_starter_with_their_joiner() {
                         &round.params(format),
                     )
                     .unwrap();
-                std::fs::write(round.path("setup.bin"), setup.message.to_bytes()).unwrap();
+                std::fs::write(round.path("setup.bin"), setup.message.to_bytes().unwrap()).unwrap();
                 let found = peer.run(&json!({"op": "intersect", "key": JK, "reveal": reveal,
                     "setup": round.path("setup.bin"), "response": round.path("response.bin")}));
                 let what = format!("{} joiner, {name}, reveal {reveal}", peer.name);

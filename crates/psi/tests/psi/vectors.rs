@@ -108,7 +108,7 @@ fn our_bytes_equal_the_peers_bytes_on_every_backend() {
                     };
                     let setup = s.setup(&pool, &control, &starter_inputs, &params).unwrap();
                     assert_bytes(
-                        &setup.message.to_bytes(),
+                        &setup.message.to_bytes().unwrap(),
                         &case["setup"][format_name],
                         &what(format_name),
                     );

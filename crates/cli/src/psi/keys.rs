@@ -1,0 +1,30 @@
+//! `psi key new`: a fresh key file.
+
+use lockstep_psi::Key;
+
+use super::Context;
+use crate::args::KeyCommand;
+use crate::files::Files;
+
+/// `psi key new`.
+pub(crate) fn key_command(ctx: &Context, command: &KeyCommand) -> anyhow::Result<()> {
+    match command {
+        KeyCommand::New { out, force } => {
+            let mut files = Files::new();
+            let id = files.output("--out", out, false);
+            let mut staged = ctx.prepare(&files)?;
+            if !force && std::fs::metadata(out).is_ok() {
+                anyhow::bail!(
+                    "{}: already exists; a new key would make the old one's messages useless (use --force to replace it)",
+                    out.display()
+                );
+            }
+            if std::fs::metadata(out).is_ok_and(|m| !m.is_file()) {
+                anyhow::bail!("{}: a key is written to a regular file only", out.display());
+            }
+            let key = Key::generate()?;
+            staged.write(id, key.to_bytes().as_ref())?;
+            staged.commit()
+        }
+    }
+}
