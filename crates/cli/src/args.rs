@@ -164,7 +164,7 @@ pub(crate) struct RespondArgs {
     /// larger request is refused before it is read (it would also query the setup more often
     /// than its false-positive rate allows for).
     #[arg(long, value_name = "N")]
-    pub(crate) joiner_count: Option<u64>,
+    pub(crate) joiner_count: u64,
     /// Where to write the response message (`-`: standard output).
     #[arg(long, value_name = "FILE")]
     pub(crate) out: PathBuf,

@@ -2,7 +2,8 @@
 //!
 //! `main` parses arguments, calls library code and maps the outcome to an exit code:
 //! 0 on success, 1 on a failed run, 2 on a usage error (clap's own, and ours: conflicting flags,
-//! an output over an input, a bad worker count), which is always raised before any work.
+//! an output over an input, a bad worker count), which is always raised before any masking and
+//! before any output is written.
 
 mod args;
 mod bench;

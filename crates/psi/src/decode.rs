@@ -4,8 +4,9 @@
 //! bookkeeping whatever the element's length): a 90 MB request of 30 million one-byte elements
 //! took 1.7 GB before its first element was looked at. These decoders read the wire format from
 //! any [`Read`] instead and validate each element as it arrives, so a bad element fails after
-//! the bytes before it and nothing more; elements go into one `Vec<Element>` of 33 bytes each,
-//! never more than the input's own size. A [`Limits`] caps the element count while decoding.
+//! the bytes before it and nothing more; elements go into one `Vec<Element>` of 33 bytes each
+//! (35 on the wire), so memory stays below twice the input's size even as the vector grows. A
+//! [`Limits`] caps the element count while decoding.
 //!
 //! Protobuf semantics are prost's (unknown fields skipped, the last value of a scalar wins),
 //! with two deliberate refusals: a setup holding two data structures (protobuf would merge
@@ -275,7 +276,15 @@ pub(crate) fn setup(reader: impl Read, limits: Limits) -> Result<ServerSetup, Ps
             ));
         }
         let len = d.length(None)?;
-        let end = d.scanner.offset() + len;
+        let Some(end) = d.scanner.offset().checked_add(len) else {
+            return Err(PsiError::Protobuf {
+                kind: MessageKind::Setup,
+                reason: format!(
+                    "a data structure of {len} bytes runs past any input, at byte {}",
+                    d.scanner.offset()
+                ),
+            });
+        };
         setup = Some(match field {
             1 => raw(&mut d, end)?,
             2 => gcs_info(&mut d, end)?,
@@ -679,6 +688,20 @@ mod tests {
             agrees(response(&bytes[..], Limits::NONE), prost_reading::response(&bytes));
             agrees(setup(&bytes[..], Limits::NONE), prost_reading::setup(&bytes));
         }
+    }
+
+    #[test]
+    fn a_data_structure_longer_than_any_input_is_malformed() {
+        // Found in review: 0a + a varint of 2^64 - 1 overflowed the end offset.
+        let bytes = [
+            0x0a, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01,
+        ];
+        let err = setup(&bytes[..], Limits::NONE).unwrap_err();
+        assert!(err.to_string().contains("runs past any input"), "{err}");
+        let bytes = [
+            0x12, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0x08,
+        ];
+        assert!(setup(&bytes[..], Limits::NONE).is_err());
     }
 
     #[test]

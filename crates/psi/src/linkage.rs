@@ -13,7 +13,8 @@
 //! - [`Permutation`]: the starter's map from raw-setup positions to its own rows, with the
 //!   digests of its key column and of the setup message. It is the starter's alone.
 //! - [`Pairs`]: what the joiner sends back after a raw round: each matched joiner row with its
-//!   request index and setup position, its row and key counts, and the setup's digest.
+//!   key's number (among the matched keys) and setup position, its row and key counts, and the
+//!   setup's digest.
 //! - [`resolve`]: pairs through the permutation to `(joiner row, starter row)` pairs, refusing
 //!   an input that is not the one the setup was made from and pairs no honest joiner could send.
 //!
@@ -125,13 +126,13 @@ pub enum LinkageError {
         /// The joiner's rows.
         rows: usize,
     },
-    /// A pair's joiner index is beyond the joiner's key count.
-    #[error("pair {pair}: joiner index {index} is beyond the joiner's {keys} keys")]
-    JoinerIndexOutOfRange {
+    /// A pair's joiner key number is beyond the joiner's key count.
+    #[error("pair {pair}: joiner key {key} is beyond the joiner's {keys} keys")]
+    JoinerKeyOutOfRange {
         /// The 1-based pair number.
         pair: usize,
-        /// The 0-based request index.
-        index: usize,
+        /// The key's number.
+        key: usize,
         /// The joiner's distinct keys.
         keys: usize,
     },
@@ -145,21 +146,21 @@ pub enum LinkageError {
         pair: usize,
         /// The position.
         position: usize,
-        /// The first claiming request index.
+        /// The first claiming key number.
         first: usize,
         /// The second.
         second: usize,
     },
     /// One joiner key claims two setup positions, which hold distinct starter keys.
     #[error(
-        "pair {pair}: joiner key {index} claims setup positions {first} and {second}; positions \
+        "pair {pair}: joiner key {key} claims setup positions {first} and {second}; positions \
          hold distinct keys, so no honest joiner matches one key twice"
     )]
     KeyAtTwoPositions {
         /// The 1-based pair number of the second claim.
         pair: usize,
-        /// The request index.
-        index: usize,
+        /// The key's number.
+        key: usize,
         /// The first position.
         first: usize,
         /// The second.
@@ -191,9 +192,9 @@ pub(crate) fn excerpt(text: &str, max: usize) -> String {
 /// The longest excerpt of a user's data an error shows.
 pub(crate) const EXCERPT_BYTES: usize = 200;
 
-/// `bytes` as a quoted string for an error message, at most [`EXCERPT_BYTES`] long (only that
-/// much of `bytes` is looked at, however long it is).
-pub(crate) fn quoted(bytes: &[u8]) -> String {
+/// `bytes` as a quoted string for an error message, at most 200 bytes long (only that much of
+/// `bytes` is looked at, however long it is): how every error quotes a user's data.
+pub fn quoted(bytes: &[u8]) -> String {
     let head = &bytes[..bytes.len().min(EXCERPT_BYTES)];
     let text = format!("{:?}", String::from_utf8_lossy(head));
     if text.len() > EXCERPT_BYTES {

@@ -61,6 +61,22 @@ pub(crate) enum Sizing {
 }
 
 impl SetupParams {
+    /// Checks what can be checked before the starter's set is known: the rate is in (0, 1) and
+    /// the joiner count at least 1. [`Starter::setup`](crate::Starter::setup) checks it too; a
+    /// front end may call it first to refuse bad flags before any work.
+    ///
+    /// # Errors
+    /// [`PsiError::FalsePositiveRate`], [`PsiError::JoinerCount`].
+    pub fn validate(&self) -> Result<(), PsiError> {
+        if !(self.fpr > 0.0 && self.fpr < 1.0) {
+            return Err(PsiError::FalsePositiveRate(self.fpr));
+        }
+        if self.joiner_count == 0 {
+            return Err(PsiError::JoinerCount);
+        }
+        Ok(())
+    }
+
     /// Checks the parameters against a starter set of `starter_count` elements and derives the
     /// sizes OpenMined would: `fpr_c = fpr / joiner_count`, `n = max(joiner_count, starter_count)`.
     ///
@@ -68,12 +84,7 @@ impl SetupParams {
     /// [`PsiError::FalsePositiveRate`], [`PsiError::JoinerCount`], [`PsiError::EmptySet`],
     /// [`PsiError::GcsTooLarge`], [`PsiError::SetupTooLarge`].
     pub(crate) fn sizing(&self, starter_count: usize) -> Result<Sizing, PsiError> {
-        if !(self.fpr > 0.0 && self.fpr < 1.0) {
-            return Err(PsiError::FalsePositiveRate(self.fpr));
-        }
-        if self.joiner_count == 0 {
-            return Err(PsiError::JoinerCount);
-        }
+        self.validate()?;
         if starter_count == 0 {
             return Err(PsiError::EmptySet("starter's"));
         }

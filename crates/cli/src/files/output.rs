@@ -24,6 +24,8 @@ struct Planned {
     flag: &'static str,
     path: PathBuf,
     stdout_allowed: bool,
+    /// Fail at commit if the destination exists by then, instead of replacing it.
+    no_clobber: bool,
 }
 
 /// Which declared output to write.
@@ -52,8 +54,17 @@ impl Files {
             flag,
             path: path.to_owned(),
             stdout_allowed,
+            no_clobber: false,
         });
         OutputId(self.outputs.len() - 1)
+    }
+
+    /// Declares a regular-file output given by `flag` that must not exist: if a file appears at
+    /// `path` before the commit, the commit fails rather than replace it.
+    pub(crate) fn new_output(&mut self, flag: &'static str, path: &Path) -> OutputId {
+        let id = self.output(flag, path, false);
+        self.outputs[id.0].no_clobber = true;
+        id
     }
 
     /// Checks every rule and stages every output: the command may then do its work, write the
@@ -106,7 +117,7 @@ impl Files {
         let mut cleaned: Vec<PathBuf> = Vec::new();
         for (planned, destination) in self.outputs.iter().zip(destinations) {
             if let Destination::File { target, .. } = &destination {
-                let dir = target.parent().unwrap_or(Path::new("."));
+                let dir = dir_of(target);
                 if !cleaned.iter().any(|d| d == dir) {
                     let removed = signals::remove_stale(dir);
                     if !removed.is_empty() {
@@ -135,7 +146,13 @@ struct Stage {
     flag: &'static str,
     shown: PathBuf,
     destination: Destination,
+    no_clobber: bool,
     file: Staging,
+}
+
+/// The directory a resolved (absolute) target is in.
+fn dir_of(target: &Path) -> &Path {
+    target.parent().unwrap_or(Path::new("/"))
 }
 
 enum Staging {
@@ -161,7 +178,7 @@ impl Stage {
         let shown = planned.path.clone();
         let file = match &destination {
             Destination::File { target, .. } => {
-                let dir = target.parent().unwrap_or(Path::new("."));
+                let dir = dir_of(target);
                 let prefix = format!("{}{}-", signals::PREFIX, std::process::id());
                 let mut builder = tempfile::Builder::new();
                 builder.prefix(&prefix);
@@ -177,17 +194,27 @@ impl Stage {
                         dir.display()
                     )
                 })?;
+                // Held while this process lives, so that no other run takes it for stale. A
+                // file system without locks leaves it unlocked, and another run's cleanup then
+                // cannot lock it either.
+                let _ = temp.as_file().try_lock();
                 signals::register(temp.path());
                 Staging::Beside(Registered(Some(temp)))
             }
-            Destination::Stdout | Destination::Stream { .. } => Staging::Unnamed(
-                tempfile::tempfile().context("creating an unnamed temporary file")?,
-            ),
+            Destination::Stdout | Destination::Stream { .. } => {
+                Staging::Unnamed(tempfile::tempfile().with_context(|| {
+                    format!(
+                        "{}: cannot create its unnamed temporary file",
+                        shown.display()
+                    )
+                })?)
+            }
         };
         Ok(Self {
             flag: planned.flag,
             shown,
             destination,
+            no_clobber: planned.no_clobber,
             file,
         })
     }
@@ -228,7 +255,8 @@ impl Staged {
     /// Puts every output in place: each staged file is synced; streams (standard output,
     /// devices, FIFOs) are written first, then files are renamed over their destinations with
     /// signals held off, then their directories synced. If anything fails before the renames,
-    /// no destination has changed.
+    /// no file has changed (a stream written by then has gone out: a stream cannot be staged).
+    /// A rename can then fail only if the disk does, every destination having been checked.
     ///
     /// # Errors
     /// The first failure, naming its output (and, in the unlikely case that a rename fails after
@@ -236,11 +264,14 @@ impl Staged {
     pub(crate) fn commit(mut self) -> anyhow::Result<()> {
         for stage in &mut self.outputs {
             let shown = stage.shown.display().to_string();
-            // Some file systems report a full disk only here: never rename a short file.
-            stage
-                .file()
-                .sync_all()
-                .with_context(|| format!("writing {shown}"))?;
+            // Some file systems report a full disk only here: never rename a short file. (An
+            // unnamed staging file is only copied from: it needs no sync.)
+            if let Staging::Beside(_) = stage.file {
+                stage
+                    .file()
+                    .sync_all()
+                    .with_context(|| format!("writing {shown}"))?;
+            }
         }
         for stage in &mut self.outputs {
             let shown = stage.shown.clone();
@@ -280,7 +311,12 @@ impl Staged {
                 .expect("invariant: each staged file is committed once");
             let temp_path = temp.path().to_owned();
             held.unregister(&temp_path);
-            if let Err(e) = temp.persist(target) {
+            let persisted = if stage.no_clobber {
+                temp.persist_noclobber(target)
+            } else {
+                temp.persist(target)
+            };
+            if let Err(e) = persisted {
                 let _ = std::fs::remove_file(&temp_path);
                 let done = if replaced.is_empty() {
                     String::new()

@@ -17,13 +17,23 @@ pub(crate) enum Destination {
     /// A regular file, existing or not, replaced by a rename: `target` is absolute, with every
     /// symbolic link resolved (a link given as the path is followed, and stays a link).
     File { target: PathBuf, id: Option<FileId> },
-    /// An existing character device or FIFO, written in place.
-    Stream { target: PathBuf, id: Option<FileId> },
+    /// An existing character device (`device`) or FIFO, written in place.
+    Stream {
+        target: PathBuf,
+        id: Option<FileId>,
+        device: bool,
+    },
 }
 
 impl Destination {
-    /// Whether `self` and `other` are the same file.
+    /// Whether `self` and `other` are the same file. Two outputs into one character device
+    /// (`/dev/null`) are not counted: each is written to it in turn.
     pub(crate) fn same_file(&self, other: &Self) -> bool {
+        if let (Self::Stream { device: true, .. }, Self::Stream { device: true, .. }) =
+            (self, other)
+        {
+            return false;
+        }
         match (self.identity(), other.identity()) {
             (Some(a), Some(b)) => a == b,
             _ => false,
@@ -41,9 +51,10 @@ impl Destination {
             Self::File { id: Some(id), .. } | Self::Stream { id: Some(id), .. } => {
                 Some(Identity::File(*id))
             }
-            Self::File { target, id: None } | Self::Stream { target, id: None } => {
-                Some(Identity::Path(target))
-            }
+            Self::File { target, id: None }
+            | Self::Stream {
+                target, id: None, ..
+            } => Some(Identity::Path(target)),
         }
     }
 }
@@ -68,6 +79,10 @@ pub(crate) fn resolve_output(path: &Path, stdout_allowed: bool) -> anyhow::Resul
         return Ok(Destination::Stdout);
     }
     let shown = path.display();
+    // `x/` names a directory, even when `x` does not exist (Path would drop the slash).
+    if path.as_os_str().to_string_lossy().ends_with('/') {
+        anyhow::bail!("{shown} names a directory, not a file");
+    }
     let mut current = path.to_owned();
     for _ in 0..MAX_LINKS {
         let metadata = match std::fs::symlink_metadata(&current) {
@@ -96,7 +111,24 @@ pub(crate) fn resolve_output(path: &Path, stdout_allowed: bool) -> anyhow::Resul
                     .with_context(|| format!("{shown}: cannot write it"))?;
                 Ok(Destination::File { target, id })
             }
-            Kind::CharDevice | Kind::Fifo => Ok(Destination::Stream { target, id }),
+            Kind::CharDevice => {
+                // Opening a device for writing is harmless; a FIFO's open would wait for a
+                // reader, so it is first opened at commit.
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(&target)
+                    .with_context(|| format!("{shown}: cannot write it"))?;
+                Ok(Destination::Stream {
+                    target,
+                    id,
+                    device: true,
+                })
+            }
+            Kind::Fifo => Ok(Destination::Stream {
+                target,
+                id,
+                device: false,
+            }),
             other => anyhow::bail!(
                 "{shown} is {}: outputs are regular files, character devices (such as /dev/null) or FIFOs",
                 other.described()
@@ -188,14 +220,14 @@ mod tests {
         let message = |p: &Path| format!("{:#}", resolve_output(p, false).unwrap_err());
         assert!(message(&dir.join("missing/x")).contains("does not exist"));
         assert!(message(dir).contains("is a directory"));
+        assert!(message(&dir.join("new/")).contains("names a directory"));
         #[cfg(unix)]
         {
             std::os::unix::fs::symlink("loop", dir.join("loop")).unwrap();
             assert!(message(&dir.join("loop")).contains("symbolic links"));
-            assert!(matches!(
-                resolve_output(Path::new("/dev/null"), false).unwrap(),
-                Destination::Stream { .. }
-            ));
+            let null = resolve_output(Path::new("/dev/null"), false).unwrap();
+            assert!(matches!(null, Destination::Stream { device: true, .. }));
+            assert!(!null.same_file(&null.clone()));
         }
     }
 }

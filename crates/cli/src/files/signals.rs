@@ -1,19 +1,27 @@
 //! Temporary files that an interruption must not leave behind.
 //!
 //! Every temporary output file is registered here while it exists. The first registration
-//! starts a thread that waits for SIGINT, SIGTERM or SIGHUP; on one, it removes every
+//! starts a thread that waits for SIGINT, SIGTERM or SIGHUP (those the process did not start
+//! with ignored: `nohup` and a shell's `cmd &` keep their meaning); on one, it removes every
 //! registered file and ends the process as the signal's default action would (so a parent sees
 //! "killed by SIGINT"). The commit of a command's outputs holds the registry while it renames
 //! them, so a signal lands before the renames or after them all, never between.
 //!
 //! What no handler sees (SIGKILL, a power cut) can still leave files behind: they are named
-//! [`PREFIX`]`<pid>-...`, and [`remove_stale`] deletes those whose process is gone.
+//! [`PREFIX`]`<pid>-...` and locked (`flock`) by their writer while it lives, and
+//! [`remove_stale`] deletes those it can lock that are older than [`STALE_AFTER`]: a live run's
+//! file stays locked, whatever process namespace or host it runs in.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, Once, PoisonError};
+use std::time::Duration;
 
 /// The name every temporary output file starts with, followed by the writing process's id.
 pub(crate) const PREFIX: &str = ".lockstep-tmp-";
+
+/// How old an unlocked temporary file must be to be taken for stale: a writer locks its file
+/// microseconds after creating it, so a young unlocked file may be one being born.
+pub(crate) const STALE_AFTER: Duration = Duration::from_secs(10);
 
 static REGISTERED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 static HANDLER: Once = Once::new();
@@ -48,13 +56,32 @@ impl Held {
     }
 }
 
+/// The signals the process has ignored since it started, as a bit set (bit `s - 1` for signal
+/// `s`), from Linux's `/proc/self/status`; none where that cannot be read.
+fn ignored_at_start() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("SigIgn:"))
+                .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        })
+        .unwrap_or(0)
+}
+
 #[cfg(unix)]
 fn start_handler() {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     use signal_hook::iterator::Signals;
+    let ignored = ignored_at_start();
+    let wanted: Vec<i32> = [SIGINT, SIGTERM, SIGHUP]
+        .into_iter()
+        .filter(|&s| ignored & (1u64 << (s - 1)) == 0)
+        .collect();
     // If the handler cannot start, signals keep their default action: the process dies and the
     // next run removes what it left (remove_stale).
-    let Ok(mut signals) = Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+    let Ok(mut signals) = Signals::new(wanted) else {
         return;
     };
     let _ = std::thread::Builder::new()
@@ -75,33 +102,33 @@ fn start_handler() {
 #[cfg(not(unix))]
 fn start_handler() {}
 
-/// Removes the temporary files in `dir` left by lockstep processes that no longer run, and
-/// returns them. Does nothing where running processes cannot be told (no `/proc`).
+/// Removes the temporary files in `dir` that no running lockstep holds (unlocked, and older
+/// than [`STALE_AFTER`]), and returns them. A file that cannot be locked for any reason (held,
+/// or a file system without locks) is left alone.
 pub(crate) fn remove_stale(dir: &Path) -> Vec<PathBuf> {
-    let proc = Path::new("/proc");
-    if !proc.join("self").exists() {
-        return Vec::new();
-    }
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
     let mut removed = Vec::new();
     for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name
+        let ours = entry
+            .file_name()
             .to_str()
-            .and_then(|n| n.strip_prefix(PREFIX))
-            .and_then(|rest| rest.split('-').next())
-            .and_then(|pid| pid.parse::<u32>().ok())
-        else {
+            .is_some_and(|n| n.starts_with(PREFIX));
+        let old = entry.metadata().is_ok_and(|m| {
+            m.is_file()
+                && m.modified()
+                    .ok()
+                    .and_then(|t| t.elapsed().ok())
+                    .is_some_and(|age| age > STALE_AFTER)
+        });
+        if !(ours && old) {
             continue;
-        };
-        let is_file = entry.file_type().is_ok_and(|t| t.is_file());
-        if is_file && !proc.join(pid.to_string()).exists() {
-            let path = entry.path();
-            if std::fs::remove_file(&path).is_ok() {
-                removed.push(path);
-            }
+        }
+        let path = entry.path();
+        let unlocked = std::fs::File::open(&path).is_ok_and(|f| f.try_lock().is_ok());
+        if unlocked && std::fs::remove_file(&path).is_ok() {
+            removed.push(path);
         }
     }
     removed
@@ -112,24 +139,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_files_of_finished_processes_are_stale() {
+    fn only_old_unlocked_files_are_stale() {
         let temp = tempfile::tempdir().unwrap();
         let dir = temp.path();
-        // A process that has ended: a child we waited for.
-        let mut child = std::process::Command::new("true").spawn().unwrap();
-        let gone = child.id();
-        child.wait().unwrap();
-        let stale = dir.join(format!("{PREFIX}{gone}-abc"));
-        let alive = dir.join(format!("{PREFIX}{}-abc", std::process::id()));
+        let long_ago = std::time::SystemTime::now() - 2 * STALE_AFTER;
+        let stale = dir.join(format!("{PREFIX}1-abc"));
+        let held = dir.join(format!("{PREFIX}2-abc"));
+        let young = dir.join(format!("{PREFIX}3-abc"));
         let other = dir.join("keep-me");
-        for p in [&stale, &alive, &other] {
+        for p in [&stale, &held, &young, &other] {
             std::fs::write(p, b"x").unwrap();
         }
-        let removed = remove_stale(dir);
-        if Path::new("/proc/self").exists() {
-            assert_eq!(removed, vec![stale.clone()]);
-            assert!(!stale.exists());
+        for p in [&stale, &held, &other] {
+            let f = std::fs::File::options().write(true).open(p).unwrap();
+            f.set_modified(long_ago).unwrap();
         }
-        assert!(alive.exists() && other.exists());
+        // A live writer holds its lock (here, this test, through another open file).
+        let lock = std::fs::File::open(&held).unwrap();
+        lock.lock().unwrap();
+        assert_eq!(remove_stale(dir), vec![stale.clone()]);
+        assert!(!stale.exists());
+        assert!(held.exists() && young.exists() && other.exists());
     }
 }

@@ -132,7 +132,7 @@ pub(crate) fn run(ctx: &Context, args: &DemoArgs) -> anyhow::Result<()> {
             key: path("starter.key"),
             request: path("request.bin"),
             size_only: false,
-            joiner_count: Some(joiner_count),
+            joiner_count,
             out: path("response.bin"),
         },
     )?;

@@ -122,10 +122,15 @@ pub(crate) fn intersect(ctx: &Context, args: &IntersectArgs) -> anyhow::Result<F
     let step = ctx.step("intersect", n);
     let mut found_pairs = Vec::new();
     let mut pairs_file = None;
+    let in_file = |e: PsiError| message_error(e, args);
     let size = if args.size {
-        joiner.intersection_size(&pool, step.control(), &setup, &response, n)?
+        joiner
+            .intersection_size(&pool, step.control(), &setup, &response, n)
+            .map_err(in_file)?
     } else if raw {
-        let table_pairs = joiner.association_table(&pool, step.control(), &setup, &response, n)?;
+        let table_pairs = joiner
+            .association_table(&pool, step.control(), &setup, &response, n)
+            .map_err(in_file)?;
         let pairs = Pairs::from_table(&table_pairs, &keys, setup_digest)?;
         found_pairs = pairs
             .pairs
@@ -138,7 +143,9 @@ pub(crate) fn intersect(ctx: &Context, args: &IntersectArgs) -> anyhow::Result<F
         pairs_file = Some(pairs);
         distinct.len()
     } else {
-        let found = joiner.intersect(&pool, step.control(), &setup, &response, n)?;
+        let found = joiner
+            .intersect(&pool, step.control(), &setup, &response, n)
+            .map_err(in_file)?;
         found_pairs = keys
             .rows_of(&found)
             .into_iter()
@@ -150,28 +157,20 @@ pub(crate) fn intersect(ctx: &Context, args: &IntersectArgs) -> anyhow::Result<F
 
     if let Some(id) = out {
         let shown = staged.shown(id).display().to_string();
-        let mut csv = csv::Writer::from_writer(std::io::BufWriter::new(staged.file(id)));
-        let mut header = vec![b"joiner_row".to_vec()];
-        if raw {
-            header.push(b"setup_position".to_vec());
-        }
-        header.extend(table.header_fields());
-        csv.write_record(&header)?;
-        for &(row, position) in &found_pairs {
-            let mut fields = vec![(row + 1).to_string().into_bytes()];
-            if let Some(p) = position {
-                fields.push(p.to_string().into_bytes());
-            }
-            let record = table
-                .row(row)
-                .expect("invariant: matched rows are rows of the input");
-            fields.extend(record.iter().map(<[u8]>::to_vec));
-            csv.write_record(&fields)?;
-        }
-        csv.into_inner()
-            .map_err(|e| e.into_error())?
-            .flush()
-            .with_context(|| format!("writing {shown}"))?;
+        let file = staged.file(id);
+        let written = if raw {
+            let rows = found_pairs.iter().map(|&(row, position)| {
+                let position = position.map_or_else(String::new, |p| p.to_string());
+                ([(row + 1).to_string(), position], row)
+            });
+            table.write_rows(file, ["joiner_row", "setup_position"], rows)
+        } else {
+            let rows = found_pairs
+                .iter()
+                .map(|&(row, _)| ([(row + 1).to_string()], row));
+            table.write_rows(file, ["joiner_row"], rows)
+        };
+        written.with_context(|| format!("writing {shown}"))?;
     }
     if let (Some(id), Some(pairs)) = (pairs_out, &pairs_file) {
         let shown = staged.shown(id).display().to_string();
@@ -197,6 +196,20 @@ pub(crate) fn intersect(ctx: &Context, args: &IntersectArgs) -> anyhow::Result<F
         pairs: found_pairs,
         size,
     })
+}
+
+/// An engine error with the message file it is about: a bad element of the response (found
+/// when decrypting) or a setup that fails to decode while looked up (a truncated Golomb code).
+fn message_error(error: PsiError, args: &IntersectArgs) -> anyhow::Error {
+    let file = match &error {
+        PsiError::InvalidSetup(_) => Some(&args.setup),
+        PsiError::Element { .. } | PsiError::ResponseLength { .. } => Some(&args.response),
+        _ => None,
+    };
+    match file {
+        Some(file) => anyhow::Error::new(error).context(file.display().to_string()),
+        None => error.into(),
+    }
 }
 
 /// A refused response, with what the user can do about it.

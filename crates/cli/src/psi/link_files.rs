@@ -11,6 +11,7 @@
 //! # normalize: true
 //! # key_sha256: 1b4f...
 //! # setup_sha256: 9c0e...
+//! # entries_sha256: 5d21...
 //! setup_position,starter_row
 //! 0,3
 //! ```
@@ -21,13 +22,15 @@
 //! # joiner_rows: 3
 //! # joiner_keys: 3
 //! # setup_sha256: 9c0e...
-//! joiner_row,joiner_index,setup_position
+//! joiner_row,joiner_key,setup_position
 //! 1,0,1
 //! ```
 //!
-//! Rows are 1-based, indexes and positions 0-based. `setup_sha256` is the `sha256sum` of the
+//! Rows are 1-based, key numbers and positions 0-based. `setup_sha256` is the `sha256sum` of the
 //! setup message file; `key_sha256` a digest of the starter's key column (see
-//! [`KeyTable::digest`](lockstep_psi::linkage::KeyTable::digest)).
+//! [`KeyTable::digest`](lockstep_psi::linkage::KeyTable::digest)); `entries_sha256` a digest of
+//! the permutation's own rows. Reading keeps memory proportional to the data rows, whatever the
+//! header lines claim, and accepts at most [`MAX_PREAMBLE_LINES`] `#` lines.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -35,12 +38,16 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 
 use anyhow::Context as _;
-use lockstep_psi::linkage::{Digest, KeySpec, Pair, Pairs, Permutation};
+use lockstep_psi::linkage::{Digest, KeySpec, Pair, Pairs, Permutation, quoted};
 
 use crate::files::{LineLimit, open_input};
 
+/// The most `#` lines a file may start with (ours write eight at most).
+const MAX_PREAMBLE_LINES: usize = 64;
+
 const PERMUTATION_MAGIC: &str = "# lockstep psi permutation v1";
 const PAIRS_MAGIC: &str = "# lockstep psi pairs v1";
+const PAIRS_COLUMNS: [&str; 3] = ["joiner_row", "joiner_key", "setup_position"];
 
 /// Writes `permutation`, made with key `spec`, as a permutation file.
 ///
@@ -68,6 +75,7 @@ pub(crate) fn write_permutation(
     writeln!(out, "# normalize: {}", spec.normalize)?;
     writeln!(out, "# key_sha256: {}", permutation.key_digest())?;
     writeln!(out, "# setup_sha256: {}", permutation.setup_digest())?;
+    writeln!(out, "# entries_sha256: {}", permutation.entries_digest())?;
     let mut csv = csv::Writer::from_writer(out);
     csv.write_record(["setup_position", "starter_row"])?;
     for (position, row) in permutation.entries() {
@@ -97,6 +105,7 @@ pub(crate) fn read_permutation(path: &Path) -> anyhow::Result<(Permutation, KeyS
     let digest = |name: &str| -> anyhow::Result<Digest> { parse_field(&fields, name, path) };
     let (starter_rows, positions) = (number("starter_rows")?, number("setup_positions")?);
     let (key_digest, setup_digest) = (digest("key_sha256")?, digest("setup_sha256")?);
+    let entries_digest = digest("entries_sha256")?;
     let normalize: bool = parse_field(&fields, "normalize", path)?;
     let columns_text = field(&fields, "key_columns", path)?;
     let columns = if columns_text.is_empty() {
@@ -113,18 +122,28 @@ pub(crate) fn read_permutation(path: &Path) -> anyhow::Result<(Permutation, KeyS
             .map(|r| r.iter().map(str::to_owned).collect())
             .with_context(|| format!("{shown}: key_columns is not a CSV row of names"))?
     };
-    let entries: Vec<(usize, usize)> = read_rows(reader, path, &["setup_position", "starter_row"])?
-        .into_iter()
-        .map(|(line, v)| {
-            if v[1] == 0 {
+    let mut entries = Vec::new();
+    read_rows(
+        reader,
+        path,
+        ["setup_position", "starter_row"],
+        |line, [position, row]| {
+            if row == 0 {
                 anyhow::bail!("{shown}: data row {line}: starter_row 0 (rows count from 1)");
             }
-            Ok((v[0], v[1] - 1))
-        })
-        .collect::<anyhow::Result<_>>()?;
-    let permutation =
-        Permutation::from_entries(starter_rows, key_digest, setup_digest, positions, &entries)
-            .with_context(|| shown.to_string())?;
+            entries.push((position, row - 1));
+            Ok(())
+        },
+    )?;
+    let permutation = Permutation::from_entries(
+        starter_rows,
+        key_digest,
+        setup_digest,
+        positions,
+        &entries,
+        Some(entries_digest),
+    )
+    .with_context(|| shown.to_string())?;
     Ok((permutation, KeySpec { columns, normalize }))
 }
 
@@ -143,11 +162,11 @@ pub(crate) fn write_pairs(file: &mut File, pairs: &Pairs) -> anyhow::Result<()> 
     writeln!(out, "# joiner_keys: {}", pairs.joiner_keys)?;
     writeln!(out, "# setup_sha256: {}", pairs.setup_digest)?;
     let mut csv = csv::Writer::from_writer(out);
-    csv.write_record(["joiner_row", "joiner_index", "setup_position"])?;
+    csv.write_record(PAIRS_COLUMNS)?;
     for pair in &pairs.pairs {
         csv.write_record([
             (pair.joiner_row + 1).to_string(),
-            pair.joiner_index.to_string(),
+            pair.joiner_key.to_string(),
             pair.setup_position.to_string(),
         ])?;
     }
@@ -169,23 +188,18 @@ pub(crate) fn read_pairs(path: &Path) -> anyhow::Result<Pairs> {
     let joiner_rows = parse_field(&fields, "joiner_rows", path)?;
     let joiner_keys = parse_field(&fields, "joiner_keys", path)?;
     let setup_digest = parse_field(&fields, "setup_sha256", path)?;
-    let pairs = read_rows(
-        reader,
-        path,
-        &["joiner_row", "joiner_index", "setup_position"],
-    )?
-    .into_iter()
-    .map(|(line, v)| {
-        if v[0] == 0 {
+    let mut pairs = Vec::new();
+    read_rows(reader, path, PAIRS_COLUMNS, |line, [row, key, position]| {
+        if row == 0 {
             anyhow::bail!("{shown}: data row {line}: joiner_row 0 (rows count from 1)");
         }
-        Ok(Pair {
-            joiner_row: v[0] - 1,
-            joiner_index: v[1],
-            setup_position: v[2],
-        })
-    })
-    .collect::<anyhow::Result<_>>()?;
+        pairs.push(Pair {
+            joiner_row: row - 1,
+            joiner_key: key,
+            setup_position: position,
+        });
+        Ok(())
+    })?;
     Ok(Pairs {
         joiner_rows,
         joiner_keys,
@@ -202,7 +216,10 @@ fn read_preamble(flag: &str, path: &Path, magic: &str, writer: &str) -> anyhow::
     let mut reader = BufReader::new(LineLimit::new(open_input(flag, path)?));
     let mut fields = HashMap::new();
     let mut first = true;
-    loop {
+    for lines in 0.. {
+        if lines == MAX_PREAMBLE_LINES {
+            anyhow::bail!("{shown}: more than {MAX_PREAMBLE_LINES} lines starting with #");
+        }
         let buffered = reader
             .fill_buf()
             .with_context(|| format!("reading {shown}"))?;
@@ -256,38 +273,28 @@ fn parse_field<T: std::str::FromStr>(
         anyhow::anyhow!(
             "{}: {name} {} is not what it should be",
             path.display(),
-            lockstep_quote(text)
+            quoted(text.as_bytes())
         )
     })
 }
 
-/// A short quoted excerpt of `text` for an error.
-fn lockstep_quote(text: &str) -> String {
-    let head: String = text.chars().take(60).collect();
-    if head.len() < text.len() {
-        format!("{head:?}…")
-    } else {
-        format!("{head:?}")
-    }
-}
-
-/// The named number columns of every data row, with the row's 1-based number.
-fn read_rows(
+/// Calls `row(line, values)` for each data row, with the named number columns' values and the
+/// row's 1-based number, one row in memory at a time.
+fn read_rows<const N: usize>(
     reader: BufReader<LineLimit<File>>,
     path: &Path,
-    names: &[&str],
-) -> anyhow::Result<Vec<(usize, Vec<usize>)>> {
+    names: [&str; N],
+    mut row: impl FnMut(usize, [usize; N]) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
     let shown = path.display();
     let mut csv = csv::Reader::from_reader(reader);
     let header = csv
         .byte_headers()
         .with_context(|| format!("reading {shown}"))?
         .clone();
-    let expected: Vec<&[u8]> = names.iter().map(|n| n.as_bytes()).collect();
-    if header.iter().collect::<Vec<_>>() != expected {
+    if !header.iter().eq(names.iter().map(|n| n.as_bytes())) {
         anyhow::bail!("{shown}: the columns must be {}", names.join(","));
     }
-    let mut rows = Vec::new();
     let mut record = csv::ByteRecord::new();
     let mut line = 0;
     while csv
@@ -295,31 +302,27 @@ fn read_rows(
         .with_context(|| format!("reading {shown}"))?
     {
         line += 1;
-        let values = names
-            .iter()
-            .zip(record.iter())
-            .map(|(name, text)| {
-                std::str::from_utf8(text)
-                    .ok()
-                    .and_then(|t| t.parse::<usize>().ok())
-                    .with_context(|| {
-                        format!(
-                            "{shown}: data row {line}: {name} {} is not a number",
-                            lockstep_quote(&String::from_utf8_lossy(text))
-                        )
-                    })
-            })
-            .collect::<anyhow::Result<Vec<_>>>()?;
-        if values.len() != names.len() {
+        if record.len() != N {
             anyhow::bail!(
-                "{shown}: data row {line} has {} fields, not {}",
-                values.len(),
-                names.len()
+                "{shown}: data row {line} has {} fields, not {N}",
+                record.len()
             );
         }
-        rows.push((line, values));
+        let mut values = [0usize; N];
+        for ((value, name), text) in values.iter_mut().zip(names).zip(record.iter()) {
+            *value = std::str::from_utf8(text)
+                .ok()
+                .and_then(|t| t.parse::<usize>().ok())
+                .with_context(|| {
+                    format!(
+                        "{shown}: data row {line}: {name} {} is not a number",
+                        quoted(text)
+                    )
+                })?;
+        }
+        row(line, values)?;
     }
-    Ok(rows)
+    Ok(())
 }
 
 #[cfg(test)]
@@ -355,7 +358,7 @@ mod tests {
             setup_digest: Digest::of(b"setup"),
             pairs: vec![Pair {
                 joiner_row: 3,
-                joiner_index: 2,
+                joiner_key: 0,
                 setup_position: 0,
             }],
         };
@@ -364,7 +367,7 @@ mod tests {
         assert!(
             std::fs::read_to_string(&path)
                 .unwrap()
-                .ends_with("joiner_row,joiner_index,setup_position\n4,2,0\n")
+                .ends_with("joiner_row,joiner_key,setup_position\n4,0,0\n")
         );
         assert_eq!(read_pairs(&path).unwrap(), pairs);
     }
@@ -381,7 +384,7 @@ mod tests {
         );
         std::fs::write(
             &path,
-            format!("{PAIRS_MAGIC}\n# joiner_rows: 3\n# setup_sha256: {}\njoiner_row,joiner_index,setup_position\n", Digest::of(b"")),
+            format!("{PAIRS_MAGIC}\n# joiner_rows: 3\n# setup_sha256: {}\njoiner_row,joiner_key,setup_position\n", Digest::of(b"")),
         )
         .unwrap();
         let err = format!("{:#}", read_pairs(&path).unwrap_err());
@@ -391,7 +394,7 @@ mod tests {
         );
         std::fs::write(
             &path,
-            format!("{PAIRS_MAGIC}\n# joiner_rows: 3\n# joiner_keys: 3\n# setup_sha256: {}\njoiner_row,joiner_index,setup_position\n1,0,x\n", Digest::of(b"")),
+            format!("{PAIRS_MAGIC}\n# joiner_rows: 3\n# joiner_keys: 3\n# setup_sha256: {}\njoiner_row,joiner_key,setup_position\n1,0,x\n", Digest::of(b"")),
         )
         .unwrap();
         let err = format!("{:#}", read_pairs(&path).unwrap_err());

@@ -4,7 +4,7 @@
 //! Rows are data records as the CSV reader sees them (a blank line in a CSV file is no record;
 //! in a plain-text file it is a row with an empty value). Lines longer than 1 MiB are refused.
 
-use std::io::BufRead;
+use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
@@ -96,6 +96,33 @@ impl Table {
     /// The fields of 0-based data row `row`.
     pub(crate) fn row(&self, row: usize) -> Option<&csv::ByteRecord> {
         self.rows.get(row)
+    }
+
+    /// Writes rows of this table as CSV to `file`: the header is `lead` then the table's own
+    /// columns; each of `rows` is its `lead` values then the fields of its 0-based table row.
+    ///
+    /// # Errors
+    /// A write failure; a row outside the table (a broken invariant of the caller).
+    pub(crate) fn write_rows<const N: usize>(
+        &self,
+        file: &mut std::fs::File,
+        lead: [&str; N],
+        rows: impl IntoIterator<Item = ([String; N], usize)>,
+    ) -> anyhow::Result<()> {
+        let mut csv = csv::Writer::from_writer(std::io::BufWriter::new(file));
+        let mut header: Vec<Vec<u8>> = lead.iter().map(|c| c.as_bytes().to_vec()).collect();
+        header.extend(self.header_fields());
+        csv.write_record(&header)?;
+        for (values, row) in rows {
+            let record = self.row(row).with_context(|| {
+                format!("invariant: row {row} is a row of {}", self.path.display())
+            })?;
+            let mut fields: Vec<&[u8]> = values.iter().map(String::as_bytes).collect();
+            fields.extend(record.iter());
+            csv.write_record(&fields)?;
+        }
+        csv.into_inner().map_err(|e| e.into_error())?.flush()?;
+        Ok(())
     }
 
     /// Every row's key, grouped into distinct keys.

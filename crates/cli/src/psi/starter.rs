@@ -1,7 +1,5 @@
 //! The starter's commands: setup, respond, resolve.
 
-use std::io::Write;
-
 use anyhow::Context as _;
 use lockstep_psi::linkage::{self, Digest, KeySpec, KeyTable, LinkageError, Permutation};
 use lockstep_psi::{Limits, Mode, Request, SetupFormat, SetupParams, Starter};
@@ -51,11 +49,14 @@ pub(crate) fn setup(ctx: &Context, args: &SetupArgs) -> anyhow::Result<Timing> {
     if args.permutation_out.is_some() && args.format != SetupFormat::Raw {
         usage!("--permutation-out needs --format raw: only a raw setup has positions to map back");
     }
-    if !(args.fpr > 0.0 && args.fpr < 1.0) {
-        usage!("--fpr must be in (0, 1), got {}", args.fpr);
-    }
-    if args.joiner_count == 0 {
-        usage!("--joiner-count must be at least 1");
+    let params = SetupParams {
+        format: args.format,
+        fpr: args.fpr,
+        joiner_count: args.joiner_count,
+    };
+    // The flags' own checks, before any file is touched.
+    if let Err(e) = params.validate() {
+        usage!("{e} (--fpr, --joiner-count)");
     }
     let mut files = Files::new();
     files
@@ -72,11 +73,6 @@ pub(crate) fn setup(ctx: &Context, args: &SetupArgs) -> anyhow::Result<Timing> {
     let starter = Starter::new(&key, Mode::Reveal, ctx.backend)?;
     let pool = ctx.pool(keys.len())?;
     let step = ctx.step("setup", keys.len());
-    let params = SetupParams {
-        format: args.format,
-        fpr: args.fpr,
-        joiner_count: args.joiner_count,
-    };
     let setup = starter.setup(&pool, step.control(), keys.values(), &params)?;
     let timing = step.finish();
     let bytes = setup.message.to_bytes()?;
@@ -105,6 +101,9 @@ pub(crate) fn setup(ctx: &Context, args: &SetupArgs) -> anyhow::Result<Timing> {
 
 /// `psi respond`.
 pub(crate) fn respond(ctx: &Context, args: &RespondArgs) -> anyhow::Result<Timing> {
+    if args.joiner_count == 0 {
+        usage!("--joiner-count must be at least 1");
+    }
     let mut files = Files::new();
     files
         .input("--key", &args.key)
@@ -112,7 +111,7 @@ pub(crate) fn respond(ctx: &Context, args: &RespondArgs) -> anyhow::Result<Timin
     let out = files.output("--out", &args.out, true);
     let mut staged = ctx.prepare(&files)?;
     let key = read_key(&args.key, ctx.allow_open_key)?;
-    let limits = args.joiner_count.map_or(Limits::NONE, Limits::max_elements);
+    let limits = Limits::max_elements(args.joiner_count);
     let request = Request::read(
         read_message("--request", &args.request, "request", limits)?,
         limits,
@@ -173,24 +172,15 @@ pub(crate) fn resolve(ctx: &Context, args: &ResolveArgs) -> anyhow::Result<Vec<(
         };
         anyhow::Error::new(e).context(file.display().to_string())
     })?;
-    let mut csv = csv::Writer::from_writer(std::io::BufWriter::new(staged.file(out)));
-    let mut header = vec![b"joiner_row".to_vec(), b"starter_row".to_vec()];
-    header.extend(table.header_fields());
-    csv.write_record(&header)?;
-    for pair in &resolved {
-        let mut fields = vec![
-            (pair.joiner_row + 1).to_string().into_bytes(),
-            (pair.starter_row + 1).to_string().into_bytes(),
+    let rows = resolved.iter().map(|p| {
+        let numbers = [
+            (p.joiner_row + 1).to_string(),
+            (p.starter_row + 1).to_string(),
         ];
-        let record = table
-            .row(pair.starter_row)
-            .expect("invariant: resolved rows are rows of the checked input");
-        fields.extend(record.iter().map(<[u8]>::to_vec));
-        csv.write_record(&fields)?;
-    }
-    csv.into_inner()
-        .map_err(|e| e.into_error())?
-        .flush()
+        (numbers, p.starter_row)
+    });
+    table
+        .write_rows(staged.file(out), ["joiner_row", "starter_row"], rows)
         .with_context(|| format!("writing {}", args.out.display()))?;
     staged.commit()?;
     ctx.note(&format!(

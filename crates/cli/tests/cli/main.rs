@@ -200,16 +200,10 @@ pub(crate) fn raw_round(dir: &Path) {
     );
     ok(
         dir,
-        &with(
+        &intersect(
+            "setup.bin",
+            "response.bin",
             &[
-                "psi",
-                "intersect",
-                "--key",
-                "registry.key",
-                "--setup",
-                "setup.bin",
-                "--response",
-                "response.bin",
                 "--request",
                 "request.bin",
                 "--out",
@@ -217,9 +211,25 @@ pub(crate) fn raw_round(dir: &Path) {
                 "--pairs-out",
                 "pairs.csv",
             ],
-            &REGISTRY,
         ),
     );
+}
+
+/// The registry's intersect command over `setup` and `response`, then `more`.
+pub(crate) fn intersect<'a>(setup: &'a str, response: &'a str, more: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "psi",
+        "intersect",
+        "--key",
+        "registry.key",
+        "--setup",
+        setup,
+        "--response",
+        response,
+    ];
+    args.extend_from_slice(&REGISTRY);
+    args.extend_from_slice(more);
+    args
 }
 
 /// The resolve command of a raw round, writing `out`.

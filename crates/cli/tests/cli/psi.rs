@@ -1,7 +1,7 @@
 //! Whole rounds over files, worker counts, keys, the demo.
 
 use crate::{
-    CLINIC, REGISTRY, fails, lockstep_in, ok, organisations, raw_round, resolve_args, with,
+    CLINIC, fails, intersect, lockstep_in, ok, organisations, raw_round, resolve_args, with,
 };
 
 #[test]
@@ -55,23 +55,7 @@ fn a_whole_round_between_two_organisations() {
     );
 
     // The size alone, and a GCS setup read by the same joiner.
-    let size = ok(
-        dir,
-        &with(
-            &[
-                "psi",
-                "intersect",
-                "--key",
-                "registry.key",
-                "--setup",
-                "setup.bin",
-                "--response",
-                "response.bin",
-                "--size",
-            ],
-            &REGISTRY,
-        ),
-    );
+    let size = ok(dir, &intersect("setup.bin", "response.bin", &["--size"]));
     assert_eq!(size.stdout, "2\n");
     ok(
         dir,
@@ -93,22 +77,10 @@ fn a_whole_round_between_two_organisations() {
     );
     ok(
         dir,
-        &with(
-            &[
-                "psi",
-                "intersect",
-                "--key",
-                "registry.key",
-                "--setup",
-                "gcs.bin",
-                "--response",
-                "response.bin",
-                "--request",
-                "request.bin",
-                "--out",
-                "gcs.csv",
-            ],
-            &REGISTRY,
+        &intersect(
+            "gcs.bin",
+            "response.bin",
+            &["--request", "request.bin", "--out", "gcs.csv"],
         ),
     );
     let gcs = std::fs::read_to_string(dir.join("gcs.csv")).unwrap();
@@ -119,35 +91,15 @@ fn a_whole_round_between_two_organisations() {
     // and a GCS setup has no positions to send back. Neither run writes anything.
     fails(
         dir,
-        &with(
-            &[
-                "psi",
-                "intersect",
-                "--key",
-                "registry.key",
-                "--setup",
-                "setup.bin",
-                "--response",
-                "response.bin",
-                "--out",
-                "new.csv",
-            ],
-            &REGISTRY,
-        ),
+        &intersect("setup.bin", "response.bin", &["--out", "new.csv"]),
         "response.bin: a response of 3 elements cannot be told from a size-only response by its order (8 are needed): the request is needed to read it: pass --request (or --size)",
     );
     crate::fails_with(
         dir,
-        &with(
+        &intersect(
+            "gcs.bin",
+            "response.bin",
             &[
-                "psi",
-                "intersect",
-                "--key",
-                "registry.key",
-                "--setup",
-                "gcs.bin",
-                "--response",
-                "response.bin",
                 "--request",
                 "request.bin",
                 "--out",
@@ -155,7 +107,6 @@ fn a_whole_round_between_two_organisations() {
                 "--pairs-out",
                 "new-pairs.csv",
             ],
-            &REGISTRY,
         ),
         2,
         "--pairs-out needs a raw setup: gcs.bin is a gcs setup",

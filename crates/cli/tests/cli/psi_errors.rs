@@ -1,6 +1,8 @@
 //! Clear errors and safe defaults: key files, error text, usage errors.
 
-use crate::{CLINIC, REGISTRY, fails, fails_with, lockstep_in, ok, organisations, raw_round, with};
+use crate::{
+    CLINIC, REGISTRY, fails, fails_with, intersect, lockstep_in, ok, organisations, raw_round, with,
+};
 
 fn request_with_key(key: &str) -> Vec<&str> {
     with(
@@ -152,6 +154,8 @@ fn errors_name_their_file_and_never_echo_a_whole_row() {
             "clinic.key",
             "--request",
             "setup.bin",
+            "--joiner-count",
+            "3",
             "--out",
             "x.bin",
         ],
@@ -159,22 +163,10 @@ fn errors_name_their_file_and_never_echo_a_whole_row() {
     );
     fails(
         dir,
-        &with(
-            &[
-                "psi",
-                "intersect",
-                "--key",
-                "registry.key",
-                "--setup",
-                "setup.bin",
-                "--response",
-                "request.bin",
-                "--request",
-                "request.bin",
-                "--out",
-                "m.csv",
-            ],
-            &REGISTRY,
+        &intersect(
+            "setup.bin",
+            "request.bin",
+            &["--request", "request.bin", "--out", "m.csv"],
         ),
         "request.bin: this is a request message, not a response",
     );
@@ -189,6 +181,8 @@ fn errors_name_their_file_and_never_echo_a_whole_row() {
             "clinic.key",
             "--request",
             "cut.bin",
+            "--joiner-count",
+            "3",
             "--out",
             "x.bin",
         ],
@@ -279,11 +273,34 @@ fn usage_errors_exit_2_before_any_work() {
         dir,
         &setup(&["--joiner-count", "3", "--fpr", "1.5"]),
         2,
-        "--fpr must be in (0, 1), got 1.5",
+        "the false-positive rate must be in (0, 1), got 1.5 (--fpr, --joiner-count)",
+    );
+    fails_with(
+        dir,
+        &setup(&["--joiner-count", "3", "--fpr=-1e-9"]),
+        2,
+        "the false-positive rate must be in (0, 1), got -1e-9",
     );
     fails_with(
         dir,
         &setup(&["--joiner-count", "0"]),
+        2,
+        "the joiner count must be at least 1 (--fpr, --joiner-count)",
+    );
+    fails_with(
+        dir,
+        &[
+            "psi",
+            "respond",
+            "--key",
+            "clinic.key",
+            "--request",
+            "r.bin",
+            "--joiner-count",
+            "0",
+            "--out",
+            "x.bin",
+        ],
         2,
         "--joiner-count must be at least 1",
     );
@@ -302,22 +319,7 @@ fn usage_errors_exit_2_before_any_work() {
     // clap's own usage errors exit 2 too.
     fails_with(
         dir,
-        &with(
-            &[
-                "psi",
-                "intersect",
-                "--key",
-                "registry.key",
-                "--setup",
-                "s.bin",
-                "--response",
-                "r.bin",
-                "--size",
-                "--out",
-                "m.csv",
-            ],
-            &REGISTRY,
-        ),
+        &intersect("s.bin", "r.bin", &["--size", "--out", "m.csv"]),
         2,
         "cannot be used with",
     );

@@ -34,21 +34,11 @@ fn setup_args<'a>(more: &[&'a str]) -> Vec<&'a str> {
 }
 
 fn intersect_args<'a>(more: &[&'a str]) -> Vec<&'a str> {
-    let mut args = vec![
-        "psi",
-        "intersect",
-        "--key",
-        "registry.key",
-        "--setup",
+    crate::intersect(
         "setup.bin",
-        "--response",
         "response.bin",
-        "--request",
-        "request.bin",
-    ];
-    args.extend_from_slice(&REGISTRY);
-    args.extend_from_slice(more);
-    args
+        &with(&["--request", "request.bin"], more),
+    )
 }
 
 #[test]
@@ -109,6 +99,8 @@ fn an_output_never_replaces_an_input() {
                 "clinic.key",
                 "--request",
                 "request.bin",
+                "--joiner-count",
+                "3",
                 "--out",
                 "./request.bin",
             ],
@@ -354,17 +346,46 @@ fn wait_for_temporary(dir: &Path, min_len: u64, child: &mut std::process::Child)
     }
 }
 
+/// Sends `signal` (`INT`, `TERM`, `HUP`) to `child`.
+#[cfg(unix)]
+fn send(child: &std::process::Child, signal: &str) {
+    let status = std::process::Command::new("kill")
+        .args([&format!("-{signal}"), &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
 /// Sends SIGINT to `child` and checks it ended by it.
 #[cfg(unix)]
 fn interrupt(child: &mut std::process::Child) {
     use std::os::unix::process::ExitStatusExt;
-    let status = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    send(child, "INT");
     let status = child.wait().unwrap();
     assert_eq!(status.signal(), Some(2), "{status:?}");
+}
+
+/// A setup whose message goes to a FIFO nobody reads yet: it stops in its writing phase with
+/// the permutation (the starter's rows) complete in its temporary file. `wrapper` runs before
+/// lockstep (`nohup`), if any.
+#[cfg(unix)]
+fn stalled_setup(dir: &Path, wrapper: Option<&str>) -> std::process::Child {
+    organisations(dir);
+    std::fs::write(dir.join("perm.csv"), b"old permutation").unwrap();
+    mkfifo(&dir.join("fifo"));
+    let args = setup_args(&["--out", "fifo", "--permutation-out", "perm.csv"]);
+    let mut child = match wrapper {
+        None => command(Some(dir), &args).spawn().unwrap(),
+        Some(wrapper) => std::process::Command::new(wrapper)
+            .arg(env!("CARGO_BIN_EXE_lockstep"))
+            .args(&args)
+            .current_dir(dir)
+            .env_remove("LOCKSTEP_WORKERS")
+            .spawn()
+            .unwrap(),
+    };
+    wait_for_temporary(dir, 100, &mut child);
+    child
 }
 
 #[cfg(unix)]
@@ -372,24 +393,54 @@ fn interrupt(child: &mut std::process::Child) {
 fn an_interrupted_setup_leaves_no_temporary_file() {
     let temp = tempfile::tempdir().unwrap();
     let dir = temp.path();
-    organisations(dir);
-    std::fs::write(dir.join("perm.csv"), b"old permutation").unwrap();
-    // The setup message goes to a FIFO nobody reads: the run stops in its writing phase with
-    // the permutation (the starter's rows) complete in its temporary file.
-    mkfifo(&dir.join("fifo"));
-    let mut child = command(
-        Some(dir),
-        &setup_args(&["--out", "fifo", "--permutation-out", "perm.csv"]),
-    )
-    .spawn()
-    .unwrap();
-    wait_for_temporary(dir, 100, &mut child);
+    let mut child = stalled_setup(dir, None);
     interrupt(&mut child);
     assert!(leftovers(dir).is_empty(), "{:?}", leftovers(dir));
     assert_eq!(
         std::fs::read(dir.join("perm.csv")).unwrap(),
         b"old permutation"
     );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_terminated_setup_leaves_no_temporary_file() {
+    use std::os::unix::process::ExitStatusExt;
+    let temp = tempfile::tempdir().unwrap();
+    let dir = temp.path();
+    let mut child = stalled_setup(dir, None);
+    send(&child, "TERM");
+    assert_eq!(child.wait().unwrap().signal(), Some(15));
+    assert!(leftovers(dir).is_empty(), "{:?}", leftovers(dir));
+    assert_eq!(
+        std::fs::read(dir.join("perm.csv")).unwrap(),
+        b"old permutation"
+    );
+}
+
+/// `nohup` ignores SIGHUP so that a run survives its terminal: lockstep keeps it ignored.
+#[cfg(unix)]
+#[test]
+fn a_setup_under_nohup_survives_a_hangup() {
+    let temp = tempfile::tempdir().unwrap();
+    let dir = temp.path();
+    let mut child = stalled_setup(dir, Some("nohup"));
+    send(&child, "HUP");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "SIGHUP ended a nohup run"
+    );
+    // Reading the FIFO lets the setup finish, and its outputs land.
+    let message = std::fs::read(dir.join("fifo")).unwrap();
+    assert!(child.wait().unwrap().success());
+    assert!(!message.is_empty());
+    let permutation = std::fs::read_to_string(dir.join("perm.csv")).unwrap();
+    assert!(
+        permutation.starts_with("# lockstep psi permutation v1"),
+        "{permutation}"
+    );
+    assert!(leftovers(dir).is_empty(), "{:?}", leftovers(dir));
 }
 
 #[cfg(unix)]
@@ -428,13 +479,21 @@ fn temporary_files_a_killed_run_left_are_removed_by_the_next() {
     let temp = tempfile::tempdir().unwrap();
     let dir = temp.path();
     organisations(dir);
-    let mut gone = std::process::Command::new("true").spawn().unwrap();
-    let dead = gone.id();
-    gone.wait().unwrap();
-    let stale = format!(".lockstep-tmp-{dead}-abcdef");
+    // A killed run's file: unlocked and old. Another run's: locked (here, by this test).
+    let stale = ".lockstep-tmp-4242-abcdef".to_owned();
     let live = format!(".lockstep-tmp-{}-abcdef", std::process::id());
     std::fs::write(dir.join(&stale), b"half a permutation").unwrap();
     std::fs::write(dir.join(&live), b"another run's file").unwrap();
+    let long_ago = std::time::SystemTime::now() - Duration::from_secs(60);
+    for name in [&stale, &live] {
+        let file = std::fs::File::options()
+            .write(true)
+            .open(dir.join(name))
+            .unwrap();
+        file.set_modified(long_ago).unwrap();
+    }
+    let held = std::fs::File::open(dir.join(&live)).unwrap();
+    held.lock().unwrap();
     let run = crate::lockstep_in(
         Some(dir),
         &with(

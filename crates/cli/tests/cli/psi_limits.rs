@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::{REGISTRY, fails, organisations, raw_round, with};
+use crate::{REGISTRY, fails, intersect, organisations, raw_round, with};
 
 /// Runs `lockstep args` in `dir` under GNU time, returning (success, stderr, peak RSS in KiB).
 fn peak_rss(dir: &Path, args: &[&str]) -> (bool, String, u64) {
@@ -51,6 +51,8 @@ fn a_request_of_thirty_million_tiny_elements_fails_in_little_memory() {
             "clinic.key",
             "--request",
             "huge.bin",
+            "--joiner-count",
+            "30000000",
             "--out",
             "resp.bin",
         ],
@@ -115,22 +117,10 @@ fn messages_larger_than_their_counts_are_refused_before_reading() {
     std::fs::write(dir.join("big.bin"), &big).unwrap();
     fails(
         dir,
-        &with(
-            &[
-                "psi",
-                "intersect",
-                "--key",
-                "registry.key",
-                "--setup",
-                "setup.bin",
-                "--response",
-                "big.bin",
-                "--request",
-                "request.bin",
-                "--out",
-                "m.csv",
-            ],
-            &REGISTRY,
+        &intersect(
+            "setup.bin",
+            "big.bin",
+            &["--request", "request.bin", "--out", "m.csv"],
         ),
         "big.bin: 455 bytes is more than a response of at most 3 elements takes (169 bytes)",
     );
@@ -172,6 +162,8 @@ fn devices_are_neither_keys_nor_records() {
             "clinic.key",
             "--request",
             "/dev/urandom",
+            "--joiner-count",
+            "3",
             "--out",
             "r.bin",
         ],

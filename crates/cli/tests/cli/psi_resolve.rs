@@ -125,6 +125,8 @@ fn five_hundred_reordered_rows_are_refused() {
             "s.key",
             "--request",
             "req.bin",
+            "--joiner-count",
+            "500",
             "--out",
             "resp.bin",
             q,
@@ -187,7 +189,7 @@ fn pairs_no_honest_joiner_sends_are_refused() {
     let dir = temp.path();
     organisations(dir);
     raw_round(dir);
-    // The honest pairs: registry row 1 (key 0) and row 3 (key 2), each at its position of the
+    // The honest pairs: registry row 1 (key 0) and row 3 (key 1), each at its position of the
     // clinic's three distinct keys.
     let cases: [(&Edit, &str); 5] = [
         (
@@ -206,7 +208,7 @@ fn pairs_no_honest_joiner_sends_are_refused() {
         ),
         (
             &|d| d[1][1] = "9".into(),
-            "forged.csv: pair 2: joiner index 9 is beyond the joiner's 3 keys",
+            "forged.csv: pair 2: joiner key 9 is beyond the joiner's 3 keys",
         ),
         (
             &|d| {
@@ -223,7 +225,7 @@ fn pairs_no_honest_joiner_sends_are_refused() {
     }
     // Two joiner keys at one position.
     edit_pairs(dir, |d| d[1][2] = d[0][2].clone());
-    let run = fails(dir, &resolve_forged(), "is claimed by joiner keys 0 and 2");
+    let run = fails(dir, &resolve_forged(), "is claimed by joiner keys 0 and 1");
     assert!(
         run.stderr.contains("no honest joiner matches it twice"),
         "{}",

@@ -10,18 +10,22 @@ use crate::Match;
 pub struct Pair {
     /// The joiner's 0-based data row.
     pub joiner_row: usize,
-    /// The 0-based request index of the row's key.
-    pub joiner_index: usize,
+    /// The row's key, numbered among the matched keys in order of their first row (0, 1, ...):
+    /// local to these pairs, never the key's request index.
+    pub joiner_key: usize,
     /// The position in the starter's raw setup it matched.
     pub setup_position: usize,
 }
 
 /// What a joiner sends back after a raw round, so that the starter can name the matched rows:
-/// every matched joiner row with its key's request index and the setup position it matched,
-/// the joiner's row and key counts, and the digest of the setup the pairs answer.
+/// every matched joiner row with its key's number and the setup position it matched, the
+/// joiner's row and key counts, and the digest of the setup the pairs answer.
 ///
 /// Sending it tells the starter which of the joiner's rows matched (that is its purpose), the
-/// joiner's row count, and which matched rows share a key; nothing about unmatched keys.
+/// joiner's row count, and which matched rows share a key (the positions tell that too); nothing
+/// about unmatched keys. Keys are numbered afresh rather than by request index: a request index
+/// would tie the joiner's masked element `b * H(v)` to a value `v` the starter knows, and with it
+/// recognise `v` in every later request made with the same joiner key.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Pairs {
     /// The joiner's data rows, those left out for an empty key included.
@@ -46,32 +50,45 @@ pub struct RowPair {
 impl Pairs {
     /// The pairs of an association table (from [`Joiner::association_table`](
     /// crate::Joiner::association_table) over the request of `keys.values()`), one per joiner
-    /// row holding a matched key, sorted by joiner row.
+    /// row holding a matched key, sorted by joiner row, keys numbered in order of first row.
     ///
     /// # Errors
-    /// [`LinkageError::JoinerIndexOutOfRange`] if the table names a request index `keys` does
-    /// not have (it was made from other keys).
+    /// [`LinkageError::JoinerKeyOutOfRange`] if the table names a request index `keys` does not
+    /// have (it was made from other keys).
     pub fn from_table(
         table: &[Match],
         keys: &KeyTable,
         setup_digest: Digest,
     ) -> Result<Self, LinkageError> {
-        let mut pairs = Vec::with_capacity(table.len());
+        // (row, request index, position), by row.
+        let mut rows = Vec::with_capacity(table.len());
         for (i, m) in table.iter().enumerate() {
             if m.joiner_index >= keys.len() {
-                return Err(LinkageError::JoinerIndexOutOfRange {
+                return Err(LinkageError::JoinerKeyOutOfRange {
                     pair: i + 1,
-                    index: m.joiner_index,
+                    key: m.joiner_index,
                     keys: keys.len(),
                 });
             }
-            pairs.extend(keys.rows(m.joiner_index).iter().map(|&joiner_row| Pair {
-                joiner_row,
-                joiner_index: m.joiner_index,
-                setup_position: m.setup_position,
-            }));
+            rows.extend(
+                keys.rows(m.joiner_index)
+                    .iter()
+                    .map(|&row| (row, m.joiner_index, m.setup_position)),
+            );
         }
-        pairs.sort_unstable();
+        rows.sort_unstable();
+        let mut numbers: HashMap<usize, usize> = HashMap::new();
+        let pairs = rows
+            .into_iter()
+            .map(|(joiner_row, index, setup_position)| {
+                let next = numbers.len();
+                Pair {
+                    joiner_row,
+                    joiner_key: *numbers.entry(index).or_insert(next),
+                    setup_position,
+                }
+            })
+            .collect();
         Ok(Self {
             joiner_rows: keys.row_count(),
             joiner_keys: keys.len(),
@@ -92,10 +109,13 @@ impl Pairs {
 /// - [`LinkageError::RowCountChanged`], [`LinkageError::KeysChanged`]: the input is not the one
 ///   the permutation was made from (rows reordered, keys edited, another file or other key
 ///   options);
+/// - [`LinkageError::InvalidPermutation`]: a position does not hold exactly the rows of one
+///   distinct key of the input, or a key has no position (the permutation was spliced or
+///   edited);
 /// - [`LinkageError::OtherSetup`]: the pairs answer another setup;
 /// - for the first pair (in the given order) that no honest joiner sends:
 ///   [`LinkageError::PositionOutOfRange`], [`LinkageError::JoinerRowOutOfRange`],
-///   [`LinkageError::JoinerIndexOutOfRange`], [`LinkageError::RowListedTwice`],
+///   [`LinkageError::JoinerKeyOutOfRange`], [`LinkageError::RowListedTwice`],
 ///   [`LinkageError::PositionClaimedTwice`] (each position holds one distinct starter key, so
 ///   one joiner key at most matches it), [`LinkageError::KeyAtTwoPositions`].
 pub fn resolve(
@@ -112,6 +132,7 @@ pub fn resolve(
     if starter_keys.digest() != permutation.key_digest() {
         return Err(LinkageError::KeysChanged);
     }
+    check_groups(permutation, starter_keys)?;
     if pairs.setup_digest != permutation.setup_digest() {
         return Err(LinkageError::OtherSetup {
             permutation: permutation.setup_digest(),
@@ -119,14 +140,14 @@ pub fn resolve(
         });
     }
     let mut rows_seen = HashSet::with_capacity(pairs.pairs.len());
-    let mut index_at: HashMap<usize, usize> = HashMap::new();
+    let mut key_at: HashMap<usize, usize> = HashMap::new();
     let mut position_of: HashMap<usize, usize> = HashMap::new();
     let mut resolved = Vec::new();
     for (i, pair) in pairs.pairs.iter().enumerate() {
         let n = i + 1;
         let &Pair {
             joiner_row,
-            joiner_index,
+            joiner_key,
             setup_position,
         } = pair;
         if setup_position >= permutation.positions() {
@@ -143,10 +164,10 @@ pub fn resolve(
                 rows: pairs.joiner_rows,
             });
         }
-        if joiner_index >= pairs.joiner_keys {
-            return Err(LinkageError::JoinerIndexOutOfRange {
+        if joiner_key >= pairs.joiner_keys {
+            return Err(LinkageError::JoinerKeyOutOfRange {
                 pair: n,
-                index: joiner_index,
+                key: joiner_key,
                 keys: pairs.joiner_keys,
             });
         }
@@ -156,20 +177,20 @@ pub fn resolve(
                 row: joiner_row + 1,
             });
         }
-        let first = *index_at.entry(setup_position).or_insert(joiner_index);
-        if first != joiner_index {
+        let first = *key_at.entry(setup_position).or_insert(joiner_key);
+        if first != joiner_key {
             return Err(LinkageError::PositionClaimedTwice {
                 pair: n,
                 position: setup_position,
                 first,
-                second: joiner_index,
+                second: joiner_key,
             });
         }
-        let first = *position_of.entry(joiner_index).or_insert(setup_position);
+        let first = *position_of.entry(joiner_key).or_insert(setup_position);
         if first != setup_position {
             return Err(LinkageError::KeyAtTwoPositions {
                 pair: n,
-                index: joiner_index,
+                key: joiner_key,
                 first,
                 second: setup_position,
             });
@@ -186,6 +207,42 @@ pub fn resolve(
     }
     resolved.sort_unstable();
     Ok(resolved)
+}
+
+/// Checks that each position of `permutation` holds exactly the rows of one distinct key of
+/// `keys`, and each key one position: a permutation spliced from another file, or with rows
+/// moved between positions of different keys, fails here even with matching header digests.
+fn check_groups(permutation: &Permutation, keys: &KeyTable) -> Result<(), LinkageError> {
+    let invalid = |what: String| Err(LinkageError::InvalidPermutation(what));
+    if permutation.positions() != keys.len() {
+        return invalid(format!(
+            "it has {} setup positions but the input has {} distinct keys",
+            permutation.positions(),
+            keys.len()
+        ));
+    }
+    let mut key_of_row = vec![None; keys.row_count()];
+    for key in 0..keys.len() {
+        for &row in keys.rows(key) {
+            key_of_row[row] = Some(key);
+        }
+    }
+    let mut placed = vec![false; keys.len()];
+    for position in 0..permutation.positions() {
+        let rows = permutation.rows_at(position);
+        let key = rows
+            .first()
+            .and_then(|&row| key_of_row.get(row).copied().flatten());
+        match key {
+            Some(key) if keys.rows(key) == rows && !placed[key] => placed[key] = true,
+            _ => {
+                return invalid(format!(
+                    "setup position {position} does not hold exactly the rows of one key of the input"
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -221,22 +278,23 @@ mod tests {
     fn an_honest_round_resolves_to_every_row_pair() {
         let (starter, permutation, pairs) = round();
         assert_eq!((pairs.joiner_rows, pairs.joiner_keys), (4, 3));
+        // Keys numbered by first row: "b" (rows 1, 2) is key 0, "a" (row 3) key 1.
         assert_eq!(
             pairs.pairs,
             [
                 Pair {
                     joiner_row: 1,
-                    joiner_index: 1,
+                    joiner_key: 0,
                     setup_position: 1
                 },
                 Pair {
                     joiner_row: 2,
-                    joiner_index: 1,
+                    joiner_key: 0,
                     setup_position: 1
                 },
                 Pair {
                     joiner_row: 3,
-                    joiner_index: 2,
+                    joiner_key: 1,
                     setup_position: 0
                 },
             ]
@@ -265,6 +323,28 @@ mod tests {
     }
 
     #[test]
+    fn a_spliced_permutation_is_refused() {
+        let (starter, permutation, pairs) = round();
+        let d = permutation.setup_digest();
+        // A row of "a" moved to the position of "b", digests kept.
+        let moved =
+            Permutation::from_entries(4, starter.digest(), d, 2, &[(0, 1), (0, 0), (1, 3)], None)
+                .unwrap();
+        assert_eq!(
+            resolve(&moved, &starter, &pairs).unwrap_err().to_string(),
+            "the permutation is invalid: setup position 0 does not hold exactly the rows of one key of the input"
+        );
+        // A row of "b" left at "a"'s position.
+        let split =
+            Permutation::from_entries(4, starter.digest(), d, 2, &[(0, 1), (0, 3), (1, 0)], None)
+                .unwrap();
+        assert!(matches!(
+            resolve(&split, &starter, &pairs),
+            Err(LinkageError::InvalidPermutation(_))
+        ));
+    }
+
+    #[test]
     fn pairs_of_another_setup_are_refused() {
         let (starter, permutation, mut pairs) = round();
         pairs.setup_digest = Digest::of(b"another setup");
@@ -289,8 +369,8 @@ mod tests {
             "pair 3: joiner row 5 is beyond the joiner's 4 rows"
         );
         assert_eq!(
-            forged(&|p| p.pairs[1].joiner_index = 3),
-            "pair 2: joiner index 3 is beyond the joiner's 3 keys"
+            forged(&|p| p.pairs[1].joiner_key = 3),
+            "pair 2: joiner key 3 is beyond the joiner's 3 keys"
         );
         assert_eq!(
             forged(&|p| p.pairs[1].joiner_row = 1),
@@ -298,11 +378,11 @@ mod tests {
         );
         assert_eq!(
             forged(&|p| p.pairs[2].setup_position = 1),
-            "pair 3: setup position 1 is claimed by joiner keys 1 and 2; it holds one key, so no honest joiner matches it twice"
+            "pair 3: setup position 1 is claimed by joiner keys 0 and 1; it holds one key, so no honest joiner matches it twice"
         );
         assert_eq!(
             forged(&|p| p.pairs[1].setup_position = 0),
-            "pair 2: joiner key 1 claims setup positions 1 and 0; positions hold distinct keys, so no honest joiner matches one key twice"
+            "pair 2: joiner key 0 claims setup positions 1 and 0; positions hold distinct keys, so no honest joiner matches one key twice"
         );
     }
 }

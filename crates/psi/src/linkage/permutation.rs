@@ -1,6 +1,11 @@
 //! The starter's map from raw-setup positions back to its rows.
 
+use sha2::{Digest as _, Sha256};
+
 use super::{Digest, KeyTable, LinkageError};
+
+/// What the entries digest starts with, so it is never the digest of anything else.
+const ENTRIES_DIGEST_DOMAIN: &[u8] = b"lockstep psi permutation entries v1\0";
 
 /// Which of the starter's rows each position of its raw setup stands for, and what it was made
 /// from: the starter's row count and key-column digest, and the setup message's digest.
@@ -60,19 +65,21 @@ impl Permutation {
     }
 
     /// A permutation as a front end read it back: `entries` are `(position, row)` pairs in any
-    /// order, over `positions` positions and `starter_rows` rows. Memory is proportional to
-    /// `entries`, whatever the two counts claim.
+    /// order, over `positions` positions and `starter_rows` rows; `entries_digest`, when given,
+    /// is the [`entries_digest`](Self::entries_digest) the writer recorded. Memory is
+    /// proportional to `entries`, whatever the two counts claim.
     ///
     /// # Errors
     /// [`LinkageError::InvalidPermutation`] naming the first entry (1-based, in the order
     /// given) that breaks an invariant: a position or row out of range, a row listed twice, or
-    /// a position without rows.
+    /// a position without rows; or entries whose digest is not `entries_digest` (edited).
     pub fn from_entries(
         starter_rows: usize,
         key_digest: Digest,
         setup_digest: Digest,
         positions: usize,
         entries: &[(usize, usize)],
+        entries_digest: Option<Digest>,
     ) -> Result<Self, LinkageError> {
         let invalid = |entry: usize, what: String| {
             Err(LinkageError::InvalidPermutation(format!(
@@ -130,12 +137,30 @@ impl Permutation {
             )));
         }
         rows_at.iter_mut().for_each(|rows| rows.sort_unstable());
-        Ok(Self {
+        let permutation = Self {
             starter_rows,
             key_digest,
             setup_digest,
             rows_at,
-        })
+        };
+        if entries_digest.is_some_and(|d| d != permutation.entries_digest()) {
+            return Err(LinkageError::InvalidPermutation(
+                "its entries are not those it was written with (edited?)".to_owned(),
+            ));
+        }
+        Ok(permutation)
+    }
+
+    /// A digest of [`entries`](Self::entries) in their order: a writer records it so that a
+    /// reader sees entries edited, moved or spliced in, which the structure alone cannot show
+    /// (two positions' rows swapped, say).
+    pub fn entries_digest(&self) -> Digest {
+        let mut hasher = Sha256::new().chain_update(ENTRIES_DIGEST_DOMAIN);
+        for (position, row) in self.entries() {
+            hasher.update((position as u64).to_le_bytes());
+            hasher.update((row as u64).to_le_bytes());
+        }
+        Digest::from_hasher(hasher)
     }
 
     /// Every `(setup position, starter row)`, by position then row.
@@ -193,9 +218,23 @@ mod tests {
             Digest::of(b"setup"),
             2,
             &[(1, 3), (0, 1), (1, 0)],
+            Some(p.entries_digest()),
         )
         .unwrap();
         assert_eq!(again, p);
+        // Two positions' rows swapped: a valid structure, but not the entries written.
+        let swapped = Permutation::from_entries(
+            4,
+            keys.digest(),
+            Digest::of(b"setup"),
+            2,
+            &[(1, 1), (0, 0), (0, 3)],
+            Some(p.entries_digest()),
+        );
+        assert_eq!(
+            swapped.unwrap_err().to_string(),
+            "the permutation is invalid: its entries are not those it was written with (edited?)"
+        );
     }
 
     #[test]
@@ -206,7 +245,7 @@ mod tests {
         assert!(Permutation::new(&[0, 0], &keys, d).is_err());
         assert!(Permutation::new(&[0, 2], &keys, d).is_err());
         let from = |entries: &[(usize, usize)]| {
-            Permutation::from_entries(4, d, d, 2, entries)
+            Permutation::from_entries(4, d, d, 2, entries, None)
                 .unwrap_err()
                 .to_string()
         };
@@ -231,6 +270,6 @@ mod tests {
             "the permutation is invalid: 1 entries cannot cover 2 setup positions"
         );
         // Counts as large as a file may claim allocate nothing.
-        assert!(Permutation::from_entries(usize::MAX, d, d, usize::MAX, &[(0, 0)]).is_err());
+        assert!(Permutation::from_entries(usize::MAX, d, d, usize::MAX, &[(0, 0)], None).is_err());
     }
 }
