@@ -252,17 +252,13 @@ pub(crate) struct BenchPsiArgs {
     pub(crate) no_peers: bool,
 }
 
-/// The fewest keys a PSI worker gets: about 15 ms of curve work, so small inputs stay on one
-/// worker.
-pub(crate) const PSI_MIN_KEYS_PER_WORKER: usize = 256;
-
 impl Cli {
     /// The shard policy: `--workers`, else `LOCKSTEP_WORKERS` (read only without the flag),
     /// else the detected parallelism. A bad count is a usage error.
     pub(crate) fn policy(&self) -> anyhow::Result<ShardPolicy> {
         let policy = match self.workers.as_slice() {
             [] => ShardPolicy::from_env(),
-            [one] => ShardPolicy::detected().with_workers(Some(*one)),
+            [one] => ShardPolicy::detected().with_request(*one, "--workers"),
             _ => {
                 return Err(UsageError(
                     "--workers takes one count here; only `bench` takes a list".to_owned(),
@@ -272,7 +268,7 @@ impl Cli {
         };
         Ok(policy
             .map_err(|e| UsageError(e.to_string()))?
-            .with_min_items_per_worker(PSI_MIN_KEYS_PER_WORKER))
+            .with_min_items_per_worker(lockstep_psi::MIN_KEYS_PER_WORKER))
     }
 
     /// The worker counts `bench` runs at: the `--workers` list, else 1 and the policy's count.

@@ -3,15 +3,11 @@
 use std::io::Write;
 
 use lockstep_psi::Backend;
-use lockstep_shard::{ShardPolicy, WorkerSource};
+use lockstep_shard::ShardPolicy;
 
 /// Prints the version, the host's parallelism and the policy's worker count.
 pub(crate) fn print(out: &mut impl Write, policy: &ShardPolicy) -> anyhow::Result<()> {
-    let source = match policy.source() {
-        WorkerSource::Detected => "detected parallelism",
-        WorkerSource::Environment => "LOCKSTEP_WORKERS",
-        WorkerSource::Explicit => "--workers",
-    };
+    let source = policy.source().name();
     writeln!(out, "lockstep {}", env!("CARGO_PKG_VERSION"))?;
     writeln!(out, "parallelism: {}", policy.detected_parallelism())?;
     writeln!(

@@ -16,7 +16,7 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use lockstep_psi::Backend;
-use lockstep_shard::{Control, Pool, ShardPolicy, WorkerSource};
+use lockstep_shard::{Control, Pool, ShardPolicy};
 
 use crate::args::{PsiArgs, PsiCommand};
 use crate::files::{Files, Staged};
@@ -57,23 +57,11 @@ impl Context {
     /// A pool sized by the policy for `items` items; a worker count asked for (flag or
     /// environment) and lowered because the input is small is said so, never silently.
     pub(crate) fn pool(&self, items: usize) -> anyhow::Result<Pool> {
-        let workers = self.policy.workers_for(items);
-        let origin = match self.policy.source() {
-            WorkerSource::Explicit => Some("--workers"),
-            WorkerSource::Environment => Some(lockstep_shard::WORKERS_ENV),
-            _ => None,
-        };
-        if let Some(origin) = origin
-            && workers < self.policy.base()
-        {
-            self.note(&format!(
-                "{origin} {} lowered to {workers} for {} keys: a worker gets at least {}",
-                self.policy.base(),
-                thousands(items),
-                self.policy.min_items_per_worker()
-            ));
+        let decision = self.policy.decide(items);
+        if let Some(lowered) = decision.lowered {
+            self.note(&lowered.to_string());
         }
-        Ok(Pool::new(workers)?)
+        Ok(Pool::new(decision.workers)?)
     }
 
     /// Checks and stages a command's files (see [`Files::prepare`]), noting stale temporary

@@ -67,6 +67,11 @@ pub mod reference;
 mod starter;
 mod wire;
 
+/// The fewest keys a PSI worker should get (a shard policy's minimum of items per worker): 256
+/// keys are about 15 ms of curve work on one core, below which a thread costs more than it
+/// saves.
+pub const MIN_KEYS_PER_WORKER: usize = 256;
+
 pub use backend::{Backend, UnknownBackend};
 pub use curve::{ELEMENT_LEN, Element};
 pub use decode::Limits;

@@ -8,13 +8,20 @@
 //!   parallel efficiency (time at 1 worker / (2 x time at 2 workers)).
 //! - `pipeline/*`: the same trivial map over a 1,048,576-item stream in 4,096-item chunks,
 //!   read from memory and written to a checksum.
+//! - `blocks_trivial/*`: `for_each_block` over 1,048,576 f32 in 4,096-item blocks, one
+//!   multiply-add each, in place, against the bare serial loop: the plan executor's shape.
+//! - `blocks_work/*`: `for_each_block` over 65,536 items of about 1 us.
+//! - `owners/*`: 1,048,576 updates (a ~0.1 us xorshift each) to 4,096 targets, read from a
+//!   stream in batches of 16,384: batch by batch (`apply`, reading between batches) against
+//!   `apply_stream` (reading the next batch while the owners apply), with uniform targets and
+//!   with 70% of updates on target 0, without and with it declared hot.
 //!
 //! Every parallel variant checks its result against the serial one before it is timed.
 
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use lockstep_shard::{Control, Pool};
+use lockstep_shard::{Control, Cut, Owned, Pool};
 
 const TRIVIAL_ITEMS: usize = 1 << 20;
 const WORK_ITEMS: usize = 1 << 16;
@@ -115,5 +122,194 @@ fn bench_pipeline(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_maps, bench_pipeline);
+const BLOCK: usize = 4096;
+
+fn bench_blocks(c: &mut Criterion) {
+    let input: Vec<f32> = (0..TRIVIAL_ITEMS).map(|i| i as f32 * 0.25).collect();
+    let serial = |data: &mut [f32]| data.iter_mut().for_each(|x| *x = *x * 1.5 + 0.5);
+    let mut expected = input.clone();
+    serial(&mut expected);
+    let mut group = c.benchmark_group("blocks_trivial");
+    group.throughput(Throughput::Elements(TRIVIAL_ITEMS as u64));
+    let mut data = input.clone();
+    group.bench_function("serial", |b| {
+        b.iter(|| {
+            data.copy_from_slice(&input);
+            serial(black_box(&mut data));
+        });
+    });
+    for workers in WORKERS {
+        let pool = Pool::new(workers).expect("pool");
+        let control = Control::new();
+        let run = |data: &mut Vec<f32>| {
+            data.copy_from_slice(&input);
+            pool.for_each_block(
+                &control,
+                &mut data[..],
+                Cut::Blocks(BLOCK),
+                |_, _, block| {
+                    serial(block);
+                    Ok::<_, ()>(())
+                },
+            )
+            .expect("infallible");
+        };
+        run(&mut data);
+        assert_eq!(data, expected);
+        group.bench_function(BenchmarkId::new("workers", workers), |b| {
+            b.iter(|| run(&mut data))
+        });
+    }
+    group.finish();
+
+    let items: Vec<u64> = (0..WORK_ITEMS as u64).collect();
+    let expected = serial_map(&items, work);
+    let mut group = c.benchmark_group("blocks_work");
+    group.throughput(Throughput::Elements(WORK_ITEMS as u64));
+    let mut out = vec![0u64; WORK_ITEMS];
+    group.bench_function("serial", |b| {
+        b.iter(|| {
+            for (i, (o, x)) in out.iter_mut().zip(&items).enumerate() {
+                *o = work(i, x);
+            }
+        });
+    });
+    for workers in WORKERS {
+        let pool = Pool::new(workers).expect("pool");
+        let control = Control::new();
+        let run = |out: &mut Vec<u64>| {
+            pool.for_each_block(
+                &control,
+                (&mut out[..], &items[..]),
+                Cut::Blocks(256),
+                |_, range, (out, items)| {
+                    for ((i, o), x) in range.zip(out.iter_mut()).zip(items) {
+                        *o = work(i, x);
+                    }
+                    Ok::<_, ()>(())
+                },
+            )
+            .expect("infallible");
+        };
+        run(&mut out);
+        assert_eq!(out, expected);
+        group.bench_function(BenchmarkId::new("workers", workers), |b| {
+            b.iter(|| run(&mut out))
+        });
+    }
+    group.finish();
+}
+
+const UPDATES: usize = 1 << 20;
+const TARGETS: usize = 4096;
+const BATCH: usize = 16_384;
+
+/// About 0.1 us of arithmetic folded into a target.
+fn fold(target: &mut u64, update: &(usize, u64)) -> Result<(), ()> {
+    let mut v = update.1 | 1;
+    for _ in 0..40 {
+        v ^= v << 13;
+        v ^= v >> 7;
+        v ^= v << 17;
+    }
+    *target = target.wrapping_add(v);
+    Ok(())
+}
+
+fn bench_owners(c: &mut Criterion) {
+    for (name, hot_share) in [("uniform", 0u64), ("hot70", 70)] {
+        let updates: Vec<(usize, u64)> = (0..UPDATES as u64)
+            .map(|i| {
+                let r = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32;
+                let target = if r % 100 < hot_share {
+                    0
+                } else {
+                    (r % TARGETS as u64) as usize
+                };
+                (target, i)
+            })
+            .collect();
+        let mut serial = vec![0u64; TARGETS];
+        for u in &updates {
+            fold(&mut serial[u.0], u).expect("infallible");
+        }
+        let mut group = c.benchmark_group(format!("owners_{name}"));
+        group.sample_size(10);
+        group.throughput(Throughput::Elements(UPDATES as u64));
+        group.bench_function("serial", |b| {
+            b.iter(|| {
+                let mut targets = vec![0u64; TARGETS];
+                for u in &updates {
+                    fold(&mut targets[u.0], u).expect("infallible");
+                }
+                targets
+            });
+        });
+        for workers in WORKERS {
+            let pool = Pool::new(workers).expect("pool");
+            let control = Control::new();
+            let owned = |hot: bool| {
+                let owned = Owned::new(vec![0u64; TARGETS], workers);
+                if hot {
+                    owned.with_hot(
+                        &[0],
+                        || 0,
+                        |t, p| {
+                            *t = t.wrapping_add(*p);
+                            *p = 0;
+                        },
+                    )
+                } else {
+                    owned
+                }
+            };
+            let batched = || {
+                let mut owned = owned(false);
+                for (k, batch) in updates.chunks(BATCH).enumerate() {
+                    // Reading a batch: copying it from the stream.
+                    let batch: Vec<(usize, u64)> = batch.to_vec();
+                    owned
+                        .apply(&pool, &control, k * BATCH, &batch, |u| u.0, fold)
+                        .expect("infallible");
+                }
+                owned.into_vec()
+            };
+            let streamed = |hot: bool| {
+                let mut owned = owned(hot);
+                owned
+                    .apply_stream(
+                        &pool,
+                        &control,
+                        updates.iter().map(|&u| Ok(u)),
+                        BATCH,
+                        |u| u.0,
+                        fold,
+                    )
+                    .expect("infallible");
+                owned.into_vec()
+            };
+            assert_eq!(batched(), serial);
+            assert_eq!(streamed(false), serial);
+            assert_eq!(streamed(true), serial);
+            group.bench_function(BenchmarkId::new("batched", workers), |b| b.iter(batched));
+            group.bench_function(BenchmarkId::new("overlapped", workers), |b| {
+                b.iter(|| streamed(false));
+            });
+            if hot_share > 0 {
+                group.bench_function(BenchmarkId::new("overlapped_hot", workers), |b| {
+                    b.iter(|| streamed(true));
+                });
+            }
+        }
+        group.finish();
+    }
+}
+
+criterion_group!(
+    benches,
+    bench_maps,
+    bench_pipeline,
+    bench_blocks,
+    bench_owners
+);
 criterion_main!(benches);

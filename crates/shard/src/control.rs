@@ -1,14 +1,17 @@
-//! What a caller hands to every run: cancellation and progress.
+//! What a caller hands to every run: cancellation, progress and the watchdog.
 
-use crate::{CancelToken, Progress};
+use crate::{CancelToken, Progress, Watchdog};
 
-/// The caller's handles on a run: a cancellation token and a progress sink.
+/// The caller's handles on a run: a cancellation token, a progress sink, and the watchdog that
+/// fails a run whose tasks fall silent.
 ///
-/// `Control::default()` never cancels and reports nowhere. Clones share both handles.
+/// `Control::default()` never cancels, reports nowhere and watches with
+/// [`Watchdog::DEFAULT`]. Clones share the token and the sink.
 #[derive(Clone, Debug, Default)]
 pub struct Control {
     cancel: CancelToken,
     progress: Progress,
+    watchdog: Watchdog,
 }
 
 impl Control {
@@ -27,6 +30,17 @@ impl Control {
     pub fn with_progress(mut self, progress: Progress) -> Self {
         self.progress = progress;
         self
+    }
+
+    /// Uses `watchdog` for the runs of this control.
+    pub fn with_watchdog(mut self, watchdog: Watchdog) -> Self {
+        self.watchdog = watchdog;
+        self
+    }
+
+    /// The watchdog setting.
+    pub fn watchdog(&self) -> Watchdog {
+        self.watchdog
     }
 
     /// The cancellation token.

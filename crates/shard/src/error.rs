@@ -7,7 +7,8 @@ use std::any::Any;
 /// # Determinism
 /// When several tasks fail, the error returned is the one at the lowest input position, whatever
 /// the order in which the workers reached their failures: the same input gives the same error at
-/// every worker count. (Cancellation is the exception: it comes from outside the input.)
+/// every worker count. (Cancellation and stalls are the exceptions: they come from outside the
+/// input. Cancellation wins over everything; an input failure wins over a stall.)
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error<E> {
@@ -24,7 +25,8 @@ pub enum Error<E> {
     /// A task panicked. The panic was caught on the worker; the process keeps running.
     #[error("a worker panicked at input position {position}: {message}")]
     Panic {
-        /// The first input position of the task that panicked.
+        /// The position the task last reported (its item in item-wise primitives; its block's or
+        /// range's first position, or what it reported with [`Check::at`](crate::Check::at)).
         position: usize,
         /// The panic message, if it was a string.
         message: String,
@@ -32,28 +34,59 @@ pub enum Error<E> {
     /// The run was cancelled through its [`CancelToken`](crate::CancelToken).
     #[error("cancelled")]
     Cancelled,
-    /// An owner-partitioned update named a target outside the target set.
+    /// A task reported no progress for longer than the run's [`Watchdog`](crate::Watchdog)
+    /// allows; every task was told to stop.
     #[error(
-        "update at input position {position} names target {target}, but there are only {targets} targets"
+        "a worker stalled: the task starting at input position {position} reported no progress for {silent:.1?} (the watchdog allows {timeout:.1?})"
     )]
-    TargetOutOfRange {
-        /// The update's position in its input.
+    Stalled {
+        /// The silent task's first input position.
         position: usize,
-        /// The target it names.
-        target: usize,
-        /// The number of targets.
-        targets: usize,
+        /// The task's index in the run.
+        task: usize,
+        /// How long it had been silent.
+        silent: std::time::Duration,
+        /// The timeout it passed.
+        timeout: std::time::Duration,
     },
 }
 
 impl<E> Error<E> {
-    /// The input position the failure belongs to, if it has one.
+    /// The input position the failure belongs to, if it has one (cancellation and stalls
+    /// come from outside the input and have none).
     pub fn position(&self) -> Option<usize> {
         match self {
-            Self::Task { position, .. }
-            | Self::Panic { position, .. }
-            | Self::TargetOutOfRange { position, .. } => Some(*position),
-            Self::Cancelled => None,
+            Self::Task { position, .. } | Self::Panic { position, .. } => Some(*position),
+            Self::Cancelled | Self::Stalled { .. } => None,
+        }
+    }
+
+    /// The same failure with its position moved `offset` later: the position of a run over a
+    /// part of a larger input, in the larger input (budgeted branches report their failures
+    /// this way).
+    #[must_use]
+    pub fn shifted(self, offset: usize) -> Self {
+        match self {
+            Self::Task { position, source } => Self::Task {
+                position: position.saturating_add(offset),
+                source,
+            },
+            Self::Panic { position, message } => Self::Panic {
+                position: position.saturating_add(offset),
+                message,
+            },
+            Self::Stalled {
+                position,
+                task,
+                silent,
+                timeout,
+            } => Self::Stalled {
+                position: position.saturating_add(offset),
+                task,
+                silent,
+                timeout,
+            },
+            Self::Cancelled => Self::Cancelled,
         }
     }
 
@@ -71,14 +104,16 @@ impl<E> Error<E> {
             },
             Self::Panic { position, message } => Error::Panic { position, message },
             Self::Cancelled => Error::Cancelled,
-            Self::TargetOutOfRange {
+            Self::Stalled {
                 position,
-                target,
-                targets,
-            } => Error::TargetOutOfRange {
+                task,
+                silent,
+                timeout,
+            } => Error::Stalled {
                 position,
-                target,
-                targets,
+                task,
+                silent,
+                timeout,
             },
         }
     }

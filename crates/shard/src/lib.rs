@@ -34,23 +34,34 @@
 //! ```
 #![forbid(unsafe_code)]
 
+mod blocks;
+mod branches;
 mod cancel;
 mod control;
 mod error;
+mod maps;
 mod merge;
 mod owners;
 mod pipeline;
 mod policy;
 mod pool;
 mod progress;
+mod run;
 pub mod split;
+mod watchdog;
 
+pub use blocks::{Cut, Parts};
 pub use cancel::CancelToken;
 pub use control::Control;
 pub use error::{Error, PoolError};
 pub use merge::{MergeError, Merged, SortedShard, merge_sorted_by_bytes};
-pub use owners::Owned;
+pub use owners::{Owned, OwnedError};
 pub use pipeline::PipelineStats;
-pub use policy::{DEFAULT_CAP, PolicyError, ShardPolicy, WORKERS_ENV, WorkerSource, parse_workers};
-pub use pool::{Check, Pool};
+pub use policy::{
+    DEFAULT_CAP, Decision, Lowered, PolicyError, ShardPolicy, WORKERS_ENV, WorkerSource,
+    parse_workers,
+};
+pub use pool::Pool;
 pub use progress::{Progress, Report};
+pub use run::Check;
+pub use watchdog::Watchdog;

@@ -1,6 +1,6 @@
 //! The ordered chunk pipeline: bounded-memory parallel processing of a stream.
 
-use crate::{Control, Error, Pool};
+use crate::{Check, Control, Cut, Error, Pool};
 
 /// What a finished [`Pool::pipeline`] run did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -52,8 +52,93 @@ impl Pool {
         &self,
         control: &Control,
         chunk_items: usize,
-        mut read: impl FnMut(&mut Vec<I>, usize) -> Result<(), E>,
+        read: impl FnMut(&mut Vec<I>, usize) -> Result<(), E>,
         process: impl Fn(usize, &I) -> Result<O, E> + Sync,
+        write: impl FnMut(usize, &[O]) -> Result<(), E>,
+    ) -> Result<PipelineStats, Error<E>>
+    where
+        I: Send + Sync,
+        O: Send,
+        E: Send,
+    {
+        self.stream(
+            control,
+            chunk_items,
+            read,
+            |pool, inner, position, chunk, output| {
+                output.clear();
+                pool.map_items_into(inner, chunk, position, output, &process)
+            },
+            write,
+        )
+    }
+
+    /// [`pipeline`](Self::pipeline) whose process step gets blocks of items and writes their
+    /// outputs in place: `process(check, first_position, inputs, outputs)` fills `outputs`
+    /// (the block's slots of the chunk's output buffer, preallocated with `O::default()` and
+    /// reused from chunk to chunk) from `inputs`, for work shared by a block (one field
+    /// inversion for a block of points). Blocks are `block_len` items (0 counts as 1) within a
+    /// chunk, and depend on the worker count: `process` must give each item what it would give
+    /// it alone.
+    ///
+    /// # Determinism
+    /// As [`pipeline`](Self::pipeline): the sequence of `write` calls equals the serial loop's.
+    ///
+    /// # Memory
+    /// At most two input chunks and one output chunk, with no per-task parts:
+    /// `2 * chunk_items * size_of::<I>() + chunk_items * size_of::<O>()` bytes, plus what
+    /// `read`, `process` and `write` hold themselves.
+    ///
+    /// # Errors
+    /// As [`pipeline`](Self::pipeline), except that a block's failure is at its first position
+    /// unless `process` says where with [`Check::at`](crate::Check::at).
+    ///
+    /// # Panics
+    /// As [`pipeline`](Self::pipeline).
+    pub fn pipeline_blocks<I, O, E>(
+        &self,
+        control: &Control,
+        chunk_items: usize,
+        block_len: usize,
+        read: impl FnMut(&mut Vec<I>, usize) -> Result<(), E>,
+        process: impl Fn(&Check<'_>, usize, &[I], &mut [O]) -> Result<(), E> + Sync,
+        write: impl FnMut(usize, &[O]) -> Result<(), E>,
+    ) -> Result<PipelineStats, Error<E>>
+    where
+        I: Send + Sync,
+        O: Send + Default,
+        E: Send,
+    {
+        self.stream(
+            control,
+            chunk_items,
+            read,
+            |pool, inner, position, chunk, output| {
+                output.truncate(chunk.len());
+                output.resize_with(chunk.len(), O::default);
+                pool.for_each_block(
+                    inner,
+                    (chunk, &mut output[..]),
+                    Cut::Blocks(block_len),
+                    |check, range, (inputs, outputs)| {
+                        // Positions in the stream, not the chunk.
+                        check.at(position + range.start);
+                        process(check, position + range.start, inputs, outputs)
+                    },
+                )
+            },
+            write,
+        )
+    }
+
+    /// The pipeline's loop: `process_chunk(pool, inner control, first position, chunk, output)`
+    /// fills the output buffer for one chunk on the workers while the next chunk is read.
+    fn stream<I, O, E>(
+        &self,
+        control: &Control,
+        chunk_items: usize,
+        mut read: impl FnMut(&mut Vec<I>, usize) -> Result<(), E>,
+        process_chunk: impl Fn(&Pool, &Control, usize, &[I], &mut Vec<O>) -> Result<(), Error<E>> + Sync,
         mut write: impl FnMut(usize, &[O]) -> Result<(), E>,
     ) -> Result<PipelineStats, Error<E>>
     where
@@ -68,8 +153,10 @@ impl Pool {
         let mut next: Vec<I> = Vec::with_capacity(chunk_items);
         let mut output: Vec<O> = Vec::with_capacity(chunk_items);
 
-        // Progress is reported per written chunk, so the inner maps report nowhere.
-        let inner = Control::new().with_cancel(control.cancel_token().clone());
+        // Progress is reported per written chunk, so the inner runs report nowhere.
+        let inner = Control::new()
+            .with_cancel(control.cancel_token().clone())
+            .with_watchdog(control.watchdog());
         // A read that fails after appending items still delivers them: they are processed and
         // written like any chunk, then the failure (positioned after them) ends the run, as in
         // the serial loop.
@@ -78,22 +165,19 @@ impl Pool {
             if control.is_cancelled() {
                 return Err(Error::Cancelled);
             }
-            output.clear();
             let next_position = position + current.len();
-            let mut processed = Ok(());
-            let fetched = self.rayon().in_place_scope(|scope| {
-                scope.spawn(|_| {
-                    processed =
-                        self.map_items_into(&inner, &current, position, &mut output, &process);
-                });
-                // Runs on the calling thread while the workers process; the scope then waits.
-                if read_failure.is_none() {
-                    read_chunk(&mut read, &mut next, chunk_items, next_position)
-                } else {
-                    next.clear();
-                    None
-                }
-            });
+            let (processed, fetched) = self.overlap(
+                || process_chunk(self, &inner, position, &current, &mut output),
+                // Runs on the calling thread while the workers process.
+                || {
+                    if read_failure.is_none() {
+                        read_chunk(&mut read, &mut next, chunk_items, next_position)
+                    } else {
+                        next.clear();
+                        None
+                    }
+                },
+            );
             // Deterministic order of failure: this chunk's items, then its write, then the read
             // that ended this chunk, then the read of the next one (whose positions come after).
             processed?;

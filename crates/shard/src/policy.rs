@@ -21,8 +21,58 @@ pub enum WorkerSource {
     Detected,
     /// The `LOCKSTEP_WORKERS` environment variable.
     Environment,
-    /// An explicit request from the caller (a `--workers` flag, an option).
-    Explicit,
+    /// An explicit request from the caller, named as the caller named it (a flag such as
+    /// `--workers`, an option such as `workers`).
+    Requested(&'static str),
+}
+
+impl WorkerSource {
+    /// How a message names this source: `detected parallelism`, `LOCKSTEP_WORKERS`, or the
+    /// caller's name for its request.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Detected => "detected parallelism",
+            Self::Environment => WORKERS_ENV,
+            Self::Requested(origin) => origin,
+        }
+    }
+}
+
+/// A worker count asked for (by a request or the environment) and lowered for a small input:
+/// a run must say so, never lower a request silently.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Lowered {
+    /// The count asked for.
+    pub requested: usize,
+    /// Where it was asked for.
+    pub source: WorkerSource,
+    /// The items of the run.
+    pub items: usize,
+    /// The policy's minimum of items per worker.
+    pub min_items_per_worker: usize,
+}
+
+impl std::fmt::Display for Lowered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {} lowered to {} for {} items: a worker gets at least {}",
+            self.source.name(),
+            self.requested,
+            (self.items / self.min_items_per_worker).max(1),
+            self.items,
+            self.min_items_per_worker
+        )
+    }
+}
+
+/// The worker count of a run, and whether a request was lowered to reach it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Decision {
+    /// The workers to use.
+    pub workers: usize,
+    /// Set when a requested count (flag, option or environment) was lowered for a small input.
+    pub lowered: Option<Lowered>,
 }
 
 /// Errors in a worker-count setting.
@@ -56,7 +106,8 @@ pub enum PolicyError {
 ///
 /// where `base` is the explicit request if any, else the `LOCKSTEP_WORKERS` override if any, else
 /// the detected parallelism. An explicit request above the cap is an error, not silently lowered;
-/// the detected parallelism is capped silently.
+/// the detected parallelism is capped silently; a request lowered for a small input is reported
+/// by [`decide`](Self::decide) for the run to say so.
 ///
 /// # Determinism
 /// The worker count never changes output bytes (every parallel path in lockstep is byte-identical
@@ -108,16 +159,17 @@ impl ShardPolicy {
         }
     }
 
-    /// Applies an explicit request (a `--workers` flag or an API option), which overrides the
-    /// environment. `None` leaves the policy as it is.
+    /// Applies an explicit request, which overrides the environment; `origin` is how the caller
+    /// names it in messages (a flag such as `--workers`, an option such as `workers`).
     ///
     /// # Errors
-    /// [`PolicyError::OverCap`] if `workers` exceeds the cap.
-    pub fn with_workers(self, workers: Option<NonZeroUsize>) -> Result<Self, PolicyError> {
-        match workers {
-            None => Ok(self),
-            Some(n) => self.request(n, WorkerSource::Explicit, "--workers"),
-        }
+    /// [`PolicyError::OverCap`] (naming `origin`) if `workers` exceeds the cap.
+    pub fn with_request(
+        self,
+        workers: NonZeroUsize,
+        origin: &'static str,
+    ) -> Result<Self, PolicyError> {
+        self.request(workers, WorkerSource::Requested(origin), origin)
     }
 
     /// Sets the cap. Set it before applying requests, so that they are checked against it; a
@@ -128,7 +180,9 @@ impl ShardPolicy {
     }
 
     /// Sets the minimum number of items each worker must get, so small inputs stay on one worker.
-    /// Zero is treated as one.
+    /// Zero is treated as one; the default is one. Each engine sets its own (what a worker's
+    /// share must hold to be worth a thread: PSI's 256 keys are 15 ms of curve work, a plan's
+    /// elements or a ceremony's points cost otherwise).
     pub fn with_min_items_per_worker(mut self, items: usize) -> Self {
         self.min_items_per_worker = items.max(1);
         self
@@ -143,8 +197,23 @@ impl ShardPolicy {
     /// The worker count for a run over `items` items: see the type's documentation for the rule.
     /// Always at least 1, at most the cap.
     pub fn workers_for(&self, items: usize) -> usize {
+        self.decide(items).workers
+    }
+
+    /// The worker count for a run over `items` items, and, when a count that was asked for
+    /// (not merely detected) is lowered by the per-worker minimum, what to tell the user.
+    pub fn decide(&self, items: usize) -> Decision {
         let by_work = (items / self.min_items_per_worker).max(1);
-        self.base().min(by_work)
+        let base = self.base();
+        let workers = base.min(by_work);
+        let lowered =
+            (workers < base && self.source != WorkerSource::Detected).then_some(Lowered {
+                requested: base,
+                source: self.source,
+                items,
+                min_items_per_worker: self.min_items_per_worker,
+            });
+        Decision { workers, lowered }
     }
 
     /// The worker count before the per-worker minimum is applied (the count for a large input).
@@ -228,15 +297,14 @@ mod tests {
     fn explicit_beats_environment_beats_detection() {
         let env = host(8).with_env_value(Some("3")).unwrap();
         assert_eq!((env.base(), env.source()), (3, WorkerSource::Environment));
-        let explicit = env.with_workers(Some(nz(5))).unwrap();
+        let explicit = env.with_request(nz(5), "--workers").unwrap();
         assert_eq!(
             (explicit.base(), explicit.source()),
-            (5, WorkerSource::Explicit)
+            (5, WorkerSource::Requested("--workers"))
         );
         // Explicit counts may exceed the detected parallelism (tests run 5 workers on 2 cores).
-        assert_eq!(host(2).with_workers(Some(nz(5))).unwrap().base(), 5);
+        assert_eq!(host(2).with_request(nz(5), "workers").unwrap().base(), 5);
         assert_eq!(host(2).with_env_value(Some(" ")).unwrap().base(), 2);
-        assert_eq!(host(2).with_workers(None).unwrap().base(), 2);
     }
 
     #[test]
@@ -254,10 +322,17 @@ mod tests {
             host(2).with_env_value(Some("-3")),
             Err(PolicyError::NotAPositiveInteger { .. })
         ));
-        let err = host(2).with_workers(Some(nz(10_000))).unwrap_err();
+        let err = host(2).with_request(nz(10_000), "--workers").unwrap_err();
         assert_eq!(
             err.to_string(),
             "--workers asks for 10000 workers, above the cap of 256"
+        );
+        let err = host(2)
+            .with_request(nz(300), "the workers option")
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("the workers option asks for 300")
         );
     }
 
@@ -270,5 +345,30 @@ mod tests {
         assert_eq!(p.workers_for(2000), 2);
         assert_eq!(p.workers_for(10_000_000), 16);
         assert_eq!(host(4).with_min_items_per_worker(0).workers_for(3), 3);
+    }
+
+    #[test]
+    fn a_lowered_request_is_said_never_a_detected_count() {
+        let p = host(16).with_min_items_per_worker(256);
+        assert_eq!(p.decide(1000).lowered, None);
+        let asked = p.clone().with_request(nz(5), "--workers").unwrap();
+        let decision = asked.decide(700);
+        assert_eq!(decision.workers, 2);
+        assert_eq!(
+            decision.lowered.unwrap().to_string(),
+            "--workers 5 lowered to 2 for 700 items: a worker gets at least 256"
+        );
+        assert_eq!(asked.decide(5 * 256).lowered, None);
+        let env = host(16)
+            .with_min_items_per_worker(256)
+            .with_env_value(Some("4"))
+            .unwrap();
+        assert!(
+            env.decide(10)
+                .lowered
+                .unwrap()
+                .to_string()
+                .starts_with("LOCKSTEP_WORKERS 4 lowered to 1")
+        );
     }
 }

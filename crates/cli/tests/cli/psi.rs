@@ -211,7 +211,7 @@ fn outputs_do_not_depend_on_the_worker_count() {
     );
     assert!(
         run.stderr
-            .contains("--workers 5 lowered to 1 for 3 keys: a worker gets at least 256"),
+            .contains("--workers 5 lowered to 1 for 3 items: a worker gets at least 256"),
         "{}",
         run.stderr
     );

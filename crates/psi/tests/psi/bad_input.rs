@@ -5,7 +5,7 @@ use lockstep_psi::{
 use lockstep_shard::{Control, Pool};
 use proptest::prelude::*;
 
-use crate::{WORKER_COUNTS, joiner, starter, values};
+use crate::{joiner, pools, starter, values};
 
 const SK: &str = "1111111111111111111111111111111111111111111111111111111111111111";
 const JK: &str = "2222222222222222222222222222222222222222222222222222222222222222";
@@ -186,8 +186,7 @@ fn a_bad_element_deep_in_a_message_is_named_by_its_index() {
     for backend in Backend::available() {
         let s = starter(SK, Mode::Reveal, *backend);
         let j = joiner(JK, Mode::Reveal, *backend);
-        for workers in WORKER_COUNTS {
-            let pool = Pool::new(workers).unwrap();
+        for (workers, pool) in pools() {
             let control = Control::new();
             let mut request = j.request(&pool, &control, &inputs).unwrap();
             let response = s.respond(&pool, &control, &request).unwrap();

@@ -22,6 +22,24 @@ use lockstep_psi::{Backend, Joiner, Key, Mode, Starter};
 /// Worker counts every parallel path is compared at (odd counts find boundary bugs).
 pub(crate) const WORKER_COUNTS: [usize; 4] = [1, 2, 3, 5];
 
+/// A pool at each of [`WORKER_COUNTS`] and a current-thread pool (the browser build's), named.
+pub(crate) fn pools() -> Vec<(String, lockstep_shard::Pool)> {
+    let mut pools: Vec<_> = WORKER_COUNTS
+        .iter()
+        .map(|&w| {
+            (
+                format!("{w} workers"),
+                lockstep_shard::Pool::new(w).unwrap(),
+            )
+        })
+        .collect();
+    pools.push((
+        "the current thread".to_owned(),
+        lockstep_shard::Pool::current_thread(),
+    ));
+    pools
+}
+
 /// The key with these hex bytes.
 pub(crate) fn key(hex_key: &str) -> Key {
     Key::from_bytes(&hex::decode(hex_key).unwrap()).unwrap()

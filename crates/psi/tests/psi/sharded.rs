@@ -1,9 +1,9 @@
 use lockstep_psi::{
     Backend, Mode, Response, ServerSetup, SetupFormat, SetupParams, Starter, reference,
 };
-use lockstep_shard::{Control, Pool};
+use lockstep_shard::Control;
 
-use crate::{WORKER_COUNTS, joiner, starter, values};
+use crate::{joiner, pools, starter, values};
 
 const SK: &str = "5e1ec7ab1e5e1ec7ab1e5e1ec7ab1e5e1ec7ab1e5e1ec7ab1e5e1ec7ab1e0001";
 const JK: &str = "0b1e55ed0b1e55ed0b1e55ed0b1e55ed0b1e55ed0b1e55ed0b1e55ed0b1e0002";
@@ -29,8 +29,7 @@ fn check_round(starter_values: &[String], joiner_values: &[String]) {
     let request = reference::request(&j, joiner_values).unwrap();
     let response = reference::respond(&s, &request).unwrap();
     let table = reference::association_table(&j, &setups[0].message, &response, n).unwrap();
-    for workers in WORKER_COUNTS {
-        let pool = Pool::new(workers).unwrap();
+    for (workers, pool) in pools() {
         let control = Control::new();
         for expected in &setups {
             let format = match expected.message {
@@ -119,11 +118,11 @@ fn size_only_rounds_are_sorted_and_equal_at_every_worker_count() {
     let request = reference::request(&j, &values("w", 0, 77)).unwrap();
     let response = reference::respond(&s, &request).unwrap();
     assert!(response.elements.windows(2).all(|w| w[0] <= w[1]));
-    for workers in WORKER_COUNTS {
-        let pool = Pool::new(workers).unwrap();
+    for (workers, pool) in pools() {
         assert_eq!(
             s.respond(&pool, &Control::new(), &request).unwrap(),
-            response
+            response,
+            "on {workers}"
         );
     }
 }

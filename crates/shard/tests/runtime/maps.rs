@@ -4,7 +4,7 @@ use std::time::Duration;
 use lockstep_shard::{CancelToken, Control, Error, Pool, Progress, split};
 use proptest::prelude::*;
 
-use crate::{WORKER_COUNTS, quiet_intentional_panics};
+use crate::quiet_intentional_panics;
 
 fn mix(i: usize, x: u64) -> u64 {
     x.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (i as u64).rotate_left(17)
@@ -16,8 +16,7 @@ proptest! {
     #[test]
     fn map_items_equals_the_serial_map(values in proptest::collection::vec(any::<u64>(), 0..3000)) {
         let serial: Vec<u64> = values.iter().enumerate().map(|(i, &x)| mix(i, x)).collect();
-        for workers in WORKER_COUNTS {
-            let pool = Pool::new(workers).unwrap();
+        for (workers, pool) in crate::pools() {
             let parallel = pool
                 .map_items(&Control::new(), &values, |i, &x| Ok::<_, ()>(mix(i, x)))
                 .unwrap();
@@ -31,8 +30,7 @@ proptest! {
         block_len in 0usize..100,
     ) {
         let serial: Vec<u64> = values.iter().enumerate().map(|(i, &x)| mix(i, x)).collect();
-        for workers in WORKER_COUNTS {
-            let pool = Pool::new(workers).unwrap();
+        for (workers, pool) in crate::pools() {
             let parallel = pool
                 .map_blocks(&Control::new(), &values, block_len, |first, block| {
                     assert!(!block.is_empty() && block.len() <= block_len.max(1));
@@ -49,8 +47,7 @@ proptest! {
         parts in 1usize..12,
     ) {
         let serial: Vec<u64> = values.iter().enumerate().map(|(i, &x)| mix(i, x)).collect();
-        for workers in WORKER_COUNTS {
-            let pool = Pool::new(workers).unwrap();
+        for (workers, pool) in crate::pools() {
             let ranges = split::balanced(values.len(), parts);
             let chunks = pool
                 .map_ranges(&Control::new(), &ranges, |_, r| {
@@ -92,8 +89,7 @@ proptest! {
             }
             Ok(i)
         };
-        for workers in WORKER_COUNTS {
-            let pool = Pool::new(workers).unwrap();
+        for (workers, pool) in crate::pools() {
             let err = pool
                 .map_items(&Control::new(), &values, |i, _| fail_at(i))
                 .unwrap_err();
@@ -136,8 +132,7 @@ proptest! {
 #[test]
 fn a_block_map_with_the_wrong_number_of_results_fails_clearly() {
     let items: Vec<u32> = (0..100).collect();
-    for workers in WORKER_COUNTS {
-        let pool = Pool::new(workers).unwrap();
+    for (_, pool) in crate::pools() {
         let err = pool
             .map_blocks(&Control::new(), &items, 16, |first, block| {
                 let keep = if first <= 40 && 40 < first + block.len() {
@@ -162,8 +157,7 @@ fn a_block_map_with_the_wrong_number_of_results_fails_clearly() {
 fn range_failures_are_reported_at_the_lowest_failing_range() {
     // Ten ranges; ranges 3, 6 and 9 fail, the later ones first.
     let ranges = split::balanced(1000, 10);
-    for workers in WORKER_COUNTS {
-        let pool = Pool::new(workers).unwrap();
+    for (_, pool) in crate::pools() {
         let err = pool
             .map_ranges(&Control::new(), &ranges, |_, r| {
                 let k = r.start / 100;

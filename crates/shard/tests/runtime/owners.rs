@@ -1,7 +1,5 @@
-use lockstep_shard::{Control, Error, Owned, Pool};
+use lockstep_shard::{Control, Error, Owned, OwnedError, Pool};
 use proptest::prelude::*;
-
-use crate::WORKER_COUNTS;
 
 /// An update: append `tag` to target `target`'s log.
 #[derive(Clone, Copy, Debug)]
@@ -27,8 +25,7 @@ proptest! {
         for u in &updates {
             serial[u.target].push(u.tag);
         }
-        for workers in WORKER_COUNTS {
-            let pool = Pool::new(workers).unwrap();
+        for (workers, pool) in crate::pools() {
             let mut owned = Owned::new(vec![Vec::<u32>::new(); targets], pool.workers());
             let applied = owned
                 .apply_stream(
@@ -58,9 +55,8 @@ proptest! {
         let lowest = *fail.iter().min().unwrap();
         let updates: Vec<Update> =
             (0..len).map(|i| Update { target: (i * 7) % 13, tag: i as u32 }).collect();
-        for workers in WORKER_COUNTS {
-            let pool = Pool::new(workers).unwrap();
-            let mut owned = Owned::new(vec![Vec::<u32>::new(); 13], workers);
+        for (workers, pool) in crate::pools() {
+            let mut owned = Owned::new(vec![Vec::<u32>::new(); 13], pool.workers());
             let err = owned
                 .apply(&pool, &Control::new(), 0, &updates, |u| u.target, |log, u| {
                     if fail.contains(&(u.tag as usize)) {
@@ -71,7 +67,7 @@ proptest! {
                 })
                 .unwrap_err();
             prop_assert!(
-                matches!(err, Error::Task { position, source } if position == lowest && source as usize == lowest),
+                matches!(err, OwnedError::Run(Error::Task { position, source }) if position == lowest && source as usize == lowest),
                 "at {} workers: {:?}", workers, err
             );
             // Everything before the failure was applied.
@@ -130,10 +126,10 @@ fn stream_errors_keep_their_position() {
     assert!(
         matches!(
             err,
-            Error::Task {
+            OwnedError::Run(Error::Task {
                 position: 7,
                 source: "unreadable"
-            }
+            })
         ),
         "{err:?}"
     );
@@ -163,8 +159,138 @@ fn a_panicking_target_function_is_an_error_at_its_update() {
         )
         .unwrap_err();
     assert!(
-        matches!(&err, Error::Panic { position: 12, message } if message == "boom: no target for 7"),
+        matches!(&err, OwnedError::Run(Error::Panic { position: 12, message }) if message == "boom: no target for 7"),
         "{err:?}"
     );
     assert_eq!(owned.into_vec(), vec![1, 1, 0, 0]);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Hot targets (most updates on one target) spread over every owner and folded back equal
+    /// the serial loop when updates are exact and order-free (wrapping integer sums).
+    #[test]
+    fn hot_targets_equal_the_serial_loop(
+        raw in proptest::collection::vec((0usize..100, any::<u64>()), 0..2000),
+        batch in 1usize..300,
+        hot_share in 0usize..100,
+    ) {
+        let targets = 17;
+        let updates: Vec<(usize, u64)> = raw
+            .iter()
+            .map(|&(t, v)| (if t < hot_share { 0 } else { t % targets }, v))
+            .collect();
+        let mut serial = vec![0u64; targets];
+        for &(t, v) in &updates {
+            serial[t] = serial[t].wrapping_add(v);
+        }
+        for (name, pool) in crate::pools() {
+            let mut owned = Owned::new(vec![0u64; targets], pool.workers())
+                .with_hot(&[0, 99], || 0, |total, partial| {
+                    *total = total.wrapping_add(*partial);
+                    *partial = 0;
+                });
+            owned
+                .apply_stream(
+                    &pool,
+                    &Control::new(),
+                    updates.iter().map(|&u| Ok::<_, ()>(u)),
+                    batch,
+                    |u| u.0,
+                    |total, u| {
+                        *total = total.wrapping_add(u.1);
+                        Ok(())
+                    },
+                )
+                .unwrap();
+            prop_assert_eq!(owned.into_vec(), serial.clone(), "on {}", name);
+        }
+    }
+}
+
+/// While the owners apply one batch, the calling thread reads the next.
+#[test]
+fn reading_overlaps_applying() {
+    let pool = Pool::new(2).unwrap();
+    let mut owned = Owned::new(vec![0u32; 4], 2);
+    let applying = std::sync::atomic::AtomicBool::new(false);
+    let overlapped = std::sync::atomic::AtomicBool::new(false);
+    // Reading an update takes 1 ms, applying one 2 ms: reads of the next batch land while the
+    // current one is being applied.
+    let stream = (0..40u32).map(|i| {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+        if applying.load(std::sync::atomic::Ordering::SeqCst) {
+            overlapped.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+        Ok::<_, ()>(i)
+    });
+    owned
+        .apply_stream(
+            &pool,
+            &Control::new(),
+            stream,
+            10,
+            |&i| (i % 4) as usize,
+            |t, _| {
+                applying.store(true, std::sync::atomic::Ordering::SeqCst);
+                std::thread::sleep(std::time::Duration::from_millis(2));
+                *t += 1;
+                applying.store(false, std::sync::atomic::Ordering::SeqCst);
+                Ok(())
+            },
+        )
+        .unwrap();
+    assert!(overlapped.load(std::sync::atomic::Ordering::SeqCst));
+    assert_eq!(owned.into_vec(), vec![10; 4]);
+}
+
+#[test]
+fn owner_progress_counts_every_update_and_cancellation_stops() {
+    use lockstep_shard::{CancelToken, Progress};
+    for (name, pool) in crate::pools() {
+        let progress = Progress::new(|_| {});
+        let control = Control::new().with_progress(progress.clone());
+        progress.start(Some(5000));
+        let mut owned = Owned::new(vec![0u32; 7], pool.workers());
+        owned
+            .apply_stream(
+                &pool,
+                &control,
+                (0..5000u32).map(Ok::<_, ()>),
+                333,
+                |&i| (i % 7) as usize,
+                |t, _| {
+                    *t += 1;
+                    Ok(())
+                },
+            )
+            .unwrap();
+        assert_eq!(progress.snapshot().unwrap().done, 5000, "on {name}");
+
+        let token = CancelToken::new();
+        let control = Control::new().with_cancel(token.clone());
+        let mut owned = Owned::new(vec![0u32; 7], pool.workers());
+        let err = owned
+            .apply_stream(
+                &pool,
+                &control,
+                (0..100_000u32).map(Ok::<_, ()>),
+                100,
+                |&i| (i % 7) as usize,
+                |t, _| {
+                    *t += 1;
+                    if *t == 50 {
+                        token.cancel();
+                    }
+                    Ok(())
+                },
+            )
+            .unwrap_err();
+        assert!(
+            matches!(err, OwnedError::Run(Error::Cancelled)),
+            "on {name}: {err:?}"
+        );
+        assert!(owned.into_vec().iter().sum::<u32>() < 100_000, "on {name}");
+    }
 }

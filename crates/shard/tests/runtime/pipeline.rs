@@ -69,8 +69,7 @@ proptest! {
         chunk in 1usize..300,
     ) {
         let expected = serial(&values, chunk);
-        for workers in WORKER_COUNTS {
-            let pool = Pool::new(workers).unwrap();
+        for (workers, pool) in crate::pools() {
             let mut written = Vec::new();
             let mut cursor = 0;
             let stats = pool
@@ -196,8 +195,7 @@ fn reading_the_next_chunk_overlaps_processing() {
 #[test]
 fn cancellation_stops_within_one_chunk() {
     const CHUNK: usize = 100;
-    for workers in WORKER_COUNTS {
-        let pool = Pool::new(workers).unwrap();
+    for (_, pool) in crate::pools() {
         let token = CancelToken::new();
         let control = Control::new().with_cancel(token.clone());
         let processed_after_cancel = AtomicUsize::new(0);
