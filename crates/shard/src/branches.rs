@@ -46,6 +46,8 @@ impl Pool {
     /// budget (the left taking the odd one), and returns both results: a fork-join that keeps
     /// the contract. `left` covers the positions before `split`, `right` those from `split` on
     /// (its failures are moved by `split`), so the left branch's failure wins over the right's.
+    /// In parallel, a failing left branch does not stop the right one early: it runs to its end
+    /// and its result is dropped (on one worker the right branch never starts).
     ///
     /// # Errors
     /// [`Error::Cancelled`]; the left branch's failure, else the right's; a panic of a branch

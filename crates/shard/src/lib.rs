@@ -9,18 +9,24 @@
 //!   `LOCKSTEP_WORKERS` override, an explicit request, a cap, a minimum of work per worker).
 //! - [`split`] cuts `N` items into contiguous ranges: balanced, fixed-size, or weighted by
 //!   per-segment cost.
-//! - [`Pool`] owns exactly `W` threads and runs ordered maps on them ([`Pool::map_items`],
+//! - [`Pool`] owns exactly `W` threads, or none ([`Pool::current_thread`]: everything inline,
+//!   identical results), and runs ordered maps on them ([`Pool::map_items`],
 //!   [`Pool::map_blocks`], [`Pool::map_ranges`], [`Pool::update_items`], [`Pool::map_tasks`]):
 //!   results come back in input order, and a failure anywhere fails the call with the error at
-//!   the lowest input position, panics included (`map_blocks` places a panic at its block's
-//!   first item).
-//! - [`Pool::pipeline`] streams items in chunks with memory bounded by two chunks, reading the
-//!   next chunk while the workers process the current one.
+//!   the lowest input position, panics included (at the position the task last reported with
+//!   [`Check::at`]).
+//! - [`Pool::for_each_block`] runs a kernel in place over several slices cut by the same blocks
+//!   or ranges ([`Parts`], [`Cut`]), with no per-item cost.
+//! - [`Pool::branches`] and [`Pool::join`] fork with a worker budget per branch.
+//! - [`Pool::pipeline`] and [`Pool::pipeline_blocks`] stream items in chunks with memory bounded
+//!   by two chunks, reading the next chunk while the workers process the current one.
 //! - [`Owned`] partitions targets among owners (`id % W`) so that many updates to shared targets
-//!   run in parallel without locks, in input order per target.
+//!   run in parallel without locks, in input order per target, reading the next batch while
+//!   applying one; hot targets can be spread.
 //! - [`merge_sorted_by_bytes`] k-way merges sorted shard outputs, carrying each shard's offset
 //!   into a permutation.
-//! - [`Control`] carries a [`CancelToken`] and a [`Progress`] sink into every run.
+//! - [`Control`] carries a [`CancelToken`], a [`Progress`] sink (reports summed per task) and a
+//!   [`Watchdog`] (a run whose task falls silent fails with [`Error::Stalled`]) into every run.
 //!
 //! ```
 //! use lockstep_shard::{Control, Pool};

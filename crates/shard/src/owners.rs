@@ -184,62 +184,46 @@ impl<S: Send> Owned<S> {
         U: Sync,
         E: Send,
     {
-        let stopped = self.queue(first_position, updates, &target);
-        self.apply_queued(pool, control, first_position, updates, &target, &apply)?;
+        let mut queues = std::mem::take(&mut self.queues);
+        let stopped = self
+            .router()
+            .route(first_position, updates, &target, &mut queues);
+        let applied = self.apply_routed(
+            pool,
+            control,
+            first_position,
+            updates,
+            &queues,
+            &target,
+            &apply,
+        );
+        self.queues = queues;
+        applied?;
         self.fold_hot();
         stopped.map_or(Ok(()), Err)
     }
 
-    /// Queues a batch's updates per owner (hot targets' round-robin by index); returns the
-    /// failure that ends the batch early, if any: an update naming a missing target (or whose
-    /// `target` panics). The updates before it are still applied, as the serial loop would.
-    fn queue<U, E>(
-        &mut self,
-        first_position: usize,
-        updates: &[U],
-        target: &(impl Fn(&U) -> usize + Sync),
-    ) -> Option<OwnedError<E>> {
-        let owners = self.owners();
-        self.queues.iter_mut().for_each(Vec::clear);
-        for (index, update) in updates.iter().enumerate() {
-            let position = first_position + index;
-            let id = match catch_unwind(AssertUnwindSafe(|| target(update))) {
-                Ok(id) => id,
-                Err(payload) => {
-                    return Some(OwnedError::Run(Error::Panic {
-                        position,
-                        message: panic_message(payload.as_ref()),
-                    }));
-                }
-            };
-            if id >= self.len {
-                return Some(OwnedError::TargetOutOfRange {
-                    position,
-                    target: id,
-                    targets: self.len,
-                });
-            }
-            let owner = if self.is_hot(id) {
-                index % owners
-            } else {
-                id % owners
-            };
-            self.queues[owner].push(index);
+    /// What routing a batch needs to know: the targets, owners and hot ids.
+    fn router(&self) -> Router {
+        Router {
+            len: self.len,
+            owners: self.owners(),
+            hot: self.hot.iter().map(|h| h.id).collect(),
         }
-        None
     }
 
-    fn is_hot(&self, id: usize) -> bool {
-        self.hot.binary_search_by_key(&id, |h| h.id).is_ok()
-    }
-
-    /// Applies the queued batch, the owners in parallel.
-    fn apply_queued<U, E>(
+    /// Applies a routed batch (`queues[w]`: owner `w`'s batch indexes), the owners in parallel.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the pieces of one batch, kept apart for the overlap"
+    )]
+    fn apply_routed<U, E>(
         &mut self,
         pool: &Pool,
         control: &Control,
         first_position: usize,
         updates: &[U],
+        queues: &[Vec<usize>],
         target: &(impl Fn(&U) -> usize + Sync),
         apply: &(impl Fn(&mut S, &U) -> Result<(), E> + Sync),
     ) -> Result<(), Error<E>>
@@ -259,7 +243,7 @@ impl<S: Send> Owned<S> {
         let tasks: Vec<_> = self
             .parts
             .iter_mut()
-            .zip(&self.queues)
+            .zip(queues)
             .zip(hot_partials)
             .map(|((part, queue), partials)| {
                 let start = queue.first().map_or(usize::MAX, |i| first_position + i);
@@ -328,31 +312,36 @@ impl<S: Send> Owned<S> {
         E: Send,
     {
         let batch = batch.max(1);
+        let router = self.router();
         let mut updates = updates.into_iter();
-        let mut current = Vec::with_capacity(batch);
-        let mut next = Vec::with_capacity(batch);
+        let (mut current, mut next) = (Vec::with_capacity(batch), Vec::with_capacity(batch));
+        let mut queues = std::mem::take(&mut self.queues);
+        let mut next_queues = vec![Vec::new(); self.owners()];
         let mut applied = 0usize;
         let mut read_error = read_batch(&mut updates, &mut current, batch, applied);
+        let mut stopped = router.route(applied, &current, &target, &mut queues);
         loop {
             if current.is_empty() {
-                return read_error.map_or(Ok(applied as u64), Err);
+                self.queues = queues;
+                return read_error.or(stopped).map_or(Ok(applied as u64), Err);
             }
             if control.is_cancelled() {
                 return Err(Error::Cancelled.into());
             }
-            let stopped = self.queue(applied, &current, &target);
             let next_position = applied + current.len();
             let ended = stopped.is_some() || read_error.is_some();
             let owned: &mut Self = self;
-            let (done, fetched) = pool.overlap(
-                || owned.apply_queued(pool, control, applied, &current, &target, &apply),
+            // The owners apply this batch while the caller reads and routes the next.
+            let (done, (fetched, next_stopped)) = pool.overlap(
+                || owned.apply_routed(pool, control, applied, &current, &queues, &target, &apply),
                 || {
                     next.clear();
                     if ended {
-                        None
-                    } else {
-                        read_batch(&mut updates, &mut next, batch, next_position)
+                        return (None, None);
                     }
+                    let fetched = read_batch(&mut updates, &mut next, batch, next_position);
+                    let routed = router.route(next_position, &next, &target, &mut next_queues);
+                    (fetched, routed)
                 },
             );
             done?;
@@ -365,7 +354,9 @@ impl<S: Send> Owned<S> {
                 return Err(error);
             }
             read_error = fetched;
+            stopped = next_stopped;
             std::mem::swap(&mut current, &mut next);
+            std::mem::swap(&mut queues, &mut next_queues);
         }
     }
 
@@ -376,6 +367,56 @@ impl<S: Send> Owned<S> {
         (0..self.len)
             .filter_map(|id| parts[id % owners].next())
             .collect()
+    }
+}
+
+/// Where a batch's updates go: owner `id % owners`, or, for a hot target, owner `index % owners`.
+struct Router {
+    len: usize,
+    owners: usize,
+    /// Hot target ids, ascending.
+    hot: Vec<usize>,
+}
+
+impl Router {
+    /// Routes `updates` (at positions from `first_position`) into `queues` (cleared first), as
+    /// batch indexes per owner in input order; returns the failure that ends the batch early, if
+    /// any: an update naming a missing target (or whose `target` panics). The updates before it
+    /// are still routed, to be applied as the serial loop would.
+    fn route<U, E>(
+        &self,
+        first_position: usize,
+        updates: &[U],
+        target: &(impl Fn(&U) -> usize + Sync),
+        queues: &mut [Vec<usize>],
+    ) -> Option<OwnedError<E>> {
+        queues.iter_mut().for_each(Vec::clear);
+        for (index, update) in updates.iter().enumerate() {
+            let position = first_position + index;
+            let id = match catch_unwind(AssertUnwindSafe(|| target(update))) {
+                Ok(id) => id,
+                Err(payload) => {
+                    return Some(OwnedError::Run(Error::Panic {
+                        position,
+                        message: panic_message(payload.as_ref()),
+                    }));
+                }
+            };
+            if id >= self.len {
+                return Some(OwnedError::TargetOutOfRange {
+                    position,
+                    target: id,
+                    targets: self.len,
+                });
+            }
+            let owner = if self.hot.binary_search(&id).is_ok() {
+                index % self.owners
+            } else {
+                id % self.owners
+            };
+            queues[owner].push(index);
+        }
+        None
     }
 }
 

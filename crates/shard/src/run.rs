@@ -32,9 +32,17 @@ pub struct Check<'a> {
     pending: Cell<u64>,
     /// Items reported in the current unit (block or range), for the primitive's top-up.
     reported: Cell<u64>,
+    /// The clock is read every `clock_every` reports (adapted to about one read a
+    /// millisecond), so that reports of microsecond blocks cost no clock each.
+    clock_every: Cell<u32>,
+    since_clock: Cell<u32>,
+    last_clock: Cell<Option<Instant>>,
     last_flush: Cell<Option<Instant>>,
     run: &'a RunState<'a>,
 }
+
+/// The most reports between two clock reads.
+const MAX_CLOCK_EVERY: u32 = 256;
 
 impl std::fmt::Debug for Check<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -97,7 +105,25 @@ impl Check<'_> {
             self.flush();
             return;
         }
+        let since = self.since_clock.get() + 1;
+        if since < self.clock_every.get() {
+            self.since_clock.set(since);
+            return;
+        }
+        self.since_clock.set(0);
         let now = Instant::now();
+        if let Some(previous) = self.last_clock.get() {
+            // Aim at one read a millisecond: reports of microsecond blocks read it rarely,
+            // reports of slow work every time.
+            let per_report = now.duration_since(previous) / self.clock_every.get().max(1);
+            let every = Duration::from_millis(1).as_nanos() / per_report.as_nanos().max(1);
+            self.clock_every.set(
+                u32::try_from(every)
+                    .unwrap_or(MAX_CLOCK_EVERY)
+                    .clamp(1, MAX_CLOCK_EVERY),
+            );
+        }
+        self.last_clock.set(Some(now));
         match self.last_flush.get() {
             Some(last) if now.duration_since(last) < FLUSH_INTERVAL => {}
             _ => {
@@ -273,6 +299,9 @@ fn run_task<X, T, E>(
         current: Cell::new(position),
         pending: Cell::new(0),
         reported: Cell::new(0),
+        clock_every: Cell::new(1),
+        since_clock: Cell::new(0),
+        last_clock: Cell::new(None),
         last_flush: Cell::new(None),
         run: state,
     };

@@ -63,65 +63,68 @@ pub(crate) struct Stall {
     pub(crate) timeout: Duration,
 }
 
-/// A slot per task: when it last showed life, in nanoseconds since the run started.
+/// A slot per task: a heartbeat count the task bumps with each progress report, which the
+/// monitor compares between patrols (tasks never read a clock for it). A cache line each, so
+/// that tasks beating their own slots never contend.
+#[repr(align(64))]
 struct Slot {
     position: usize,
-    /// `NOT_RUNNING` before the task starts and after it ends.
-    last: AtomicU64,
+    running: AtomicBool,
+    beats: AtomicU64,
 }
 
-const NOT_RUNNING: u64 = u64::MAX;
+/// What the monitor last saw of a slot: its beat count and when that count last changed.
+#[derive(Clone, Copy)]
+struct Seen {
+    beats: u64,
+    since: Instant,
+    running: bool,
+}
 
-/// One watched run: its tasks' last signs of life, and whether the monitor stopped it.
+/// One watched run: its tasks' heartbeats, and whether the monitor stopped it.
 pub(crate) struct Liveness {
-    start: Instant,
     watchdog: Watchdog,
     slots: Vec<Slot>,
-    /// The longest gap between two signs of life of one task, in nanoseconds.
-    longest_gap: AtomicU64,
+    /// The monitor's own view of the slots, and the longest gap between two changes it saw.
+    seen: Mutex<(Vec<Option<Seen>>, Duration)>,
     stop: AtomicBool,
     stall: Mutex<Option<Stall>>,
 }
 
 impl Liveness {
     pub(crate) fn new(watchdog: Watchdog, positions: impl Iterator<Item = usize>) -> Self {
+        let slots: Vec<Slot> = positions
+            .map(|position| Slot {
+                position,
+                running: AtomicBool::new(false),
+                beats: AtomicU64::new(0),
+            })
+            .collect();
+        let seen = vec![None; slots.len()];
         Self {
-            start: Instant::now(),
             watchdog,
-            slots: positions
-                .map(|position| Slot {
-                    position,
-                    last: AtomicU64::new(NOT_RUNNING),
-                })
-                .collect(),
-            longest_gap: AtomicU64::new(0),
+            slots,
+            seen: Mutex::new((seen, Duration::ZERO)),
             stop: AtomicBool::new(false),
             stall: Mutex::new(None),
         }
     }
 
-    fn now(&self) -> u64 {
-        u64::try_from(self.start.elapsed().as_nanos()).unwrap_or(NOT_RUNNING - 1)
-    }
-
     /// Task `task` starts.
     pub(crate) fn begin(&self, task: usize) {
-        self.slots[task].last.store(self.now(), Ordering::Relaxed);
+        let slot = &self.slots[task];
+        slot.beats.fetch_add(1, Ordering::Relaxed);
+        slot.running.store(true, Ordering::Relaxed);
     }
 
-    /// Task `task` shows life (a progress report).
+    /// Task `task` shows life (a progress report): one relaxed increment of its own line.
     pub(crate) fn alive(&self, task: usize) {
-        let now = self.now();
-        let previous = self.slots[task].last.swap(now, Ordering::Relaxed);
-        if previous != NOT_RUNNING {
-            self.longest_gap
-                .fetch_max(now.saturating_sub(previous), Ordering::Relaxed);
-        }
+        self.slots[task].beats.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Task `task` ends.
     pub(crate) fn end(&self, task: usize) {
-        self.slots[task].last.store(NOT_RUNNING, Ordering::Relaxed);
+        self.slots[task].running.store(false, Ordering::Relaxed);
     }
 
     /// Whether the monitor has stopped the run.
@@ -134,46 +137,72 @@ impl Liveness {
         *self.stall.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The run's timeout now.
-    fn timeout(&self) -> Option<Duration> {
+    /// The run's timeout, given the longest gap seen so far.
+    fn timeout(&self, longest_gap: Duration) -> Option<Duration> {
         match self.watchdog {
             Watchdog::Off => None,
             Watchdog::After(timeout) => Some(timeout),
             Watchdog::Adaptive { floor, factor } => {
-                let gap = Duration::from_nanos(self.longest_gap.load(Ordering::Relaxed));
-                Some(floor.max(gap.saturating_mul(factor)))
+                Some(floor.max(longest_gap.saturating_mul(factor)))
             }
         }
     }
 
-    /// Checks every running task; stops the run at the first one silent too long. Returns how
-    /// soon to look again.
+    /// Compares every running task's heartbeat with the last patrol's; stops the run at the
+    /// first one silent longer than the timeout. Returns how soon to look again.
     fn inspect(&self) -> Duration {
-        let Some(timeout) = self.timeout() else {
-            return Duration::from_secs(3600);
-        };
-        let now = self.now();
-        for (task, slot) in self.slots.iter().enumerate() {
-            let last = slot.last.load(Ordering::Relaxed);
-            if last == NOT_RUNNING {
-                continue;
-            }
-            let silent = Duration::from_nanos(now.saturating_sub(last));
-            if silent > timeout {
-                let mut stall = self.stall.lock().unwrap_or_else(PoisonError::into_inner);
-                if stall.is_none() {
-                    *stall = Some(Stall {
-                        task,
-                        position: slot.position,
-                        silent,
-                        timeout,
+        let now = Instant::now();
+        let mut guard = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
+        let (seen, longest_gap) = &mut *guard;
+        let mut silent_task = None;
+        for (task, (slot, seen)) in self.slots.iter().zip(seen.iter_mut()).enumerate() {
+            let running = slot.running.load(Ordering::Relaxed);
+            let beats = slot.beats.load(Ordering::Relaxed);
+            match seen {
+                Some(s) if s.beats == beats && s.running && running => {
+                    silent_task.get_or_insert((task, now.duration_since(s.since)));
+                }
+                Some(s) if s.beats != beats && s.running => {
+                    *longest_gap = (*longest_gap).max(now.duration_since(s.since));
+                    *s = Seen {
+                        beats,
+                        since: now,
+                        running,
+                    };
+                }
+                _ => {
+                    *seen = Some(Seen {
+                        beats,
+                        since: now,
+                        running,
                     });
                 }
-                self.stop.store(true, Ordering::Relaxed);
-                break;
             }
         }
-        (timeout / 4).clamp(Duration::from_millis(5), Duration::from_secs(1))
+        let timeout = self.timeout(*longest_gap);
+        drop(guard);
+        if let (Some(timeout), Some((task, silent))) = (timeout, silent_task)
+            && silent > timeout
+        {
+            let mut stall = self.stall.lock().unwrap_or_else(PoisonError::into_inner);
+            stall.get_or_insert(Stall {
+                task,
+                position: self.slots[task].position,
+                silent,
+                timeout,
+            });
+            self.stop.store(true, Ordering::Relaxed);
+        }
+        self.period()
+    }
+
+    /// How often the run wants to be looked at: a quarter of its timeout, within 5 ms and 1 s.
+    fn period(&self) -> Duration {
+        let longest_gap = self.seen.lock().unwrap_or_else(PoisonError::into_inner).1;
+        self.timeout(longest_gap)
+            .map_or(Duration::from_secs(3600), |timeout| {
+                (timeout / 4).clamp(Duration::from_millis(5), Duration::from_secs(1))
+            })
     }
 }
 
@@ -194,6 +223,8 @@ struct MonitorShared {
 struct MonitorState {
     runs: Vec<Weak<Liveness>>,
     closing: bool,
+    /// How long the thread waits between patrols now; `None` while it waits for a run.
+    period: Option<Duration>,
 }
 
 impl Monitor {
@@ -218,7 +249,11 @@ impl Monitor {
             .unwrap_or_else(PoisonError::into_inner);
         state.runs.retain(|r| r.strong_count() > 0);
         state.runs.push(Arc::downgrade(run));
-        self.shared.wake.notify_all();
+        // A thread already patrolling often enough for this run looks again within its period
+        // anyway: waking it for every run would cost short runs more than their work.
+        if state.period.is_none_or(|period| run.period() < period) {
+            self.shared.wake.notify_all();
+        }
     }
 }
 
@@ -236,6 +271,7 @@ impl MonitorShared {
                 .filter_map(Weak::upgrade)
                 .map(|run| run.inspect())
                 .min();
+            state.period = next;
             state = match next {
                 None => self
                     .wake
@@ -284,17 +320,17 @@ mod tests {
         run.begin(0);
         run.begin(1);
         run.end(0);
-        std::thread::sleep(Duration::from_millis(40));
-        run.alive(1);
         run.begin(2);
-        assert!(!run.stopped());
-        std::thread::sleep(Duration::from_millis(40));
-        run.alive(1);
         run.inspect();
+        for _ in 0..6 {
+            std::thread::sleep(Duration::from_millis(10));
+            run.alive(1);
+            run.inspect();
+        }
         assert!(run.stopped());
         let stall = run.stall().unwrap();
         assert_eq!((stall.task, stall.position), (2, 20));
-        assert!(stall.silent >= Duration::from_millis(40));
+        assert!(stall.silent > Duration::from_millis(20));
     }
 
     #[test]
@@ -307,13 +343,17 @@ mod tests {
             [0].into_iter(),
         );
         run.begin(0);
+        run.inspect();
         std::thread::sleep(Duration::from_millis(20));
         run.alive(0);
-        let timeout = run.timeout().unwrap();
-        assert!(timeout >= Duration::from_millis(200), "{timeout:?}");
-        assert_eq!(
-            Liveness::new(Watchdog::Off, [0].into_iter()).timeout(),
-            None
+        run.inspect();
+        assert!(!run.stopped());
+        let gap = run.seen.lock().unwrap().1;
+        assert!(
+            run.timeout(gap).unwrap() >= Duration::from_millis(200),
+            "{gap:?}"
         );
+        let off = Liveness::new(Watchdog::Off, [0].into_iter());
+        assert_eq!(off.timeout(Duration::from_secs(1)), None);
     }
 }
