@@ -242,14 +242,7 @@ fn bench_owners(c: &mut Criterion) {
             let owned = |hot: bool| {
                 let owned = Owned::new(vec![0u64; TARGETS], workers);
                 if hot {
-                    owned.with_hot(
-                        &[0],
-                        || 0,
-                        |t, p| {
-                            *t = t.wrapping_add(*p);
-                            *p = 0;
-                        },
-                    )
+                    owned.with_hot(&[0], || 0, |t, p| *t = t.wrapping_add(p))
                 } else {
                     owned
                 }

@@ -99,8 +99,9 @@ pub enum Cut<'a> {
 impl Pool {
     /// Calls `f(check, range, block)` for each block of `parts` (every slice cut by the same
     /// ranges), in parallel, each block visited exactly once; blocks write in place what they
-    /// own. The serial loop it equals is `for r in blocks { f(r, parts[r])? }`: when `f` gives
-    /// each block what it would give it alone, the result is the same at every worker count.
+    /// own. The blocks are the same at every worker count (workers only take different groups
+    /// of them), so the result equals the serial loop `for r in blocks { f(r, parts[r])? }` on
+    /// every pool.
     ///
     /// No per-item result or allocation: the kernel sees whole blocks, so a nanosecond-scale
     /// kernel runs at the speed of its serial loop (see the crate's README for figures).
@@ -128,13 +129,31 @@ impl Pool {
         P: Parts,
         E: Send,
     {
+        self.for_each_block_at(control, 0, parts, cut, f)
+    }
+
+    /// [`for_each_block`](Self::for_each_block) over parts that sit at input position `base`
+    /// of a larger input: ranges stay indexes into the parts, positions (tasks' starts, failures,
+    /// [`Check::at`]) are `base + index`.
+    pub(crate) fn for_each_block_at<P, E>(
+        &self,
+        control: &Control,
+        base: usize,
+        parts: P,
+        cut: Cut<'_>,
+        f: impl Fn(&Check<'_>, Range<usize>, P) -> Result<(), E> + Sync,
+    ) -> Result<(), Error<E>>
+    where
+        P: Parts,
+        E: Send,
+    {
         assert!(
             parts.lengths_agree(),
             "for_each_block: the parts' slices have different lengths"
         );
         let len = parts.len();
         let block = |check: &Check<'_>, range: Range<usize>, piece: P| -> Result<(), Error<E>> {
-            check.at(range.start);
+            check.at(base + range.start);
             let n = range.len();
             f(check, range, piece).map_err(|source| Error::Task {
                 position: check.position(),
@@ -153,7 +172,7 @@ impl Pool {
                     let span = blocks[group.start].start..blocks[group.end - 1].end;
                     let (head, tail) = rest.split_at(span.len());
                     rest = tail;
-                    tasks.push((span.start, (group, head)));
+                    tasks.push((base + span.start, (group, head)));
                 }
                 self.run(control, tasks, |check, _, (group, mut piece)| {
                     for range in &blocks[group] {
@@ -180,7 +199,7 @@ impl Pool {
                     let (piece, tail) = tail.split_at(range.len());
                     rest = tail;
                     cursor = range.end;
-                    tasks.push((range.start, (range.clone(), piece)));
+                    tasks.push((base + range.start, (range.clone(), piece)));
                 }
                 self.run(control, tasks, |check, _, (range, piece)| {
                     block(check, range, piece)

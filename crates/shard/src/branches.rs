@@ -7,7 +7,8 @@ use crate::{Control, Error, Pool, split};
 
 impl Pool {
     /// Runs `branch(i, view)` for each branch `i` in parallel and returns the results in branch
-    /// order. Branch `i` covers the input positions from `starts[i]` on (increasing); its `view`
+    /// order. A budget decides how a branch splits its work, not which threads run it: every
+    /// thread of the pool may take any branch's tasks. Branch `i` covers the input positions from `starts[i]` on (increasing); its `view`
     /// is this pool's threads with a share of its worker budget (`workers / branches`, the
     /// first branches taking the remainder; at least 1), on which the branch runs its own
     /// operations: stage `s` of an FFT is `2^s` branches of `budget / 2^s` workers.
@@ -81,7 +82,16 @@ impl Pool {
         if control.is_cancelled() {
             return Err(Error::Cancelled);
         }
-        Ok((a?, b?))
+        match (a, b) {
+            (Ok(a), Ok(b)) => Ok((a, b)),
+            (Err(e), Ok(_)) | (Ok(_), Err(e)) => Err(e),
+            // Both failed: as a run decides, the positioned failure first (the left's is lower),
+            // then the left's.
+            (Err(left), Err(right)) => Err(match (left.position(), right.position()) {
+                (None, Some(_)) => right,
+                _ => left,
+            }),
+        }
     }
 }
 

@@ -43,6 +43,17 @@ impl Control {
         self.watchdog
     }
 
+    /// A control for runs started inside a task of a run of this one: the same cancellation
+    /// token and watchdog, no progress sink (the task reports its own progress; a nested run
+    /// reporting to the same sink would count items twice).
+    pub fn nested(&self) -> Self {
+        Self {
+            cancel: self.cancel.clone(),
+            progress: Progress::none(),
+            watchdog: self.watchdog,
+        }
+    }
+
     /// The cancellation token.
     pub fn cancel_token(&self) -> &CancelToken {
         &self.cancel

@@ -64,7 +64,7 @@ pub use merge::{MergeError, Merged, SortedShard, merge_sorted_by_bytes};
 pub use owners::{Owned, OwnedError};
 pub use pipeline::PipelineStats;
 pub use policy::{
-    DEFAULT_CAP, Decision, Lowered, PolicyError, ShardPolicy, WORKERS_ENV, WorkerSource,
+    DEFAULT_CAP, Decision, Lowered, LoweredBy, PolicyError, ShardPolicy, WORKERS_ENV, WorkerSource,
     parse_workers,
 };
 pub use pool::Pool;

@@ -45,36 +45,64 @@ impl<E> OwnedError<E> {
 ///
 /// # Determinism
 /// Applying a sequence of updates gives the same targets as the serial loop
-/// `for u in updates { apply(&mut targets[target(u)], u)? }`, at every owner count, provided
-/// updates to *different* targets are independent (which owning each target exclusively makes
-/// true): every target sees exactly its own updates, once each, in input order.
+/// `for u in updates { apply(&mut targets[target(u)], u)? }`, at every owner count and on every
+/// pool, provided updates to *different* targets are independent (which owning each target
+/// exclusively makes true): every target sees exactly its own updates, once each, in input order.
 ///
 /// # Hot targets
 /// A target most updates hit (R1CS's constant-one wire) serializes its owner: with two owners and
-/// 70% of updates on one target, one owner does 85% of the work (measured in the crate's bench).
-/// [`with_hot`](Self::with_hot) spreads a hot target's updates over every owner, each into a
-/// partial target of its own, combined into the target in owner order at the end of each
-/// batch. That equals the serial loop only when applying updates and combining partials are
-/// exact and order-free (sums of integers or of group elements, never floating point): it is an
-/// opt-in for such targets.
+/// 70% of updates on one target, one owner does 85% of the work, and two workers are slower than
+/// the serial loop (the crate's bench). [`with_hot`](Self::with_hot) spreads a hot target's
+/// updates over every owner (by position), each into a partial of its own, folded into the
+/// target in owner order at the end of every batch, failed ones included. That equals the serial
+/// loop only when applying updates and combining partials are exact and order-free (sums of
+/// integers or of group elements, never floating point): it is an opt-in for such targets.
 ///
 /// # Memory
-/// The targets, one partial per owner per hot target, plus, in [`apply_stream`](Self::apply_stream),
-/// two batches of updates (the one applied and the one read meanwhile) and one index (a `usize`)
-/// per update of the batch applied.
+/// The targets, one partial per owner per hot target, plus one routed entry (two words) per
+/// update of a batch; [`apply_stream`](Self::apply_stream) holds two batches of updates and of
+/// routes (the one applied and the one read meanwhile).
 pub struct Owned<S> {
     /// `parts[w][j]` is target `j * owners + w`.
     parts: Vec<Vec<S>>,
     len: usize,
-    /// Reused per-owner queues of batch indexes.
-    queues: Vec<Vec<usize>>,
+    /// Reused per-owner routes of a batch.
+    routes: Vec<Vec<Route>>,
     /// Hot targets, ascending, with their partials per owner.
     hot: Vec<Hot<S>>,
-    /// Folds a partial into its target and leaves it empty.
-    combine: Option<Box<Combine<S>>>,
+    fold: Option<Fold<S>>,
 }
 
-type Combine<S> = dyn Fn(&mut S, &mut S) + Send + Sync;
+/// How hot targets' partials start and fold into their target.
+struct Fold<S> {
+    empty: Box<Empty<S>>,
+    combine: Box<Combine<S>>,
+}
+
+type Empty<S> = dyn Fn() -> S + Send + Sync;
+type Combine<S> = dyn Fn(&mut S, S) + Send + Sync;
+
+#[derive(Debug)]
+struct Hot<S> {
+    id: usize,
+    partials: Vec<S>,
+}
+
+/// One update routed to its owner: its index in the batch and where it goes.
+#[derive(Clone, Copy, Debug)]
+struct Route {
+    index: usize,
+    to: Slot,
+}
+
+/// Where an owner applies an update.
+#[derive(Clone, Copy, Debug)]
+enum Slot {
+    /// The owner's own target at this index of its part.
+    Own(usize),
+    /// The owner's partial of this hot target (an index into the hot list).
+    Hot(usize),
+}
 
 impl<S: std::fmt::Debug> std::fmt::Debug for Owned<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -85,15 +113,9 @@ impl<S: std::fmt::Debug> std::fmt::Debug for Owned<S> {
     }
 }
 
-#[derive(Debug)]
-struct Hot<S> {
-    id: usize,
-    partials: Vec<S>,
-}
-
 impl<S: Send> Owned<S> {
     /// Partitions `targets` among `owners` owners (0 counts as 1). Use the pool's worker count
-    /// for full parallelism.
+    /// for full parallelism; any count gives the same result.
     pub fn new(targets: Vec<S>, owners: usize) -> Self {
         let owners = owners.max(1);
         let len = targets.len();
@@ -106,24 +128,22 @@ impl<S: Send> Owned<S> {
         Self {
             parts,
             len,
-            queues: vec![Vec::new(); owners],
+            routes: vec![Vec::new(); owners],
             hot: Vec::new(),
-            combine: None,
+            fold: None,
         }
     }
 
     /// Declares `ids` hot (see the type's documentation): each owner applies its share of their
     /// updates (round robin by position) to a partial made by `empty`, and after every batch
-    /// `combine(target, partial)` folds the partials into the target in owner order; it must add
-    /// the partial into the target and leave the partial as `empty` made it. Ids outside the
-    /// targets are ignored.
+    /// `combine(target, partial)` folds the partials into the target in owner order, each
+    /// partial then starting again from `empty()`. Ids outside the targets are ignored.
     pub fn with_hot(
         mut self,
         ids: &[usize],
-        empty: impl Fn() -> S,
-        combine: impl Fn(&mut S, &mut S) + Send + Sync + 'static,
+        empty: impl Fn() -> S + Send + Sync + 'static,
+        combine: impl Fn(&mut S, S) + Send + Sync + 'static,
     ) -> Self {
-        self.combine = Some(Box::new(combine));
         let mut ids: Vec<usize> = ids.iter().copied().filter(|&id| id < self.len).collect();
         ids.sort_unstable();
         ids.dedup();
@@ -135,6 +155,10 @@ impl<S: Send> Owned<S> {
                 partials: (0..owners).map(|_| empty()).collect(),
             })
             .collect();
+        self.fold = Some(Fold {
+            empty: Box::new(empty),
+            combine: Box::new(combine),
+        });
         self
     }
 
@@ -163,14 +187,16 @@ impl<S: Send> Owned<S> {
     /// Applies one batch of updates: `apply(&mut targets[target(u)], u)` for each `u`, each owner
     /// taking its own updates in input order, the owners in parallel on `pool`. The update at
     /// `updates[i]` has input position `first_position + i` (for errors). Hot targets' partials
-    /// are folded in at the end (see [`with_hot`](Self::with_hot)).
+    /// are folded in at the end, even after a failure (see [`with_hot`](Self::with_hot)).
     ///
     /// Progress: every update applied, reported every 64 updates of an owner.
     ///
     /// # Errors
-    /// The failure (error or panic of `apply`, or [`OwnedError::TargetOutOfRange`]) at the lowest
-    /// input position, as the serial loop would meet it: updates before it are applied, those
-    /// after it may or may not be. Cancellation and stalls.
+    /// The failure (error or panic of `target` or `apply`, or
+    /// [`OwnedError::TargetOutOfRange`]) at the lowest input position, as the serial loop would
+    /// meet it: updates before it are applied, those after it may or may not be. A panic of a
+    /// hot target's `empty` or `combine` is a failure at the batch's first position.
+    /// Cancellation and stalls.
     pub fn apply<U, E>(
         &mut self,
         pool: &Pool,
@@ -184,23 +210,12 @@ impl<S: Send> Owned<S> {
         U: Sync,
         E: Send,
     {
-        let mut queues = std::mem::take(&mut self.queues);
-        let stopped = self
-            .router()
-            .route(first_position, updates, &target, &mut queues);
-        let applied = self.apply_routed(
-            pool,
-            control,
-            first_position,
-            updates,
-            &queues,
-            &target,
-            &apply,
-        );
-        self.queues = queues;
-        applied?;
-        self.fold_hot();
-        stopped.map_or(Ok(()), Err)
+        let router = self.router();
+        let mut routes = std::mem::take(&mut self.routes);
+        let stopped = router.route(first_position, updates, &target, &mut routes);
+        let applied = self.apply_routed(pool, control, first_position, updates, &routes, &apply);
+        self.routes = routes;
+        finish_batch(applied, self.fold_hot(first_position), stopped)
     }
 
     /// What routing a batch needs to know: the targets, owners and hot ids.
@@ -212,19 +227,14 @@ impl<S: Send> Owned<S> {
         }
     }
 
-    /// Applies a routed batch (`queues[w]`: owner `w`'s batch indexes), the owners in parallel.
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "the pieces of one batch, kept apart for the overlap"
-    )]
+    /// Applies a routed batch (`routes[w]`: owner `w`'s updates), the owners in parallel.
     fn apply_routed<U, E>(
         &mut self,
         pool: &Pool,
         control: &Control,
         first_position: usize,
         updates: &[U],
-        queues: &[Vec<usize>],
-        target: &(impl Fn(&U) -> usize + Sync),
+        routes: &[Vec<Route>],
         apply: &(impl Fn(&mut S, &U) -> Result<(), E> + Sync),
     ) -> Result<(), Error<E>>
     where
@@ -232,7 +242,6 @@ impl<S: Send> Owned<S> {
         E: Send,
     {
         let owners = self.owners();
-        let hot_ids: Vec<usize> = self.hot.iter().map(|h| h.id).collect();
         // Owner w's partials of every hot target, in hot order.
         let mut hot_partials: Vec<Vec<&mut S>> = (0..owners).map(|_| Vec::new()).collect();
         for hot in &mut self.hot {
@@ -240,19 +249,22 @@ impl<S: Send> Owned<S> {
                 hot_partials[w].push(partial);
             }
         }
+        // Owners' first positions interleave; the run core handles any order.
         let tasks: Vec<_> = self
             .parts
             .iter_mut()
-            .zip(queues)
+            .zip(routes)
             .zip(hot_partials)
-            .map(|((part, queue), partials)| {
-                let start = queue.first().map_or(usize::MAX, |i| first_position + i);
-                (start, (part, queue, partials))
+            .map(|((part, routes), partials)| {
+                let start = routes
+                    .first()
+                    .map_or(usize::MAX, |r| first_position + r.index);
+                (start, (part, routes, partials))
             })
             .collect();
-        pool.run(control, tasks, |check, _, (part, queue, mut partials)| {
-            for (n, &index) in queue.iter().enumerate() {
-                let position = first_position + index;
+        pool.run(control, tasks, |check, _, (part, routes, mut partials)| {
+            for (n, route) in routes.iter().enumerate() {
+                let position = first_position + route.index;
                 if n % OWNER_STRIDE == 0 {
                     if n > 0 {
                         check.advance(OWNER_STRIDE as u64);
@@ -261,39 +273,50 @@ impl<S: Send> Owned<S> {
                         return Ok(());
                     }
                 }
-                let update = &updates[index];
                 check.at(position);
-                let id = target(update);
-                let slot = match hot_ids.binary_search(&id) {
-                    Ok(h) => &mut *partials[h],
-                    Err(_) => &mut part[id / owners],
+                let slot = match route.to {
+                    Slot::Own(j) => &mut part[j],
+                    Slot::Hot(h) => &mut *partials[h],
                 };
-                apply(slot, update).map_err(|source| Error::Task { position, source })?;
+                apply(slot, &updates[route.index])
+                    .map_err(|source| Error::Task { position, source })?;
             }
-            check.advance((queue.len() % OWNER_STRIDE) as u64);
+            // The updates since the last report: a full stride when the queue's length is a
+            // multiple of it.
+            let last = routes.len().saturating_sub(1) / OWNER_STRIDE * OWNER_STRIDE;
+            check.advance((routes.len() - last) as u64);
             Ok(())
         })?;
         Ok(())
     }
 
-    /// Folds every hot target's partials into it, in owner order.
-    fn fold_hot(&mut self) {
-        let owners = self.owners();
-        let Some(combine) = &self.combine else {
-            return;
+    /// Folds every hot target's partials into it, in owner order, each partial starting again
+    /// from empty; a panic of `empty` or `combine` is a failure at `first_position`.
+    fn fold_hot<E>(&mut self, first_position: usize) -> Result<(), Error<E>> {
+        let Some(fold) = &self.fold else {
+            return Ok(());
         };
-        for hot in &mut self.hot {
-            let target = &mut self.parts[hot.id % owners][hot.id / owners];
-            for partial in &mut hot.partials {
-                combine(target, partial);
+        let owners = self.parts.len();
+        let (parts, hot) = (&mut self.parts, &mut self.hot);
+        catch_unwind(AssertUnwindSafe(|| {
+            for hot in hot.iter_mut() {
+                let target = &mut parts[hot.id % owners][hot.id / owners];
+                for partial in &mut hot.partials {
+                    let partial = std::mem::replace(partial, (fold.empty)());
+                    (fold.combine)(target, partial);
+                }
             }
-        }
+        }))
+        .map_err(|payload| Error::Panic {
+            position: first_position,
+            message: panic_message(payload.as_ref()),
+        })
     }
 
     /// Applies a stream of updates in batches of at most `batch` updates (0 counts as 1): while
-    /// the owners apply one batch, the calling thread reads the next (double buffering, as the
-    /// chunk pipeline does). Returns the number of updates applied. Progress and hot targets as
-    /// in [`apply`](Self::apply).
+    /// the owners apply one batch, the calling thread reads and routes the next (double
+    /// buffering, as the chunk pipeline does). Returns the number of updates applied. Progress
+    /// and hot targets as in [`apply`](Self::apply).
     ///
     /// # Errors
     /// As [`apply`](Self::apply), plus the stream's own errors at their positions (after the
@@ -315,14 +338,14 @@ impl<S: Send> Owned<S> {
         let router = self.router();
         let mut updates = updates.into_iter();
         let (mut current, mut next) = (Vec::with_capacity(batch), Vec::with_capacity(batch));
-        let mut queues = std::mem::take(&mut self.queues);
-        let mut next_queues = vec![Vec::new(); self.owners()];
+        let mut routes = std::mem::take(&mut self.routes);
+        let mut next_routes = vec![Vec::new(); self.owners()];
         let mut applied = 0usize;
         let mut read_error = read_batch(&mut updates, &mut current, batch, applied);
-        let mut stopped = router.route(applied, &current, &target, &mut queues);
+        let mut stopped = router.route(applied, &current, &target, &mut routes);
         loop {
             if current.is_empty() {
-                self.queues = queues;
+                self.routes = routes;
                 return read_error.or(stopped).map_or(Ok(applied as u64), Err);
             }
             if control.is_cancelled() {
@@ -333,22 +356,19 @@ impl<S: Send> Owned<S> {
             let owned: &mut Self = self;
             // The owners apply this batch while the caller reads and routes the next.
             let (done, (fetched, next_stopped)) = pool.overlap(
-                || owned.apply_routed(pool, control, applied, &current, &queues, &target, &apply),
+                || owned.apply_routed(pool, control, applied, &current, &routes, &apply),
                 || {
                     next.clear();
                     if ended {
                         return (None, None);
                     }
                     let fetched = read_batch(&mut updates, &mut next, batch, next_position);
-                    let routed = router.route(next_position, &next, &target, &mut next_queues);
+                    let routed = router.route(next_position, &next, &target, &mut next_routes);
                     (fetched, routed)
                 },
             );
-            done?;
-            self.fold_hot();
-            if let Some(failure) = stopped {
-                return Err(failure);
-            }
+            let folded = self.fold_hot(applied);
+            finish_batch(done, folded, stopped)?;
             applied = next_position;
             if let Some(error) = read_error {
                 return Err(error);
@@ -356,7 +376,7 @@ impl<S: Send> Owned<S> {
             read_error = fetched;
             stopped = next_stopped;
             std::mem::swap(&mut current, &mut next);
-            std::mem::swap(&mut queues, &mut next_queues);
+            std::mem::swap(&mut routes, &mut next_routes);
         }
     }
 
@@ -370,6 +390,18 @@ impl<S: Send> Owned<S> {
     }
 }
 
+/// A batch's outcome: the apply's failure (the lowest position, the batch's routing stop
+/// coming after every update it let through), else the fold's, else the routing stop.
+fn finish_batch<E>(
+    applied: Result<(), Error<E>>,
+    folded: Result<(), Error<E>>,
+    stopped: Option<OwnedError<E>>,
+) -> Result<(), OwnedError<E>> {
+    applied?;
+    folded?;
+    stopped.map_or(Ok(()), Err)
+}
+
 /// Where a batch's updates go: owner `id % owners`, or, for a hot target, owner `index % owners`.
 struct Router {
     len: usize,
@@ -379,18 +411,18 @@ struct Router {
 }
 
 impl Router {
-    /// Routes `updates` (at positions from `first_position`) into `queues` (cleared first), as
-    /// batch indexes per owner in input order; returns the failure that ends the batch early, if
-    /// any: an update naming a missing target (or whose `target` panics). The updates before it
-    /// are still routed, to be applied as the serial loop would.
+    /// Routes `updates` (at positions from `first_position`) into `routes` (cleared first), per
+    /// owner in input order; returns the failure that ends the batch early, if any: an update
+    /// naming a missing target (or whose `target` panics). The updates before it are still
+    /// routed, to be applied as the serial loop would.
     fn route<U, E>(
         &self,
         first_position: usize,
         updates: &[U],
         target: &(impl Fn(&U) -> usize + Sync),
-        queues: &mut [Vec<usize>],
+        routes: &mut [Vec<Route>],
     ) -> Option<OwnedError<E>> {
-        queues.iter_mut().for_each(Vec::clear);
+        routes.iter_mut().for_each(Vec::clear);
         for (index, update) in updates.iter().enumerate() {
             let position = first_position + index;
             let id = match catch_unwind(AssertUnwindSafe(|| target(update))) {
@@ -409,12 +441,11 @@ impl Router {
                     targets: self.len,
                 });
             }
-            let owner = if self.hot.binary_search(&id).is_ok() {
-                index % self.owners
-            } else {
-                id % self.owners
+            let (owner, to) = match self.hot.binary_search(&id) {
+                Ok(h) => (index % self.owners, Slot::Hot(h)),
+                Err(_) => (id % self.owners, Slot::Own(id / self.owners)),
             };
-            queues[owner].push(index);
+            routes[owner].push(Route { index, to });
         }
         None
     }

@@ -1,5 +1,8 @@
 //! The ordered chunk pipeline: bounded-memory parallel processing of a stream.
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use crate::error::panic_message;
 use crate::{Check, Control, Cut, Error, Pool};
 
 /// What a finished [`Pool::pipeline`] run did.
@@ -74,12 +77,12 @@ impl Pool {
     }
 
     /// [`pipeline`](Self::pipeline) whose process step gets blocks of items and writes their
-    /// outputs in place: `process(check, first_position, inputs, outputs)` fills `outputs`
-    /// (the block's slots of the chunk's output buffer, preallocated with `O::default()` and
-    /// reused from chunk to chunk) from `inputs`, for work shared by a block (one field
-    /// inversion for a block of points). Blocks are `block_len` items (0 counts as 1) within a
-    /// chunk, and depend on the worker count: `process` must give each item what it would give
-    /// it alone.
+    /// outputs in place: `process(check, first_position, inputs, outputs)` fills `outputs` (the
+    /// block's slots of the chunk's output buffer, reused from chunk to chunk: they hold
+    /// `O::default()` the first time and the previous chunk's values after, so `process` writes
+    /// every slot) from `inputs`, for work shared by a block (one field inversion for a block of
+    /// points). Blocks are `block_len` items (0 counts as 1) from the start of each chunk, the
+    /// same at every worker count.
     ///
     /// # Determinism
     /// As [`pipeline`](Self::pipeline): the sequence of `write` calls equals the serial loop's.
@@ -116,13 +119,12 @@ impl Pool {
             |pool, inner, position, chunk, output| {
                 output.truncate(chunk.len());
                 output.resize_with(chunk.len(), O::default);
-                pool.for_each_block(
+                pool.for_each_block_at(
                     inner,
+                    position,
                     (chunk, &mut output[..]),
                     Cut::Blocks(block_len),
                     |check, range, (inputs, outputs)| {
-                        // Positions in the stream, not the chunk.
-                        check.at(position + range.start);
                         process(check, position + range.start, inputs, outputs)
                     },
                 )
@@ -167,7 +169,19 @@ impl Pool {
             }
             let next_position = position + current.len();
             let (processed, fetched) = self.overlap(
-                || process_chunk(self, &inner, position, &current, &mut output),
+                // The runs inside catch their tasks' panics; this catches the rest (a panicking
+                // `O::default`, say) at the chunk's first position.
+                || {
+                    catch_unwind(AssertUnwindSafe(|| {
+                        process_chunk(self, &inner, position, &current, &mut output)
+                    }))
+                    .unwrap_or_else(|payload| {
+                        Err(Error::Panic {
+                            position,
+                            message: panic_message(payload.as_ref()),
+                        })
+                    })
+                },
                 // Runs on the calling thread while the workers process.
                 || {
                     if read_failure.is_none() {

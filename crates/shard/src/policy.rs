@@ -38,31 +38,47 @@ impl WorkerSource {
     }
 }
 
-/// A worker count asked for (by a request or the environment) and lowered for a small input:
-/// a run must say so, never lower a request silently.
+/// A worker count asked for (by a request or the environment) and lowered: a run must say so,
+/// never lower a request silently.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Lowered {
     /// The count asked for.
     pub requested: usize,
     /// Where it was asked for.
     pub source: WorkerSource,
-    /// The items of the run.
-    pub items: usize,
-    /// The policy's minimum of items per worker.
-    pub min_items_per_worker: usize,
+    /// The count used.
+    pub workers: usize,
+    /// Why.
+    pub by: LoweredBy,
+}
+
+/// Why a requested worker count was lowered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoweredBy {
+    /// The input is small: `items` items at `min_items_per_worker` each.
+    SmallInput {
+        /// The items of the run.
+        items: usize,
+        /// The policy's minimum of items per worker.
+        min_items_per_worker: usize,
+    },
+    /// The policy's cap, set after the request.
+    Cap,
 }
 
 impl std::fmt::Display for Lowered {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} {} lowered to {} for {} items: a worker gets at least {}",
-            self.source.name(),
-            self.requested,
-            (self.items / self.min_items_per_worker).max(1),
-            self.items,
-            self.min_items_per_worker
-        )
+        let (name, asked, used) = (self.source.name(), self.requested, self.workers);
+        match self.by {
+            LoweredBy::SmallInput {
+                items,
+                min_items_per_worker,
+            } => write!(
+                f,
+                "{name} {asked} lowered to {used} for {items} items: a worker gets at least {min_items_per_worker}"
+            ),
+            LoweredBy::Cap => write!(f, "{name} {asked} lowered to {used}, the cap"),
+        }
     }
 }
 
@@ -204,14 +220,23 @@ impl ShardPolicy {
     /// (not merely detected) is lowered by the per-worker minimum, what to tell the user.
     pub fn decide(&self, items: usize) -> Decision {
         let by_work = (items / self.min_items_per_worker).max(1);
+        let asked = self.requested.unwrap_or(self.detected).get();
         let base = self.base();
         let workers = base.min(by_work);
-        let lowered =
-            (workers < base && self.source != WorkerSource::Detected).then_some(Lowered {
-                requested: base,
-                source: self.source,
+        let by = if workers < base {
+            LoweredBy::SmallInput {
                 items,
                 min_items_per_worker: self.min_items_per_worker,
+            }
+        } else {
+            LoweredBy::Cap
+        };
+        let lowered =
+            (workers < asked && self.source != WorkerSource::Detected).then_some(Lowered {
+                requested: asked,
+                source: self.source,
+                workers,
+                by,
             });
         Decision { workers, lowered }
     }
@@ -359,6 +384,15 @@ mod tests {
             "--workers 5 lowered to 2 for 700 items: a worker gets at least 256"
         );
         assert_eq!(asked.decide(5 * 256).lowered, None);
+        // A cap set after the request lowers it too, and says so.
+        let capped = host(16)
+            .with_request(nz(8), "--workers")
+            .unwrap()
+            .with_cap(nz(4));
+        assert_eq!(
+            capped.decide(1 << 20).lowered.unwrap().to_string(),
+            "--workers 8 lowered to 4, the cap"
+        );
         let env = host(16)
             .with_min_items_per_worker(256)
             .with_env_value(Some("4"))

@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
+use crate::PoolError;
 use crate::watchdog::Monitor;
-use crate::{PoolError, ShardPolicy};
 
 /// A pool of exactly [`workers`](Self::workers) threads, owned by the caller (never rayon's global
 /// pool), or a current-thread pool that runs everything inline; and the ordered, fail-as-a-whole
@@ -73,14 +73,6 @@ impl Pool {
             threads: None,
             workers: 1,
         }
-    }
-
-    /// Starts a pool sized by `policy` for a run over `items` items.
-    ///
-    /// # Errors
-    /// As [`Pool::new`].
-    pub fn for_items(policy: &ShardPolicy, items: usize) -> Result<Self, PoolError> {
-        Self::new(policy.decide(items).workers)
     }
 
     /// The number of workers work is split for: the pool's threads, or a budgeted view's share

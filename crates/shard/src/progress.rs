@@ -22,12 +22,12 @@ struct State {
 
 /// A progress sink shared by every worker of a run.
 ///
-/// The runtime calls [`advance`](Self::advance) as work completes, never per item: item-wise and
-/// block-wise maps (and `update_items`) about every 1,024 items of a task and at each task's end,
-/// pipelines per chunk; `map_ranges`, `map_tasks` and `Owned` report nothing themselves. For
-/// nanosecond-scale items that can still be tens of thousands of reports a second, so the
-/// callback must be cheap. Reports are serialized: the
-/// callback is never called concurrently and sees `done` increase monotonically.
+/// The runtime calls [`advance`](Self::advance) as work completes, never per item: each task of
+/// a run sums what it did (per block, range, chunk, batch of 64 updates, or what the task
+/// reports through [`Check::advance`](crate::Check::advance)) and hands the sum over at most
+/// every 20 ms and at its end, so a trivial kernel over millions of items calls the callback a
+/// few dozen times a second (a current-thread pool, which reads no clock, hands over every 32
+/// reports). Reports are serialized: the callback is never called concurrently and sees `done` increase monotonically.
 ///
 /// A [`Progress::none`] sink costs one branch per report.
 #[derive(Clone, Default)]

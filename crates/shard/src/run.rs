@@ -1,8 +1,8 @@
 //! The core under every primitive: tasks run on the pool (or inline), failures decided by the
-//! lowest-position rule, panics caught, stop checks, progress aggregated per task, liveness
-//! stamped for the watchdog.
+//! lowest-position rule, panics caught, stop checks, progress summed per task, heartbeats for
+//! the watchdog.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -18,6 +18,21 @@ use crate::{Control, Error, Pool};
 /// progress is summed locally and handed over at most this often (and at its end), so a
 /// trivial kernel calls the sink tens of times a second, not hundreds of thousands.
 const FLUSH_INTERVAL: Duration = Duration::from_millis(20);
+
+/// The most reports between two clock reads: reads are adapted to about one a millisecond, and
+/// capped so that reports that suddenly slow down are timed again within a few of them.
+const MAX_CLOCK_EVERY: u32 = 32;
+
+/// Reports summed between two hand-overs to the sink where there is no clock (a current-thread
+/// pool).
+const UNCLOCKED_FLUSH_EVERY: u32 = 32;
+
+thread_local! {
+    /// The watched tasks this thread is running, innermost last: a run started inside a task
+    /// beats its ancestors' hearts too, so that a task waiting for a nested run is never taken
+    /// for silent.
+    static RUNNING: RefCell<Vec<(Arc<Liveness>, usize)>> = const { RefCell::new(Vec::new()) };
+}
 
 /// A task's view of its run: whether it should stop early, where it is, how far it got.
 ///
@@ -41,9 +56,6 @@ pub struct Check<'a> {
     run: &'a RunState<'a>,
 }
 
-/// The most reports between two clock reads.
-const MAX_CLOCK_EVERY: u32 = 256;
-
 impl std::fmt::Debug for Check<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Check")
@@ -60,6 +72,8 @@ pub(crate) struct RunState<'a> {
     first_failed: AtomicUsize,
     /// The watchdog's view, when the run is watched.
     liveness: Option<Arc<Liveness>>,
+    /// The watched tasks this run was started from (their hearts beat with this run's).
+    ancestors: Vec<(Arc<Liveness>, usize)>,
     /// Whether a clock may be read (not in current-thread mode: wasm has none).
     clocked: bool,
 }
@@ -95,15 +109,18 @@ impl Check<'_> {
     /// every 20 ms per task, and at the task's end), and the watchdog sees the task alive. A
     /// task that runs for seconds should call it as it goes; the primitives do for the work
     /// they drive (per block, range, chunk or batch), minus what the task reported itself.
+    ///
+    /// A task that starts runs of its own on the same [`Control`] must not also report their
+    /// items (they report them themselves): give them [`Control::nested`] to report nothing,
+    /// or report nothing in the task.
     pub fn advance(&self, items: u64) {
         self.pending.set(self.pending.get() + items);
         self.reported.set(self.reported.get() + items);
         if let Some(liveness) = &self.run.liveness {
             liveness.alive(self.task);
         }
-        if !self.run.clocked {
-            self.flush();
-            return;
+        for (liveness, task) in &self.run.ancestors {
+            liveness.alive(*task);
         }
         let since = self.since_clock.get() + 1;
         if since < self.clock_every.get() {
@@ -111,11 +128,19 @@ impl Check<'_> {
             return;
         }
         self.since_clock.set(0);
+        if !self.run.clocked {
+            self.clock_every.set(UNCLOCKED_FLUSH_EVERY);
+            self.flush();
+            return;
+        }
         let now = Instant::now();
         if let Some(previous) = self.last_clock.get() {
             // Aim at one read a millisecond: reports of microsecond blocks read it rarely,
             // reports of slow work every time.
             let per_report = now.duration_since(previous) / self.clock_every.get().max(1);
+            if let Some(liveness) = &self.run.liveness {
+                liveness.gap(self.task, per_report);
+            }
             let every = Duration::from_millis(1).as_nanos() / per_report.as_nanos().max(1);
             self.clock_every.set(
                 u32::try_from(every)
@@ -152,13 +177,16 @@ impl Check<'_> {
 }
 
 impl Pool {
-    /// The core: runs `tasks` (each `(first position, input)`, positions increasing) and returns
-    /// their results in order, or the run's failure: cancellation first, then the failure at the
-    /// lowest position (tasks report theirs exactly), then a stall the watchdog saw.
+    /// The core: runs `tasks` (each `(first position, input)`) and returns their results in
+    /// order, or the run's failure: cancellation first, then the failure at the lowest position
+    /// (tasks report theirs exactly), then a failure without a position (a nested run's stall),
+    /// then this run's stall.
     ///
     /// Tasks run inline on the calling thread, in order, when the pool has no threads or a
     /// budget of one worker (identical results; no hand-over to a thread); otherwise on the
-    /// pool's threads.
+    /// pool's threads. Inline, a task whose first position is past a known failure is skipped,
+    /// exactly as a parallel run would tell it to stop; positions need not increase along the
+    /// tasks (owner partitioning interleaves them).
     pub(crate) fn run<X, T, E>(
         &self,
         control: &Control,
@@ -204,6 +232,7 @@ impl Pool {
             control,
             first_failed: AtomicUsize::new(usize::MAX),
             liveness,
+            ancestors: RUNNING.with(|running| running.borrow().clone()),
             clocked: self.threads().is_some(),
         };
         let one = |(index, (position, input)): (usize, (usize, X))| {
@@ -222,26 +251,11 @@ impl Pool {
                 });
                 results
             }
-            _ => {
-                // In order: the first failure is the lowest, and nothing after it runs.
-                let mut results = Vec::with_capacity(tasks.len());
-                for item in tasks.into_iter().enumerate() {
-                    let result = one(item);
-                    let go_on = matches!(result, Some(Ok(_)));
-                    results.push(result);
-                    if !go_on {
-                        break;
-                    }
-                }
-                results
-            }
+            _ => tasks.into_iter().enumerate().map(one).collect(),
         };
         if control.is_cancelled() {
             return Err(Error::Cancelled);
         }
-        // The failure at the lowest position wins; then a failure without a position (a nested
-        // run's stall); then this run's stall. A task is skipped (`None`) only because one of
-        // these happened.
         let mut values = Vec::with_capacity(results.len());
         let mut positioned: Option<Error<E>> = None;
         let mut unpositioned: Option<Error<E>> = None;
@@ -276,6 +290,8 @@ impl Pool {
                 timeout: stall.timeout,
             });
         }
+        // A task is skipped only after a failure (returned above), a cancellation (which stays)
+        // or a stall (recorded before the stop).
         assert!(
             !skipped,
             "invariant: a task is skipped only after a failure, a cancellation or a stall"
@@ -284,8 +300,9 @@ impl Pool {
     }
 }
 
-/// Runs one task (`None`: skipped, because the run should already stop), its panic caught at
-/// the position it last reported, its progress flushed, its liveness slot opened and closed.
+/// Runs one task (`None`: skipped, because the run should already stop), its panic (its
+/// progress sink's included) caught at the position it last reported, its progress flushed,
+/// its heartbeat slot opened and closed.
 fn run_task<X, T, E>(
     state: &RunState<'_>,
     index: usize,
@@ -301,7 +318,7 @@ fn run_task<X, T, E>(
         reported: Cell::new(0),
         clock_every: Cell::new(1),
         since_clock: Cell::new(0),
-        last_clock: Cell::new(None),
+        last_clock: Cell::new(state.clocked.then(Instant::now)),
         last_flush: Cell::new(None),
         run: state,
     };
@@ -310,17 +327,21 @@ fn run_task<X, T, E>(
     }
     if let Some(liveness) = &state.liveness {
         liveness.begin(index);
+        RUNNING.with(|running| running.borrow_mut().push((Arc::clone(liveness), index)));
     }
-    let outcome = catch_unwind(AssertUnwindSafe(|| task(&check, position, input))).unwrap_or_else(
-        |payload| {
-            Err(Error::Panic {
-                position: check.current.get(),
-                message: panic_message(payload.as_ref()),
-            })
-        },
-    );
-    check.flush();
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        let outcome = task(&check, position, input);
+        check.flush();
+        outcome
+    }))
+    .unwrap_or_else(|payload| {
+        Err(Error::Panic {
+            position: check.current.get(),
+            message: panic_message(payload.as_ref()),
+        })
+    });
     if let Some(liveness) = &state.liveness {
+        RUNNING.with(|running| running.borrow_mut().pop());
         liveness.end(index);
     }
     if let Err(failure) = &outcome {

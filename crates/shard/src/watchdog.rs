@@ -16,11 +16,13 @@ use std::time::{Duration, Instant};
 /// When a run's silence becomes a failure.
 ///
 /// The default, [`Watchdog::DEFAULT`], adapts to the run: a task silent for longer than
-/// `max(2 minutes, 50 x the longest gap between two reports of any task so far)` stalls it.
-/// Measured gaps (`cargo bench -p lockstep-shard --bench runtime`, see the README): the
-/// primitives report about every 20 ms of work in each task, PSI's blocks of 64 points take
-/// about 5 ms, the ceremony's 4,096-point chunks up to a second; two minutes of silence is far
-/// outside all of them, and a run whose own reports are slow gets proportionally more.
+/// `max(2 minutes, 50 x the longest interval between two reports of any of its tasks so far)`
+/// stalls it. The intervals are timed by the tasks themselves (averaged over the few reports
+/// between two clock reads, about a millisecond apart) and include the wait for a task's first
+/// report. The work the primitives drive reports per block or chunk: PSI's 64-point blocks take
+/// ~5 ms, a trivial kernel's 4,096-item block under a microsecond, the ceremony's 4,096-point
+/// chunks up to a second; two minutes is far beyond all of them, and a run whose reports are
+/// naturally slow gets fifty times its slowest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Watchdog {
     /// No watchdog: a silent task is waited for.
@@ -71,6 +73,8 @@ struct Slot {
     position: usize,
     running: AtomicBool,
     beats: AtomicU64,
+    /// The longest interval between two reports the task timed, in nanoseconds.
+    longest_gap: AtomicU64,
 }
 
 /// What the monitor last saw of a slot: its beat count and when that count last changed.
@@ -85,8 +89,8 @@ struct Seen {
 pub(crate) struct Liveness {
     watchdog: Watchdog,
     slots: Vec<Slot>,
-    /// The monitor's own view of the slots, and the longest gap between two changes it saw.
-    seen: Mutex<(Vec<Option<Seen>>, Duration)>,
+    /// The monitor's own view of the slots.
+    seen: Mutex<Vec<Option<Seen>>>,
     stop: AtomicBool,
     stall: Mutex<Option<Stall>>,
 }
@@ -98,13 +102,14 @@ impl Liveness {
                 position,
                 running: AtomicBool::new(false),
                 beats: AtomicU64::new(0),
+                longest_gap: AtomicU64::new(0),
             })
             .collect();
         let seen = vec![None; slots.len()];
         Self {
             watchdog,
             slots,
-            seen: Mutex::new((seen, Duration::ZERO)),
+            seen: Mutex::new(seen),
             stop: AtomicBool::new(false),
             stall: Mutex::new(None),
         }
@@ -120,6 +125,26 @@ impl Liveness {
     /// Task `task` shows life (a progress report): one relaxed increment of its own line.
     pub(crate) fn alive(&self, task: usize) {
         self.slots[task].beats.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Task `task` timed an interval of `gap` between its reports.
+    pub(crate) fn gap(&self, task: usize, gap: Duration) {
+        let gap = u64::try_from(gap.as_nanos()).unwrap_or(u64::MAX);
+        let slot = &self.slots[task];
+        if gap > slot.longest_gap.load(Ordering::Relaxed) {
+            slot.longest_gap.fetch_max(gap, Ordering::Relaxed);
+        }
+    }
+
+    /// The longest interval between reports any task timed.
+    fn longest_gap(&self) -> Duration {
+        Duration::from_nanos(
+            self.slots
+                .iter()
+                .map(|s| s.longest_gap.load(Ordering::Relaxed))
+                .max()
+                .unwrap_or(0),
+        )
     }
 
     /// Task `task` ends.
@@ -148,27 +173,22 @@ impl Liveness {
         }
     }
 
-    /// Compares every running task's heartbeat with the last patrol's; stops the run at the
-    /// first one silent longer than the timeout. Returns how soon to look again.
+    /// Compares every running task's heartbeat with the last patrol's; stops the run when the
+    /// longest-silent task has been silent longer than the timeout. Returns how soon to look
+    /// again.
     fn inspect(&self) -> Duration {
         let now = Instant::now();
-        let mut guard = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
-        let (seen, longest_gap) = &mut *guard;
-        let mut silent_task = None;
+        let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut silent_task: Option<(usize, Duration)> = None;
         for (task, (slot, seen)) in self.slots.iter().zip(seen.iter_mut()).enumerate() {
             let running = slot.running.load(Ordering::Relaxed);
             let beats = slot.beats.load(Ordering::Relaxed);
             match seen {
                 Some(s) if s.beats == beats && s.running && running => {
-                    silent_task.get_or_insert((task, now.duration_since(s.since)));
-                }
-                Some(s) if s.beats != beats && s.running => {
-                    *longest_gap = (*longest_gap).max(now.duration_since(s.since));
-                    *s = Seen {
-                        beats,
-                        since: now,
-                        running,
-                    };
+                    let silent = now.duration_since(s.since);
+                    if silent_task.is_none_or(|(_, longest)| silent > longest) {
+                        silent_task = Some((task, silent));
+                    }
                 }
                 _ => {
                     *seen = Some(Seen {
@@ -179,8 +199,8 @@ impl Liveness {
                 }
             }
         }
-        let timeout = self.timeout(*longest_gap);
-        drop(guard);
+        drop(seen);
+        let timeout = self.timeout(self.longest_gap());
         if let (Some(timeout), Some((task, silent))) = (timeout, silent_task)
             && silent > timeout
         {
@@ -198,8 +218,7 @@ impl Liveness {
 
     /// How often the run wants to be looked at: a quarter of its timeout, within 5 ms and 1 s.
     fn period(&self) -> Duration {
-        let longest_gap = self.seen.lock().unwrap_or_else(PoisonError::into_inner).1;
-        self.timeout(longest_gap)
+        self.timeout(self.longest_gap())
             .map_or(Duration::from_secs(3600), |timeout| {
                 (timeout / 4).clamp(Duration::from_millis(5), Duration::from_secs(1))
             })
@@ -334,6 +353,24 @@ mod tests {
     }
 
     #[test]
+    fn the_longest_silent_task_is_named() {
+        // Task 1 falls silent first; task 0, lower in order, is silent for less than the
+        // timeout: the stall is task 1's, not masked by task 0.
+        let run = Liveness::new(
+            Watchdog::After(Duration::from_millis(30)),
+            [0, 10].into_iter(),
+        );
+        run.begin(1);
+        run.inspect();
+        std::thread::sleep(Duration::from_millis(20));
+        run.begin(0);
+        run.inspect();
+        std::thread::sleep(Duration::from_millis(20));
+        run.inspect();
+        assert_eq!(run.stall().map(|s| (s.task, s.position)), Some((1, 10)));
+    }
+
+    #[test]
     fn the_adaptive_timeout_grows_with_the_longest_gap() {
         let run = Liveness::new(
             Watchdog::Adaptive {
@@ -343,16 +380,14 @@ mod tests {
             [0].into_iter(),
         );
         run.begin(0);
-        run.inspect();
-        std::thread::sleep(Duration::from_millis(20));
-        run.alive(0);
-        run.inspect();
-        assert!(!run.stopped());
-        let gap = run.seen.lock().unwrap().1;
-        assert!(
-            run.timeout(gap).unwrap() >= Duration::from_millis(200),
-            "{gap:?}"
+        run.gap(0, Duration::from_millis(20));
+        run.gap(0, Duration::from_millis(5));
+        assert_eq!(run.longest_gap(), Duration::from_millis(20));
+        assert_eq!(
+            run.timeout(run.longest_gap()),
+            Some(Duration::from_millis(200))
         );
+        assert_eq!(run.period(), Duration::from_millis(50));
         let off = Liveness::new(Watchdog::Off, [0].into_iter());
         assert_eq!(off.timeout(Duration::from_secs(1)), None);
     }

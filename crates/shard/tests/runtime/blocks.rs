@@ -206,6 +206,98 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// join equals its serial pair of halves at any split, and of two failing halves the
+    /// left's wins, wherever the split.
+    #[test]
+    fn join_equals_the_serial_halves(
+        values in proptest::collection::vec(any::<u64>(), 0..1500),
+        split_at in 0usize..1500,
+        fail_left in any::<bool>(),
+        fail_right in any::<bool>(),
+    ) {
+        let split_at = split_at.min(values.len());
+        let serial: Vec<u64> = values.iter().enumerate().map(|(i, &x)| mix(i, x)).collect();
+        let (left, right) = values.split_at(split_at);
+        for (name, pool) in pools() {
+            let result = pool.join(
+                &Control::new(),
+                split_at,
+                |view| {
+                    if fail_left {
+                        std::thread::sleep(Duration::from_millis(2));
+                        return Err(Error::Task { position: 0, source: "left" });
+                    }
+                    view.map_items(&Control::new(), left, |i, &x| Ok(mix(i, x)))
+                },
+                |view| {
+                    if fail_right {
+                        return Err(Error::Task { position: 0, source: "right" });
+                    }
+                    view.map_items(&Control::new(), right, |i, &x| Ok(mix(split_at + i, x)))
+                },
+            );
+            match (fail_left, fail_right) {
+                (false, false) => {
+                    let (l, r) = result.unwrap();
+                    prop_assert_eq!([l, r].concat(), serial.clone(), "on {}", name);
+                }
+                (true, _) => prop_assert!(
+                    matches!(result, Err(Error::Task { position: 0, source: "left" })),
+                    "on {}", name
+                ),
+                (false, true) => prop_assert_eq!(result.unwrap_err().position(), Some(split_at)),
+            }
+        }
+    }
+}
+
+#[test]
+fn branch_and_block_pipeline_progress_reach_their_totals() {
+    for (name, pool) in pools() {
+        let progress = Progress::new(|_| {});
+        let control = Control::new().with_progress(progress.clone());
+        progress.start(Some(4000));
+        let starts = [0, 1000, 2000, 3000];
+        pool.branches(&control, &starts, |_, view| {
+            let data = vec![0u8; 1000];
+            view.map_items(&control, &data, |_, &x| Ok::<_, ()>(x))
+        })
+        .unwrap();
+        assert_eq!(
+            progress.snapshot().unwrap().done,
+            4000,
+            "branches on {name}"
+        );
+        progress.start(Some(1000));
+        let mut cursor = 0;
+        pool.pipeline_blocks(
+            &control,
+            128,
+            10,
+            |buf: &mut Vec<u32>, n| {
+                let end = (cursor + n).min(1000);
+                buf.extend(cursor as u32..end as u32);
+                cursor = end;
+                Ok::<_, ()>(())
+            },
+            |_, _, inputs, outputs: &mut [u32]| {
+                outputs.copy_from_slice(inputs);
+                Ok(())
+            },
+            |_, _| Ok(()),
+        )
+        .unwrap();
+        assert_eq!(
+            progress.snapshot().unwrap().done,
+            1000,
+            "pipeline_blocks on {name}"
+        );
+    }
+}
+
 #[test]
 fn a_block_failure_in_a_pipeline_is_at_its_stream_position() {
     let values: Vec<u64> = (0..1000).collect();

@@ -187,10 +187,7 @@ proptest! {
         }
         for (name, pool) in crate::pools() {
             let mut owned = Owned::new(vec![0u64; targets], pool.workers())
-                .with_hot(&[0, 99], || 0, |total, partial| {
-                    *total = total.wrapping_add(*partial);
-                    *partial = 0;
-                });
+                .with_hot(&[0, 99], || 0, |total, partial| *total = total.wrapping_add(partial));
             owned
                 .apply_stream(
                     &pool,
@@ -292,5 +289,80 @@ fn owner_progress_counts_every_update_and_cancellation_stops() {
             "on {name}: {err:?}"
         );
         assert!(owned.into_vec().iter().sum::<u32>() < 100_000, "on {name}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Any owner count on any pool (3 owners on 1 worker, on the current thread...), failures
+    /// (errors and panics of `apply`) at a few positions, later ones first: the lowest is
+    /// reported, everything before it applied; hot targets folded even then.
+    #[test]
+    fn the_lowest_failure_wins_at_any_owner_count(
+        len in 1usize..400,
+        owners in 1usize..6,
+        failing in proptest::collection::btree_map(0usize..400, any::<bool>(), 1..4),
+        hot in any::<bool>(),
+    ) {
+        crate::quiet_intentional_panics();
+        let failing: Vec<(usize, bool)> =
+            failing.into_iter().map(|(p, panics)| (p % len, panics)).collect();
+        let (lowest, lowest_panics) = *failing.iter().min_by_key(|(p, _)| *p).unwrap();
+        let updates: Vec<(usize, u64)> = (0..len).map(|i| ((i * 7) % 11, i as u64)).collect();
+        for (name, pool) in crate::pools() {
+            let mut owned = Owned::new(vec![0u64; 11], owners);
+            if hot {
+                owned = owned.with_hot(&[0], || 0, |t, p| *t += p);
+            }
+            let err = owned
+                .apply(&pool, &Control::new(), 0, &updates, |u| u.0, |t, u| {
+                    if let Some(&(_, panics)) = failing.iter().find(|(p, _)| *p as u64 == u.1) {
+                        std::thread::sleep(std::time::Duration::from_micros(20 * (len - u.1 as usize) as u64));
+                        if panics {
+                            panic!("boom at {}", u.1);
+                        }
+                        return Err(u.1);
+                    }
+                    *t += 1 << 20 | u.1;
+                    Ok(())
+                })
+                .unwrap_err();
+            prop_assert_eq!(err.position(), Some(lowest), "on {} with {} owners: {:?}", name, owners, err);
+            prop_assert_eq!(matches!(err, OwnedError::Run(Error::Panic { .. })), lowest_panics);
+            // Every update before the failure is in its target (hot ones folded).
+            let targets = owned.into_vec();
+            for (t, &value) in targets.iter().enumerate() {
+                let before: u64 = updates[..lowest]
+                    .iter()
+                    .filter(|u| u.0 == t)
+                    .map(|u| 1 << 20 | u.1)
+                    .sum();
+                prop_assert!(value >= before, "on {}: target {} lost updates", name, t);
+            }
+        }
+    }
+
+    #[test]
+    fn owner_progress_counts_every_update_whatever_the_queue_lengths(
+        len in 0usize..1000,
+        owners in 1usize..4,
+    ) {
+        use lockstep_shard::Progress;
+        for (name, pool) in crate::pools() {
+            let progress = Progress::new(|_| {});
+            let control = Control::new().with_progress(progress.clone());
+            progress.start(Some(len as u64));
+            // Every update on target 0: one owner's queue holds them all (multiples of 64
+            // included as len varies).
+            let mut owned = Owned::new(vec![0u32; owners], owners);
+            owned
+                .apply(&pool, &control, 0, &vec![0usize; len], |&t| t, |x, _| {
+                    *x += 1;
+                    Ok::<_, ()>(())
+                })
+                .unwrap();
+            prop_assert_eq!(progress.snapshot().unwrap().done, len as u64, "on {}", name);
+        }
     }
 }
