@@ -16,7 +16,8 @@ impl Pool {
     /// A branch reports failures in its own positions (from 0); they are moved by `starts[i]`
     /// ([`Error::shifted`]), so the failure of the lowest branch wins, as in the serial loop
     /// `for i in branches { branch(i)? }`. A branch's own work is watched through the runs it
-    /// starts.
+    /// starts. A failing branch does not stop the others early (a branch has no stop check of
+    /// its own; its runs use the caller's control): they finish, and their results are dropped.
     ///
     /// # Errors
     /// [`Error::Cancelled`]; the failure at the lowest position, a panic of a branch at its
