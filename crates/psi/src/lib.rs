@@ -47,8 +47,8 @@
 //!
 //! # Invariants are loud
 //! An impossible state (a key that is not a scalar, a value past a bound just checked) is an
-//! `expect("invariant: ...")` or a typed internal error, never a silent default such as
-//! `unwrap_or(Scalar::ONE)`: a default would corrupt a message without a sound.
+//! `expect("invariant: ...")` or a typed internal error, never a silent default (a one or a zero
+//! put where a value is missing): a default would corrupt a message without a sound.
 #![deny(unsafe_code)]
 
 mod backend;
