@@ -1,0 +1,161 @@
+//! The strict parallel codec: fixed-width compressed points, streamed in chunks of
+//! [`CHUNK_POINTS`], each chunk decoded (and checked) or encoded by the workers at fixed
+//! offsets, chunks read and written in file order.
+//!
+//! # Guarantees
+//! - Bytes written never depend on the worker count; decoding returns the same points or the
+//!   same error at every worker count: the first bad point in file order.
+//! - Every decoded point is compressed, canonical (x < p, consistent flags), on the curve and in
+//!   the prime-order subgroup ([`PointProblem`]).
+//! - Memory while streaming a vector: two input chunks and one output chunk
+//!   (`CHUNK_POINTS * (2 * size_of::<P::Bytes>() + size_of::<P>())`, 0.75 MiB for G1, 1.3 MiB
+//!   for G2), plus the vector being built, which grows with the points actually read (a header
+//!   that announces more points than the file holds allocates no more than the file).
+
+mod point;
+mod stream;
+
+pub use point::{Compressed, Point, PointProblem};
+pub(crate) use stream::{HashingReader, HashingWriter, read_point, read_points, write_points};
+
+/// Points per chunk of the streaming codec.
+pub const CHUNK_POINTS: usize = 4096;
+
+/// Points per block within a chunk: the unit a worker takes, and where it checks for a stop.
+pub(crate) const BLOCK_POINTS: usize = 128;
+
+/// Where in a file a point or a field sits, for errors: a vector and an index in it (`G1
+/// Tau[5]`), or a single named value (`G2 Beta`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Location {
+    /// The vector or value, as gnark names it (`G1 Tau`, `G1 AlphaTau`, `tau proof commitment`).
+    pub name: &'static str,
+    /// The index within the vector (in the mathematical numbering: `G1 Tau[1]` is the first
+    /// point of that vector in the file, as `[tau^0]_1` is not stored), if it is one.
+    pub index: Option<u64>,
+}
+
+impl Location {
+    /// A single value.
+    pub const fn value(name: &'static str) -> Self {
+        Self { name, index: None }
+    }
+
+    /// Element `index` of a vector.
+    pub const fn element(name: &'static str, index: u64) -> Self {
+        Self {
+            name,
+            index: Some(index),
+        }
+    }
+}
+
+impl std::fmt::Display for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.index {
+            Some(index) => write!(f, "{}[{index}]", self.name),
+            None => f.write_str(self.name),
+        }
+    }
+}
+
+/// Why a file could not be read or written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CodecError {
+    /// A point failed a check.
+    #[error("{location} at byte {offset}: {problem}")]
+    Point {
+        /// Which point.
+        location: Location,
+        /// Its first byte in the file.
+        offset: u64,
+        /// What is wrong with it.
+        problem: PointProblem,
+    },
+    /// The file ended before a value it must hold.
+    #[error("truncated: the file ends at byte {offset}, inside {location}")]
+    Truncated {
+        /// The value the file ended in or before.
+        location: Location,
+        /// The file's length.
+        offset: u64,
+    },
+    /// Bytes follow the last value.
+    #[error("trailing bytes after the end of the content at byte {offset}")]
+    TrailingBytes {
+        /// Where the content ended.
+        offset: u64,
+    },
+    /// The domain size is not a power of two within the accepted range.
+    #[error("domain size N = {n} at byte {offset}: must be a power of two from 2 to 2^{max_power}")]
+    DomainSize {
+        /// The size read.
+        n: u64,
+        /// Where it was read.
+        offset: u64,
+        /// The largest power accepted ([`Limits::max_power`]).
+        max_power: u32,
+    },
+    /// The domain size differs from the one expected.
+    #[error("wrong power: the file is for 2^{found} (N = {n}), expected 2^{expected}", n = 1u64 << found)]
+    WrongPower {
+        /// The power read.
+        found: u32,
+        /// The power expected.
+        expected: u32,
+    },
+    /// The challenge field's length is neither 0 (the initial object) nor 32 (a SHA-256).
+    #[error("challenge at byte {offset}: length {len}, expected 0 or 32")]
+    ChallengeLength {
+        /// The length byte read.
+        len: u8,
+        /// Where it was read.
+        offset: u64,
+    },
+    /// Reading or writing failed.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// The run was cancelled.
+    #[error("cancelled")]
+    Cancelled,
+    /// A worker stopped reporting progress, or panicked (a bug).
+    #[error("worker failure: {0}")]
+    Worker(String),
+}
+
+/// Bounds on what a reader accepts before allocating for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// The largest domain size accepted, as a power of two (default 28: files of 77 GB).
+    pub max_power: u32,
+    /// The exact power expected, if known (a contribution must match its predecessor).
+    pub power: Option<u32>,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_power: 28,
+            power: None,
+        }
+    }
+}
+
+impl Limits {
+    /// Checks a domain size read at `offset` and returns its power.
+    pub(crate) fn check_n(&self, n: u64, offset: u64) -> Result<u32, CodecError> {
+        if n < 2 || !n.is_power_of_two() || n.trailing_zeros() > self.max_power {
+            return Err(CodecError::DomainSize {
+                n,
+                offset,
+                max_power: self.max_power,
+            });
+        }
+        let found = n.trailing_zeros();
+        match self.power {
+            Some(expected) if expected != found => Err(CodecError::WrongPower { found, expected }),
+            _ => Ok(found),
+        }
+    }
+}

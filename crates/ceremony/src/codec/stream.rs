@@ -1,0 +1,233 @@
+//! Chunked, hashed reading and writing of point vectors.
+
+use std::io::{self, Read, Write};
+
+use lockstep_shard::{Control, Pool};
+use sha2::{Digest, Sha256};
+
+use super::{BLOCK_POINTS, CHUNK_POINTS, CodecError, Location, Point, PointProblem};
+
+/// A reader that hashes (SHA-256) and counts every byte it delivers.
+pub(crate) struct HashingReader<R> {
+    inner: R,
+    hasher: Sha256,
+    offset: u64,
+}
+
+impl<R: Read> HashingReader<R> {
+    pub(crate) fn new(inner: R) -> Self {
+        Self {
+            inner,
+            hasher: Sha256::new(),
+            offset: 0,
+        }
+    }
+
+    /// Bytes delivered so far: the offset of the next byte.
+    pub(crate) fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// Fills `buf`, or fails with [`CodecError::Truncated`] naming `location`.
+    pub(crate) fn fill(&mut self, buf: &mut [u8], location: Location) -> Result<(), CodecError> {
+        let mut filled = 0;
+        while filled < buf.len() {
+            match self.inner.read(&mut buf[filled..]) {
+                Ok(0) => {
+                    self.account(&buf[..filled]);
+                    return Err(CodecError::Truncated {
+                        location,
+                        offset: self.offset,
+                    });
+                }
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(CodecError::Io(e)),
+            }
+        }
+        self.account(buf);
+        Ok(())
+    }
+
+    fn account(&mut self, bytes: &[u8]) {
+        self.hasher.update(bytes);
+        self.offset += bytes.len() as u64;
+    }
+
+    /// Checks that nothing follows, and returns the SHA-256 of everything read.
+    pub(crate) fn finish(mut self) -> Result<[u8; 32], CodecError> {
+        let mut probe = [0u8; 1];
+        loop {
+            match self.inner.read(&mut probe) {
+                Ok(0) => return Ok(self.hasher.finalize().into()),
+                Ok(_) => {
+                    return Err(CodecError::TrailingBytes {
+                        offset: self.offset,
+                    });
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(CodecError::Io(e)),
+            }
+        }
+    }
+}
+
+/// A writer that hashes (SHA-256) and counts every byte it passes on.
+pub(crate) struct HashingWriter<W> {
+    inner: W,
+    hasher: Sha256,
+    offset: u64,
+}
+
+impl<W: Write> HashingWriter<W> {
+    pub(crate) fn new(inner: W) -> Self {
+        Self {
+            inner,
+            hasher: Sha256::new(),
+            offset: 0,
+        }
+    }
+
+    pub(crate) fn put(&mut self, bytes: &[u8]) -> Result<(), CodecError> {
+        self.inner.write_all(bytes)?;
+        self.hasher.update(bytes);
+        self.offset += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Flushes, and returns the SHA-256 of everything written and the writer.
+    pub(crate) fn finish(mut self) -> Result<([u8; 32], W), CodecError> {
+        self.inner.flush()?;
+        Ok((self.hasher.finalize().into(), self.inner))
+    }
+}
+
+/// Reads and checks one point.
+pub(crate) fn read_point<P: Point, R: Read>(
+    reader: &mut HashingReader<R>,
+    location: Location,
+) -> Result<P, CodecError> {
+    let offset = reader.offset();
+    let mut bytes = P::Bytes::default();
+    reader.fill(bytes.as_mut(), location)?;
+    P::decode(&bytes).map_err(|problem| CodecError::Point {
+        location,
+        offset,
+        problem,
+    })
+}
+
+/// Why one item of a streamed vector failed.
+#[derive(Debug, thiserror::Error)]
+enum ItemFailure {
+    #[error("{0}")]
+    Bad(PointProblem),
+    #[error("{0}")]
+    Short(CodecError),
+}
+
+/// Reads `count` points of the vector `name` (indexes from `first_index`), decoding and
+/// checking each chunk on the workers. The error is the first bad point in file order.
+pub(crate) fn read_points<P: Point, R: Read>(
+    pool: &Pool,
+    control: &Control,
+    reader: &mut HashingReader<R>,
+    name: &'static str,
+    first_index: u64,
+    count: usize,
+) -> Result<Vec<P>, CodecError> {
+    let start = reader.offset();
+    let mut out: Vec<P> = Vec::with_capacity(count.min(CHUNK_POINTS));
+    let mut delivered = 0usize;
+    let result = pool.pipeline_blocks(
+        control,
+        CHUNK_POINTS,
+        BLOCK_POINTS,
+        |buf: &mut Vec<P::Bytes>, n| {
+            let take = n.min(count - delivered);
+            for _ in 0..take {
+                let mut bytes = P::Bytes::default();
+                let location = Location::element(name, first_index + delivered as u64);
+                reader
+                    .fill(bytes.as_mut(), location)
+                    .map_err(ItemFailure::Short)?;
+                buf.push(bytes);
+                delivered += 1;
+            }
+            Ok(())
+        },
+        |check, position, inputs, outputs: &mut [P]| {
+            for (k, (bytes, slot)) in inputs.iter().zip(outputs.iter_mut()).enumerate() {
+                check.at(position + k);
+                *slot = P::decode(bytes).map_err(ItemFailure::Bad)?;
+            }
+            Ok(())
+        },
+        |_, points| {
+            out.extend_from_slice(points);
+            Ok(())
+        },
+    );
+    match result {
+        Ok(_) => Ok(out),
+        Err(lockstep_shard::Error::Task { position, source }) => Err(match source {
+            ItemFailure::Short(error) => error,
+            ItemFailure::Bad(problem) => CodecError::Point {
+                location: Location::element(name, first_index + position as u64),
+                offset: start + (position * P::SIZE) as u64,
+                problem,
+            },
+        }),
+        Err(other) => Err(worker_failure(other)),
+    }
+}
+
+/// Writes `points` compressed, encoding each chunk on the workers, chunks in order.
+pub(crate) fn write_points<P: Point, W: Write>(
+    pool: &Pool,
+    control: &Control,
+    writer: &mut HashingWriter<W>,
+    points: &[P],
+) -> Result<(), CodecError> {
+    let mut next = 0usize;
+    let result = pool.pipeline_blocks(
+        control,
+        CHUNK_POINTS,
+        BLOCK_POINTS,
+        |buf: &mut Vec<P>, n| {
+            let take = n.min(points.len() - next);
+            buf.extend_from_slice(&points[next..next + take]);
+            next += take;
+            Ok::<_, CodecError>(())
+        },
+        |_, _, inputs, outputs: &mut [P::Bytes]| {
+            for (point, slot) in inputs.iter().zip(outputs.iter_mut()) {
+                *slot = point.encode();
+            }
+            Ok(())
+        },
+        |_, encoded| {
+            for bytes in encoded {
+                writer.put(bytes.as_ref())?;
+            }
+            Ok(())
+        },
+    );
+    match result {
+        Ok(_) => Ok(()),
+        Err(lockstep_shard::Error::Task { source, .. }) => Err(source),
+        Err(other) => Err(worker_failure(other)),
+    }
+}
+
+/// Maps the runtime's own failures (cancel, stall, panic) to a codec error.
+pub(crate) fn worker_failure<E>(error: lockstep_shard::Error<E>) -> CodecError
+where
+    lockstep_shard::Error<E>: std::fmt::Display,
+{
+    if error.is_cancelled() {
+        CodecError::Cancelled
+    } else {
+        CodecError::Worker(error.to_string())
+    }
+}

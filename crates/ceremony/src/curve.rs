@@ -1,0 +1,158 @@
+//! BLS12-381 building blocks on blst: batch affine conversion, parallel multi-scalar
+//! multiplication, pairing-product checks, hashing to the scalar field and to G2.
+//!
+//! Every function here returns the same value at every worker count: point additions are exact,
+//! and affine coordinates are unique, so neither the order of partial sums nor the size of a
+//! conversion block reaches the result.
+
+mod ffi;
+
+use std::convert::Infallible;
+
+use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Prepared, G2Projective, Gt, Scalar};
+use ff::Field;
+use group::prime::PrimeCurveAffine;
+use group::{Curve, Group};
+use lockstep_shard::{Control, Pool, split};
+use pairing::{MillerLoopResult, MultiMillerLoop};
+
+pub(crate) use ffi::{
+    Refusal, expand_message_xmd, g1_to_affine, g1_uncompress_checked, g2_to_affine,
+    g2_uncompress_checked, wipe_scalar,
+};
+
+/// Points per multi-scalar-multiplication task: large enough for Pippenger's buckets to pay,
+/// small enough that scalars for a task (32 bytes a point) stay a few MiB.
+const MSM_TASK_POINTS: usize = 1 << 15;
+
+/// The generator of G1.
+pub(crate) fn g1() -> G1Affine {
+    G1Affine::generator()
+}
+
+/// The generator of G2.
+pub(crate) fn g2() -> G2Affine {
+    G2Affine::generator()
+}
+
+/// The uncompressed (96-byte, ZCash flags) encoding of a G1 point, as gnark's `Marshal`.
+pub(crate) fn g1_uncompressed(point: &G1Affine) -> [u8; 96] {
+    point.to_uncompressed()
+}
+
+/// RFC 9380 hash to G2 (`BLS12381G2_XMD:SHA-256_SSWU_RO_`) with domain separation tag `dst`.
+pub(crate) fn hash_to_g2(msg: &[u8], dst: &[u8]) -> G2Affine {
+    G2Projective::hash_to_curve(msg, dst, &[]).to_affine()
+}
+
+/// gnark's `fr.Hash(msg, dst, count)`: `expand_message_xmd` (SHA-256) to 48 bytes per element,
+/// each read big-endian and reduced modulo r.
+pub(crate) fn hash_to_scalars<const COUNT: usize>(msg: &[u8], dst: &[u8]) -> [Scalar; COUNT] {
+    const L: usize = 48;
+    let mut bytes = vec![0u8; COUNT * L];
+    expand_message_xmd(&mut bytes, msg, dst);
+    let out = std::array::from_fn(|i| ffi::scalar_from_be_wide(&bytes[i * L..(i + 1) * L]));
+    zeroize::Zeroize::zeroize(&mut bytes);
+    out
+}
+
+/// The big-endian integer `bytes` reduced modulo r.
+pub(crate) fn scalar_from_be_wide(bytes: &[u8]) -> Scalar {
+    ffi::scalar_from_be_wide(bytes)
+}
+
+/// Whether `prod e(p_i, q_i) == 1`, in one multi-Miller loop and one final exponentiation.
+pub(crate) fn pairing_product_is_one(terms: &[(G1Affine, G2Affine)]) -> bool {
+    let prepared: Vec<(G1Affine, G2Prepared)> = terms
+        .iter()
+        .map(|(p, q)| (*p, G2Prepared::from(*q)))
+        .collect();
+    let refs: Vec<(&G1Affine, &G2Prepared)> = prepared.iter().map(|(p, q)| (p, q)).collect();
+    let gt: Gt = Bls12::multi_miller_loop(&refs).final_exponentiation();
+    bool::from(gt.is_identity())
+}
+
+/// Whether `e(a, b) == e(c, d)`.
+pub(crate) fn same_ratio(a: &G1Affine, b: &G2Affine, c: &G1Affine, d: &G2Affine) -> bool {
+    pairing_product_is_one(&[(*a, *b), (-*c, *d)])
+}
+
+/// One segment of a multi-scalar multiplication whose coefficients are consecutive powers of
+/// one scalar: `sum_i rho^(first + i) * points[i]`.
+pub(crate) struct PowerSegment<'a, P> {
+    pub(crate) points: &'a [P],
+    pub(crate) first: u64,
+}
+
+/// The affine points a power-weighted MSM can run over.
+pub(crate) trait MsmPoint: Copy + Send + Sync {
+    /// The group's projective form.
+    type Sum: Group + Send + Copy;
+    /// Single-threaded Pippenger.
+    fn msm(points: &[Self], scalars: &[u8]) -> Self::Sum;
+}
+
+impl MsmPoint for G1Affine {
+    type Sum = G1Projective;
+    fn msm(points: &[Self], scalars: &[u8]) -> G1Projective {
+        ffi::g1_msm(points, scalars)
+    }
+}
+
+impl MsmPoint for G2Affine {
+    type Sum = G2Projective;
+    fn msm(points: &[Self], scalars: &[u8]) -> G2Projective {
+        ffi::g2_msm(points, scalars)
+    }
+}
+
+/// `sum over segments s, points i of rho^(s.first + i) * s.points[i]`, cut into tasks of
+/// [`MSM_TASK_POINTS`] run on `pool`; each task computes its first power once and steps.
+///
+/// # Errors
+/// Cancellation or a stall of the run.
+pub(crate) fn power_msm<P: MsmPoint>(
+    pool: &Pool,
+    control: &Control,
+    segments: &[PowerSegment<'_, P>],
+    rho: &Scalar,
+) -> Result<P::Sum, lockstep_shard::Error<Infallible>> {
+    let lens: Vec<split::Segment> = segments
+        .iter()
+        .map(|s| split::Segment {
+            len: s.points.len(),
+            weight: 1,
+        })
+        .collect();
+    let total: usize = lens.iter().map(|s| s.len).sum();
+    let ranges = split::fixed(total, MSM_TASK_POINTS);
+    let partial = pool.map_ranges(control, &ranges, |check, range| {
+        let mut sum = P::Sum::identity();
+        for (index, local) in split::by_segment(range, &lens) {
+            let segment = &segments[index];
+            let mut power = rho.pow_vartime([segment.first + local.start as u64]);
+            let mut scalars = Vec::with_capacity(local.len() * 32);
+            for _ in local.clone() {
+                scalars.extend_from_slice(&power.to_bytes_le());
+                power *= rho;
+            }
+            sum += P::msm(&segment.points[local], &scalars);
+            if check.should_stop() {
+                break;
+            }
+        }
+        Ok::<_, Infallible>(sum)
+    })?;
+    Ok(partial.iter().fold(P::Sum::identity(), |acc, p| acc + p))
+}
+
+/// A uniformly random non-zero scalar from the operating system, for verifiers' random linear
+/// combinations (not secret: it only has to be unpredictable to whoever wrote the file).
+pub(crate) fn random_nonzero_scalar() -> Scalar {
+    loop {
+        let s = Scalar::random(rand_core::OsRng);
+        if !bool::from(s.is_zero()) {
+            return s;
+        }
+    }
+}

@@ -1,0 +1,24 @@
+//! The `ceremony` engine of lockstep: a Groth16 trusted-setup ceremony over BLS12-381.
+//!
+//! Phase 1 (powers of tau) reads and writes gnark v0.15's files byte for byte
+//! ([`phase1::Phase1::read`], [`phase1::Phase1::write`]), contributes and seals as gnark does,
+//! and verifies contributions with random linear combinations ([`phase1::verify_contribution`]).
+//!
+//! # Determinism
+//! Every parallel step runs on a [`lockstep_shard::Pool`] and equals its serial reference byte
+//! for byte at every worker count: the update ([`phase1::update`] against
+//! [`phase1::update_serial`]), the codec (chunks of [`codec::CHUNK_POINTS`] decoded or encoded
+//! at fixed offsets, chunks in order; the first bad point in file order is the error).
+//!
+//! # Secrets
+//! A contribution's secrets live in [`phase1::Secrets`], wiped when dropped; the per-point
+//! powers of tau are wiped at the end of each task. They are never written, logged or printed.
+//! Key material travels: OS randomness and the contributor's entropy -> `Secrets::random` ->
+//! `contribute` (update proofs, then the SRS update on the workers) -> dropped.
+
+pub mod codec;
+mod curve;
+pub mod phase1;
+pub mod reference;
+
+pub use codec::{CodecError, Limits, Location, PointProblem};

@@ -1,0 +1,65 @@
+//! The SRS commons of phase 1: the powers of tau in G1 and G2, times alpha and beta.
+
+use blstrs::{G1Affine, G2Affine};
+
+use crate::curve;
+
+/// The circuit-independent part of a Groth16 SRS (gnark's `SrsCommons`), for domain size
+/// `N = 2^power`:
+/// `g1_tau[i] = [tau^i]_1` for `i < 2N-1`, `g2_tau[i] = [tau^i]_2`, `alpha_tau[i] =
+/// [alpha tau^i]_1`, `beta_tau[i] = [beta tau^i]_1` for `i < N`, and `beta_g2 = [beta]_2`.
+///
+/// # Invariants
+/// The vector lengths are as above for one `N`, a power of two of at least 2, and
+/// `g1_tau[0]`, `g2_tau[0]` are the generators (they are not stored in files). Constructors and
+/// readers keep these; the fields are public for reading.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Srs {
+    /// `[tau^i]_1`, `0 <= i <= 2N-2`.
+    pub g1_tau: Vec<G1Affine>,
+    /// `[tau^i]_2`, `0 <= i <= N-1`.
+    pub g2_tau: Vec<G2Affine>,
+    /// `[alpha tau^i]_1`, `0 <= i <= N-1`.
+    pub alpha_tau: Vec<G1Affine>,
+    /// `[beta tau^i]_1`, `0 <= i <= N-1`.
+    pub beta_tau: Vec<G1Affine>,
+    /// `[beta]_2`.
+    pub beta_g2: G2Affine,
+}
+
+impl Srs {
+    /// The SRS of the initial object: tau = alpha = beta = 1, every point a generator.
+    ///
+    /// # Panics
+    /// If `power` is 0 or above 40 (a caller's bug: the CLI and readers bound it).
+    pub fn one(power: u32) -> Self {
+        assert!(
+            (1..=40).contains(&power),
+            "invariant: power checked by the caller"
+        );
+        let n = 1usize << power;
+        Self {
+            g1_tau: vec![curve::g1(); 2 * n - 1],
+            g2_tau: vec![curve::g2(); n],
+            alpha_tau: vec![curve::g1(); n],
+            beta_tau: vec![curve::g1(); n],
+            beta_g2: curve::g2(),
+        }
+    }
+
+    /// The domain size `N`.
+    pub fn n(&self) -> usize {
+        self.g2_tau.len()
+    }
+
+    /// `log2(N)`.
+    pub fn power(&self) -> u32 {
+        self.n().trailing_zeros()
+    }
+
+    /// Points stored in a file (every vector, less the two generators, plus `[beta]_2`):
+    /// `5N - 2`, the unit of progress for reading, writing and updating.
+    pub fn stored_points(&self) -> u64 {
+        5 * self.n() as u64 - 2
+    }
+}

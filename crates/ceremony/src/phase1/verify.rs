@@ -1,0 +1,341 @@
+//! Verification of a contribution against its predecessor, with random linear combinations:
+//! one multi-scalar multiplication per group and a handful of pairings, not one pairing per
+//! point.
+
+use std::convert::Infallible;
+
+use blstrs::{G1Affine, G2Affine, Scalar};
+use ff::Field;
+use group::Curve;
+use group::prime::PrimeCurveAffine;
+use lockstep_shard::{Control, Pool};
+
+use super::file::names;
+use super::{Phase1, Srs, UpdateProof, Value};
+use crate::codec::Location;
+use crate::curve::{self, PowerSegment, power_msm};
+
+/// Why a contribution (or a set of powers) does not verify. Each names the check that failed,
+/// and where it can, the first bad point.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum VerifyError {
+    /// The contribution carries no challenge: only the initial object may.
+    #[error("challenge: the contribution has none (it does not name its predecessor)")]
+    MissingChallenge,
+    /// The challenge is not the predecessor's hash: the contribution skips or repeats a step.
+    #[error(
+        "challenge: the contribution was made on {found}, not on its predecessor {expected} \
+         (it skips or repeats a step of the chain)"
+    )]
+    ChallengeMismatch {
+        /// The challenge in the file, hex.
+        found: String,
+        /// The predecessor's SHA-256, hex.
+        expected: String,
+    },
+    /// The domain sizes differ.
+    #[error("domain size: 2^{found} after 2^{expected}")]
+    PowerMismatch {
+        /// The contribution's power.
+        found: u32,
+        /// The predecessor's power.
+        expected: u32,
+    },
+    /// A commitment `[x]_1` is the point at infinity: a zero secret would erase the SRS.
+    #[error("{} proof: the commitment is the point at infinity (a zero contribution)", .value.name())]
+    ZeroContribution {
+        /// Which secret.
+        value: Value,
+    },
+    /// The proof of knowledge of `x` does not verify.
+    #[error("{} proof of knowledge: does not verify for its commitment and challenge", .value.name())]
+    ProofOfKnowledge {
+        /// Which secret.
+        value: Value,
+    },
+    /// A point is not its predecessor's times the committed secret.
+    #[error("{} update: {location} is not the previous {location} times the committed value", .value.name())]
+    Update {
+        /// Which secret.
+        value: Value,
+        /// Which point.
+        location: Location,
+    },
+    /// The vectors are not consecutive powers of one tau.
+    #[error("powers of tau: {}", match .location {
+        Some(location) => format!("{location} breaks the ratio of consecutive powers"),
+        None => "the vectors do not share one ratio of consecutive powers".to_owned(),
+    })]
+    Ratio {
+        /// The first point in file order that breaks the ratio, when it could be found.
+        location: Option<Location>,
+    },
+    /// `[tau]_1` is the point at infinity.
+    #[error("powers of tau: G1 Tau[1] is the point at infinity (tau = 0)")]
+    Degenerate,
+    /// The run was cancelled, or a worker failed.
+    #[error("{0}")]
+    Run(String),
+}
+
+impl From<lockstep_shard::Error<Infallible>> for VerifyError {
+    fn from(error: lockstep_shard::Error<Infallible>) -> Self {
+        Self::Run(error.to_string())
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A G1 point an update proof must move: its name, index, value before and after.
+type G1Move<'a> = (&'static str, u64, &'a G1Affine, &'a G1Affine);
+
+/// Verifies `next` as the contribution that follows `previous` (whose bytes hash to
+/// `previous_hash`), in gnark's order: the challenge, the domain size, the tau, alpha and beta
+/// proofs (non-zero commitment, proof of knowledge, the update of `[tau]_1`, `[alpha]_1`,
+/// `[beta]_1` and `[beta]_2` by the committed values), then the powers of `next` ([`check_powers`]).
+///
+/// Stricter than gnark in one point: a contribution without a challenge is refused (gnark skips
+/// the comparison then, and relies on the proofs alone).
+///
+/// # Errors
+/// The first check that fails.
+pub fn verify_contribution(
+    pool: &Pool,
+    control: &Control,
+    previous: &Phase1,
+    previous_hash: &[u8; 32],
+    next: &Phase1,
+) -> Result<(), VerifyError> {
+    match &next.challenge {
+        None => return Err(VerifyError::MissingChallenge),
+        Some(found) if found != previous_hash => {
+            return Err(VerifyError::ChallengeMismatch {
+                found: hex(found),
+                expected: hex(previous_hash),
+            });
+        }
+        Some(_) => {}
+    }
+    let (found, expected) = (next.srs.power(), previous.srs.power());
+    if found != expected {
+        return Err(VerifyError::PowerMismatch { found, expected });
+    }
+    let (prev, new) = (&previous.srs, &next.srs);
+    let tau_moves = [(names::G1_TAU, 1, &prev.g1_tau[1], &new.g1_tau[1])];
+    let alpha_moves = [(names::ALPHA_TAU, 0, &prev.alpha_tau[0], &new.alpha_tau[0])];
+    let beta_moves = [(names::BETA_TAU, 0, &prev.beta_tau[0], &new.beta_tau[0])];
+    let checks: [(Value, &UpdateProof, &[G1Move<'_>]); 3] = [
+        (Value::Tau, &next.proofs.tau, &tau_moves),
+        (Value::Alpha, &next.proofs.alpha, &alpha_moves),
+        (Value::Beta, &next.proofs.beta, &beta_moves),
+    ];
+    for (value, proof, moves) in checks {
+        if proof.is_zero() {
+            return Err(VerifyError::ZeroContribution { value });
+        }
+        if !proof.knows(previous_hash, value) {
+            return Err(VerifyError::ProofOfKnowledge { value });
+        }
+        for &(name, index, before, after) in moves {
+            if !proof.moves_g1(previous_hash, value, before, after) {
+                return Err(VerifyError::Update {
+                    value,
+                    location: Location::element(name, index),
+                });
+            }
+        }
+    }
+    if !next.proofs.beta.moves_g2(&prev.beta_g2, &new.beta_g2) {
+        return Err(VerifyError::Update {
+            value: Value::Beta,
+            location: Location::value(names::BETA_G2),
+        });
+    }
+    check_powers(pool, control, new)
+}
+
+/// Checks that the SRS holds consecutive powers of one tau: `g1_tau`, `alpha_tau`, `beta_tau`
+/// and `g2_tau` each advance by the same ratio at every index, and `[tau]_1`, `[tau]_2` agree.
+///
+/// With `rho` random, `T = sum rho^k a_k` over all points but each vector's last and `S` the
+/// same sum over all but each vector's first, shifted by one; then `e(T, [tau]_2) = e(S, g2)`
+/// (and the same for G2 against `[tau]_1`). One multi-scalar multiplication per group gives
+/// both sums. A cheating file passes with probability at most about `4N / r` (r ~ 2^255).
+/// On failure, a bisection with fresh randomness finds the first bad point in file order.
+///
+/// # Errors
+/// [`VerifyError::Degenerate`], [`VerifyError::Ratio`], or a run failure.
+pub fn check_powers(pool: &Pool, control: &Control, srs: &Srs) -> Result<(), VerifyError> {
+    let tau1 = srs.g1_tau[1];
+    let tau2 = srs.g2_tau[1];
+    if bool::from(tau1.is_identity()) {
+        return Err(VerifyError::Degenerate);
+    }
+    if !curve::same_ratio(&tau1, &curve::g2(), &curve::g1(), &tau2) {
+        return Err(VerifyError::Ratio {
+            location: Some(Location::element(names::G2_TAU, 1)),
+        });
+    }
+    // File order: G1 Tau, G2 Tau, G1 BetaTau, G1 AlphaTau.
+    let g1_vectors: [(&str, &[G1Affine]); 3] = [
+        (names::G1_TAU, &srs.g1_tau),
+        (names::BETA_TAU, &srs.beta_tau),
+        (names::ALPHA_TAU, &srs.alpha_tau),
+    ];
+    let g1_ok = g1_ratio_holds(pool, control, &g1_vectors.map(|(_, v)| v), &tau2)?;
+    let g2_ok = g2_ratio_holds(pool, control, &srs.g2_tau, &tau1)?;
+    if g1_ok && g2_ok {
+        return Ok(());
+    }
+    let mut first = None;
+    if !g1_ok && let Some(i) = first_bad_g1(pool, control, &srs.g1_tau, &tau2)? {
+        first = Some(Location::element(names::G1_TAU, i));
+    }
+    if first.is_none()
+        && !g2_ok
+        && let Some(i) = first_bad_g2(pool, control, &srs.g2_tau, &tau1)?
+    {
+        first = Some(Location::element(names::G2_TAU, i));
+    }
+    if first.is_none() && !g1_ok {
+        for (name, vector) in &g1_vectors[1..] {
+            if let Some(i) = first_bad_g1(pool, control, vector, &tau2)? {
+                first = Some(Location::element(name, i));
+                break;
+            }
+        }
+    }
+    Err(VerifyError::Ratio { location: first })
+}
+
+/// `(T, S)` for vectors `a_s`: `T = sum_s sum_{i < n_s - 1} rho^(o_s + i) a_s[i]`,
+/// `S = sum_s sum_{i < n_s - 1} rho^(o_s + i) a_s[i + 1]`, from one MSM over every point:
+/// `T = F - sum_s rho^(o_s + n_s - 1) a_s[last]`, `S = rho^-1 (F - sum_s rho^(o_s) a_s[0])`.
+fn truncated_and_shifted<P>(
+    pool: &Pool,
+    control: &Control,
+    vectors: &[&[P]],
+    rho: &Scalar,
+) -> Result<(P::Sum, P::Sum), VerifyError>
+where
+    P: curve::MsmPoint + Into<P::Sum>,
+    P::Sum: std::ops::Mul<Scalar, Output = P::Sum>,
+{
+    let mut segments = Vec::with_capacity(vectors.len());
+    let mut first = 0u64;
+    for vector in vectors {
+        segments.push(PowerSegment {
+            points: vector,
+            first,
+        });
+        first += vector.len() as u64;
+    }
+    let full = power_msm(pool, control, &segments, rho)?;
+    let (mut truncated, mut shifted) = (full, full);
+    for segment in &segments {
+        let n = segment.points.len() as u64;
+        let last: P::Sum = segment.points[segment.points.len() - 1].into();
+        let head: P::Sum = segment.points[0].into();
+        truncated -= last * rho.pow_vartime([segment.first + n - 1]);
+        shifted -= head * rho.pow_vartime([segment.first]);
+    }
+    let inverse = Option::<Scalar>::from(rho.invert()).expect("invariant: rho is non-zero");
+    Ok((truncated, shifted * inverse))
+}
+
+fn g1_ratio_holds(
+    pool: &Pool,
+    control: &Control,
+    vectors: &[&[G1Affine]],
+    tau2: &G2Affine,
+) -> Result<bool, VerifyError> {
+    let rho = curve::random_nonzero_scalar();
+    let (t, s) = truncated_and_shifted(pool, control, vectors, &rho)?;
+    Ok(curve::same_ratio(
+        &t.to_affine(),
+        tau2,
+        &s.to_affine(),
+        &curve::g2(),
+    ))
+}
+
+fn g2_ratio_holds(
+    pool: &Pool,
+    control: &Control,
+    vector: &[G2Affine],
+    tau1: &G1Affine,
+) -> Result<bool, VerifyError> {
+    let rho = curve::random_nonzero_scalar();
+    let (t, s) = truncated_and_shifted(pool, control, &[vector], &rho)?;
+    Ok(curve::same_ratio(
+        tau1,
+        &t.to_affine(),
+        &curve::g1(),
+        &s.to_affine(),
+    ))
+}
+
+/// The first index `i >= 1` with `v[i] != tau * v[i-1]` (G1), by bisection over pair ranges.
+fn first_bad_g1(
+    pool: &Pool,
+    control: &Control,
+    vector: &[G1Affine],
+    tau2: &G2Affine,
+) -> Result<Option<u64>, VerifyError> {
+    bisect(vector.len() - 1, |lo, hi| {
+        g1_ratio_holds(pool, control, &[&vector[lo..=hi]], tau2)
+    })
+}
+
+/// [`first_bad_g1`] for G2 against `[tau]_1`.
+fn first_bad_g2(
+    pool: &Pool,
+    control: &Control,
+    vector: &[G2Affine],
+    tau1: &G1Affine,
+) -> Result<Option<u64>, VerifyError> {
+    bisect(vector.len() - 1, |lo, hi| {
+        g2_ratio_holds(pool, control, &vector[lo..=hi], tau1)
+    })
+}
+
+/// Over `pairs` consecutive pairs `(v[j], v[j+1])`, finds the first bad one given
+/// `holds(lo, hi)`: whether the pairs `lo..hi` (the points `lo..=hi`) keep the ratio. Returns the
+/// index of the pair's second point. `None` if the whole range holds (a failed combined check
+/// that the bisection cannot reproduce).
+fn bisect(
+    pairs: usize,
+    holds: impl Fn(usize, usize) -> Result<bool, VerifyError>,
+) -> Result<Option<u64>, VerifyError> {
+    if pairs == 0 || holds(0, pairs)? {
+        return Ok(None);
+    }
+    let (mut lo, mut hi) = (0, pairs);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if holds(lo, mid)? {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok(Some(lo as u64 + 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bisect_finds_the_first_bad_pair() {
+        // Points 0..=10; point 7 is bad, so pairs 6 and 7 fail: the first bad point is 7.
+        let bad_point = 7;
+        let holds = |lo: usize, hi: usize| Ok(!(lo < bad_point && bad_point <= hi));
+        assert_eq!(bisect(10, holds).unwrap(), Some(7));
+        let all_good = |_: usize, _: usize| Ok(true);
+        assert_eq!(bisect(10, all_good).unwrap(), None);
+    }
+}

@@ -1,0 +1,184 @@
+//! Interoperability with gnark v0.15's `mpcsetup` through the harness in `interop/gnark/`
+//! (built here with `go build`; Go and its module proxy are installed by `scripts/setup --test`).
+//! A chain of contributions from both sides, mixed, each side verifying the other's files.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use lockstep_ceremony::Limits;
+use lockstep_ceremony::phase1::{self, Phase1, Secrets, Srs};
+use lockstep_shard::{Control, Pool};
+
+fn harness() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../interop/gnark");
+        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gnark-harness");
+        let status = Command::new("go")
+            .arg("build")
+            .arg("-o")
+            .arg(&out)
+            .arg(".")
+            .current_dir(&dir)
+            .status()
+            .expect("go is installed (scripts/setup --test)");
+        assert!(status.success(), "building the gnark harness failed");
+        out
+    })
+}
+
+fn gnark(args: &[&str]) -> String {
+    let output = Command::new(harness())
+        .args(args)
+        .output()
+        .expect("harness runs");
+    assert!(
+        output.status.success(),
+        "gnark-harness {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+fn gnark_fails(args: &[&str]) -> String {
+    let output = Command::new(harness())
+        .args(args)
+        .output()
+        .expect("harness runs");
+    assert!(
+        !output.status.success(),
+        "gnark-harness {args:?} accepted a bad chain"
+    );
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn read(pool: &Pool, path: &Path) -> (Phase1, [u8; 32]) {
+    let file = std::io::BufReader::new(std::fs::File::open(path).unwrap());
+    Phase1::read(pool, &Control::new(), file, &Limits::default()).unwrap()
+}
+
+fn write(pool: &Pool, object: &Phase1, path: &Path) -> [u8; 32] {
+    let file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    object.write(pool, &Control::new(), file).unwrap()
+}
+
+fn s(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+#[test]
+fn initial_objects_are_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = Pool::new(2).unwrap();
+    for power in [1, 4] {
+        let theirs = dir.path().join(format!("gnark-{power}"));
+        gnark(&["new", "-power", &power.to_string(), "-out", s(&theirs)]);
+        let ours = dir.path().join(format!("ours-{power}"));
+        write(&pool, &Phase1::initial(power), &ours);
+        assert_eq!(
+            std::fs::read(&theirs).unwrap(),
+            std::fs::read(&ours).unwrap(),
+            "power {power}"
+        );
+        let n = 1u64 << power;
+        assert_eq!(
+            std::fs::metadata(&ours).unwrap().len(),
+            phase1::phase1_len(n, 0)
+        );
+    }
+}
+
+#[test]
+fn a_mixed_chain_verifies_on_both_sides_and_seals_identically() {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = Pool::new(3).unwrap();
+    let control = Control::new();
+    let power = 5u32;
+    let p = power.to_string();
+    let path = |name: &str| dir.path().join(name);
+
+    write(&pool, &Phase1::initial(power), &path("c0"));
+    // gnark, ours, gnark, ours: four contributions, each side building on the other's file.
+    gnark(&["contribute", "-in", s(&path("c0")), "-out", s(&path("c1"))]);
+    let (c1, h1) = read(&pool, &path("c1"));
+    let c2 = phase1::contribute(&pool, &control, c1, &h1, &Secrets::random(b"ours")).unwrap();
+    let h2 = write(&pool, &c2, &path("c2"));
+    let printed = gnark(&["contribute", "-in", s(&path("c2")), "-out", s(&path("c3"))]);
+    let (c3, h3) = read(&pool, &path("c3"));
+    assert_eq!(
+        printed.trim(),
+        hex::encode(h3),
+        "gnark and we hash its file alike"
+    );
+    let c4 = phase1::contribute(&pool, &control, c3, &h3, &Secrets::random(b"")).unwrap();
+    let h4 = write(&pool, &c4, &path("c4"));
+
+    // gnark verifies the whole chain (ours and its own contributions).
+    let chain: Vec<PathBuf> = (1..=4).map(|i| path(&format!("c{i}"))).collect();
+    let mut args = vec!["verify", "-power", &p];
+    args.extend(chain.iter().map(|c| s(c)));
+    assert_eq!(gnark(&args).trim(), "ok");
+
+    // We verify every link, gnark's included.
+    let (mut previous, mut previous_hash) = read(&pool, &path("c0"));
+    assert!(previous.is_initial());
+    for link in &chain {
+        let (next, hash) = read(&pool, link);
+        phase1::verify_contribution(&pool, &control, &previous, &previous_hash, &next)
+            .unwrap_or_else(|e| panic!("{}: {e}", link.display()));
+        (previous, previous_hash) = (next, hash);
+    }
+    assert_eq!(previous_hash, h4);
+    let _ = h2;
+
+    // The seal: ours equals gnark's, and gnark accepts ours as the seal of the chain.
+    let beacon = hex::decode("00112233445566778899aabbccddeeff").unwrap();
+    let sealed = phase1::seal(&pool, &control, previous, &h4, &beacon).unwrap();
+    let file = std::io::BufWriter::new(std::fs::File::create(path("sealed")).unwrap());
+    sealed.write(&pool, &control, file).unwrap();
+    gnark(&[
+        "seal",
+        "-in",
+        s(&path("c4")),
+        "-beacon",
+        &hex::encode(&beacon),
+        "-out",
+        s(&path("gnark-sealed")),
+    ]);
+    assert_eq!(
+        std::fs::read(path("sealed")).unwrap(),
+        std::fs::read(path("gnark-sealed")).unwrap()
+    );
+    let mut args = vec!["verify", "-power", &p];
+    let beacon_hex = hex::encode(&beacon);
+    let sealed_path = path("sealed");
+    args.extend(["-beacon", &beacon_hex, "-sealed", s(&sealed_path)]);
+    args.extend(chain.iter().map(|c| s(c)));
+    assert_eq!(gnark(&args).trim(), "ok");
+    let (read_back, _) = Srs::read(
+        &pool,
+        &control,
+        std::fs::File::open(path("sealed")).unwrap(),
+        &Limits::default(),
+    )
+    .unwrap();
+    assert_eq!(read_back, sealed);
+}
+
+#[test]
+fn gnark_refuses_a_contribution_that_skips_a_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = Pool::new(2).unwrap();
+    let control = Control::new();
+    let path = |name: &str| dir.path().join(name);
+    let c0 = Phase1::initial(3);
+    let h0 = write(&pool, &c0, &path("c0"));
+    let c1 = phase1::contribute(&pool, &control, c0.clone(), &h0, &Secrets::random(b"")).unwrap();
+    write(&pool, &c1, &path("c1"));
+    // Made on c0 again, presented after c1.
+    let skip = phase1::contribute(&pool, &control, c0, &h0, &Secrets::random(b"")).unwrap();
+    write(&pool, &skip, &path("skip"));
+    let message = gnark_fails(&["verify", "-power", "3", s(&path("c1")), s(&path("skip"))]);
+    assert!(message.contains("challenge"), "{message}");
+}
