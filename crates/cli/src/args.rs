@@ -40,9 +40,86 @@ pub(crate) enum Command {
     /// Private set intersection: find shared records without revealing the rest
     /// (wire-compatible with OpenMined PSI 2.x).
     Psi(PsiArgs),
+    /// Groth16 trusted-setup ceremony over BLS12-381 (phase 1 files compatible with gnark v0.15).
+    #[command(subcommand)]
+    Ceremony(CeremonyCommand),
     /// Benchmarks against the peers, side by side.
     #[command(subcommand)]
     Bench(BenchCommand),
+}
+
+/// The ceremony's commands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum CeremonyCommand {
+    /// Phase 1, powers of tau: one chain of contributions shared by every circuit.
+    #[command(subcommand)]
+    Phase1(Phase1Command),
+    /// Print what a phase 1 or sealed SRS file holds: power, kind, challenge, hash.
+    Info {
+        /// The file.
+        file: PathBuf,
+    },
+}
+
+/// Phase 1 steps. Files are gnark v0.15's `Phase1` (and, once sealed, `SrsCommons`) bytes.
+#[derive(Debug, Subcommand)]
+pub(crate) enum Phase1Command {
+    /// Write the initial object for domain size N = 2^power (every power of tau is 1).
+    New {
+        /// log2 of the domain size: the largest circuit has 2^power constraints (1 to 28).
+        #[arg(long, value_name = "P")]
+        power: u32,
+        /// The file to write.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+    },
+    /// Add your secret randomness to the last object of the chain, and print the hash to publish.
+    Contribute {
+        /// The last object of the chain.
+        #[arg(long = "in", value_name = "FILE")]
+        input: PathBuf,
+        /// Your contribution (never the input file).
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// Text mixed into the operating system's randomness (keyboard mashing, dice rolls).
+        #[arg(long, value_name = "TEXT")]
+        entropy: Option<String>,
+    },
+    /// Verify a chain of contributions (from the initial object), or one file against its
+    /// predecessor (--previous); with --sealed, also the seal of the chain.
+    Verify {
+        /// The contributions, in order (the first may be the initial object).
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+        /// The object the first file was made on, if it is not the initial one.
+        #[arg(long, value_name = "FILE")]
+        previous: Option<PathBuf>,
+        /// The sealed SRS to check against the seal of the last file.
+        #[arg(long, value_name = "FILE", requires = "beacon")]
+        sealed: Option<PathBuf>,
+        /// The beacon the seal used, hex.
+        #[arg(long, value_name = "HEX", requires = "sealed")]
+        beacon: Option<String>,
+        /// SHA-256 iterations the seal applied to the beacon.
+        #[arg(long, value_name = "N", default_value_t = 0, requires = "beacon")]
+        iterations: u64,
+    },
+    /// Seal the chain with a public random beacon: the final SRS (gnark's `Seal`).
+    Seal {
+        /// The last contribution.
+        #[arg(long = "in", value_name = "FILE")]
+        input: PathBuf,
+        /// The beacon value, hex (a value no contributor could know in advance).
+        #[arg(long, value_name = "HEX")]
+        beacon: String,
+        /// SHA-256 iterations applied to the beacon first (a delay; 0 passes it to gnark's
+        /// `Seal` as is).
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        iterations: u64,
+        /// The sealed SRS file.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+    },
 }
 
 #[derive(Debug, Args)]

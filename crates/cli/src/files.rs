@@ -31,4 +31,4 @@ mod paths;
 mod signals;
 
 pub(crate) use input::{LineLimit, open_input, read_key, read_message};
-pub(crate) use output::{Files, Staged};
+pub(crate) use output::{Files, OutputId, Staged};

@@ -7,6 +7,7 @@
 
 mod args;
 mod bench;
+mod ceremony;
 mod files;
 mod info;
 mod progress;
@@ -40,6 +41,7 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
     match &cli.command {
         Command::Info => info::print(&mut std::io::stdout().lock(), &cli.policy()?),
         Command::Psi(args) => psi::run(args, cli.policy()?, cli.quiet),
+        Command::Ceremony(command) => ceremony::run(command, cli.policy()?, cli.quiet),
         Command::Bench(BenchCommand::Psi(args)) => {
             bench::psi(args, &cli.bench_worker_counts()?, cli.quiet)
         }

@@ -14,6 +14,11 @@ pub(crate) struct StepBar {
 impl StepBar {
     /// A bar labelled `label`, for a step of `total` items (`None`: unknown, shows a spinner).
     pub(crate) fn start(label: &str, total: Option<u64>, quiet: bool) -> Self {
+        Self::counting(label, total, "rows", quiet)
+    }
+
+    /// [`start`](Self::start) counting `unit` (`points`, ...) instead of rows.
+    pub(crate) fn counting(label: &str, total: Option<u64>, unit: &str, quiet: bool) -> Self {
         let target = if quiet {
             ProgressDrawTarget::hidden()
         } else {
@@ -21,11 +26,13 @@ impl StepBar {
         };
         let bar = ProgressBar::with_draw_target(total, target);
         let template = if total.is_some() {
-            "{msg:>12} [{bar:30}] {human_pos}/{human_len} rows {per_sec} eta {eta}"
+            format!(
+                "{{msg:>12}} [{{bar:30}}] {{human_pos}}/{{human_len}} {unit} {{per_sec}} eta {{eta}}"
+            )
         } else {
-            "{msg:>12} {spinner} {human_pos} rows {per_sec}"
+            format!("{{msg:>12}} {{spinner}} {{human_pos}} {unit} {{per_sec}}")
         };
-        if let Ok(style) = ProgressStyle::with_template(template) {
+        if let Ok(style) = ProgressStyle::with_template(&template) {
             bar.set_style(style.progress_chars("=> "));
         }
         bar.set_message(label.to_owned());

@@ -12,6 +12,7 @@
     reason = "helpers of tests: a failure is a test failure"
 )]
 
+mod ceremony;
 mod info;
 mod psi;
 mod psi_errors;

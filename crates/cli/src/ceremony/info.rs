@@ -1,0 +1,57 @@
+//! `ceremony info FILE`.
+
+use std::io::{Read, Write};
+use std::path::Path;
+
+use lockstep_ceremony::Limits;
+
+use super::{Context, hex};
+use crate::files::open_input;
+
+/// Prints what a phase 1 object or a sealed SRS holds, after reading (and checking) all of it.
+pub(crate) fn print(ctx: &Context, path: &Path) -> anyhow::Result<()> {
+    let mut first = [0u8; 1];
+    let len = open_input("FILE", path)?.read(&mut first)?;
+    if len == 0 {
+        anyhow::bail!("{}: empty file", path.display());
+    }
+    let pool = ctx.pool_for_file(path)?;
+    let mut out = std::io::stdout().lock();
+    let size = std::fs::metadata(path)?.len();
+    // A phase 1 object starts with a compressed point (flag 0x80); a sealed SRS with N, a u64
+    // big-endian whose first byte is 0 for any accepted size.
+    if first[0] & 0x80 != 0 {
+        let (object, hash) = ctx.read_phase1(&pool, "FILE", path, &Limits::default())?;
+        let power = object.srs.power();
+        writeln!(out, "file: {}", path.display())?;
+        writeln!(out, "kind: gnark v0.15 phase 1 object (BLS12-381)")?;
+        writeln!(out, "power: {power} (N = {})", object.srs.n())?;
+        writeln!(out, "size: {size} bytes")?;
+        match object.challenge {
+            None if object.is_initial() => {
+                writeln!(out, "contribution: none (the initial object)")?
+            }
+            None => writeln!(
+                out,
+                "contribution: proofs without a challenge (not from a chain)"
+            )?,
+            Some(challenge) => writeln!(
+                out,
+                "contribution: made on the object with hash {}",
+                hex(&challenge)
+            )?,
+        }
+        writeln!(out, "hash: {}", hex(&hash))?;
+    } else {
+        let (srs, hash) = ctx.read_srs(&pool, "FILE", path, &Limits::default())?;
+        writeln!(out, "file: {}", path.display())?;
+        writeln!(
+            out,
+            "kind: gnark v0.15 sealed phase 1 SRS (SrsCommons, BLS12-381)"
+        )?;
+        writeln!(out, "power: {} (N = {})", srs.power(), srs.n())?;
+        writeln!(out, "size: {size} bytes")?;
+        writeln!(out, "hash: {}", hex(&hash))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,230 @@
+//! `lockstep ceremony`: a phase 1 chain through the binary, and its refusals.
+
+use std::fs;
+
+use crate::{fails_with, ok};
+
+fn hash_of(stdout: &str, label: &str) -> String {
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix(label))
+        .unwrap_or_else(|| panic!("no `{label}` in {stdout}"))
+        .trim()
+        .to_owned()
+}
+
+#[test]
+fn a_chain_is_made_verified_sealed_and_described() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(
+        d,
+        &["ceremony", "phase1", "new", "--power", "6", "--out", "c0"],
+    );
+    let c1 = ok(
+        d,
+        &[
+            "ceremony",
+            "phase1",
+            "contribute",
+            "--in",
+            "c0",
+            "--out",
+            "c1",
+            "--entropy",
+            "dice 3 5 1",
+        ],
+    );
+    let h1 = hash_of(&c1.stdout, "contribution hash:");
+    let c2 = ok(
+        d,
+        &[
+            "--workers",
+            "3",
+            "ceremony",
+            "phase1",
+            "contribute",
+            "--in",
+            "c1",
+            "--out",
+            "c2",
+        ],
+    );
+    let h2 = hash_of(&c2.stdout, "contribution hash:");
+    assert_ne!(h1, h2);
+
+    let verdict = ok(d, &["ceremony", "phase1", "verify", "c0", "c1", "c2"]);
+    assert!(
+        verdict
+            .stdout
+            .contains(&format!("c2: ok, contribution hash {h2}")),
+        "{}",
+        verdict.stdout
+    );
+    assert!(
+        verdict
+            .stdout
+            .ends_with("verified: 2 contribution(s), all valid\n"),
+        "{}",
+        verdict.stdout
+    );
+    // Without the initial object, and one file against its predecessor.
+    ok(d, &["ceremony", "phase1", "verify", "c1", "c2"]);
+    ok(
+        d,
+        &["ceremony", "phase1", "verify", "--previous", "c1", "c2"],
+    );
+
+    let sealed = ok(
+        d,
+        &[
+            "ceremony",
+            "phase1",
+            "seal",
+            "--in",
+            "c2",
+            "--beacon",
+            "deadbeef",
+            "--iterations",
+            "5",
+            "--out",
+            "srs",
+        ],
+    );
+    let hs = hash_of(&sealed.stdout, "sealed SRS hash:");
+    let check = [
+        "ceremony",
+        "phase1",
+        "verify",
+        "c1",
+        "c2",
+        "--sealed",
+        "srs",
+        "--beacon",
+        "deadbeef",
+        "--iterations",
+        "5",
+    ];
+    assert!(
+        ok(d, &check)
+            .stdout
+            .contains(&format!("srs: ok, the seal of the chain, hash {hs}"))
+    );
+    // Another iteration count is another beacon.
+    let mut wrong = check.to_vec();
+    wrong[10] = "4";
+    fails_with(d, &wrong, 1, "srs: REJECTED: not the seal of the chain");
+
+    let info = ok(d, &["ceremony", "info", "c2"]);
+    assert!(info.stdout.contains("power: 6 (N = 64)"), "{}", info.stdout);
+    assert!(
+        info.stdout
+            .contains(&format!("contribution: made on the object with hash {h1}"))
+    );
+    assert!(info.stdout.contains(&format!("hash: {h2}")));
+    assert!(
+        ok(d, &["ceremony", "info", "c0"])
+            .stdout
+            .contains("the initial object")
+    );
+    assert!(
+        ok(d, &["ceremony", "info", "srs"])
+            .stdout
+            .contains(&format!("sealed phase 1 SRS"))
+    );
+}
+
+#[test]
+fn contributions_never_replace_their_input_and_bad_files_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(
+        d,
+        &["ceremony", "phase1", "new", "--power", "4", "--out", "c0"],
+    );
+    ok(
+        d,
+        &[
+            "ceremony",
+            "phase1",
+            "contribute",
+            "--in",
+            "c0",
+            "--out",
+            "c1",
+        ],
+    );
+    let before = fs::read(d.join("c1")).unwrap();
+    fails_with(
+        d,
+        &[
+            "ceremony",
+            "phase1",
+            "contribute",
+            "--in",
+            "c1",
+            "--out",
+            "c1",
+        ],
+        2,
+        "an output never replaces an input",
+    );
+    assert_eq!(fs::read(d.join("c1")).unwrap(), before);
+
+    // Truncated: named with the file, nothing written.
+    fs::write(d.join("short"), &before[..before.len() - 100]).unwrap();
+    fails_with(
+        d,
+        &[
+            "ceremony",
+            "phase1",
+            "contribute",
+            "--in",
+            "short",
+            "--out",
+            "c2",
+        ],
+        1,
+        "short: truncated: the file ends at byte",
+    );
+    assert!(!d.join("c2").exists());
+    // A point off the curve in the tau proof commitment.
+    let mut bad = before.clone();
+    bad[47] ^= 1;
+    fs::write(d.join("bad"), &bad).unwrap();
+    let run = fails_with(
+        d,
+        &["ceremony", "phase1", "verify", "c0", "bad"],
+        1,
+        "bad: tau proof commitment at byte 0:",
+    );
+    assert!(
+        run.stderr.contains("not on the curve")
+            || run.stderr.contains("not in the prime-order subgroup"),
+        "{}",
+        run.stderr
+    );
+    // A contribution presented after itself repeats a step.
+    fails_with(
+        d,
+        &["ceremony", "phase1", "verify", "c0", "c1", "c1"],
+        1,
+        "c1: REJECTED: challenge:",
+    );
+    // Usage errors.
+    fails_with(
+        d,
+        &["ceremony", "phase1", "new", "--power", "40", "--out", "x"],
+        2,
+        "--power: 40 is outside 1 to 28",
+    );
+    fails_with(
+        d,
+        &[
+            "ceremony", "phase1", "seal", "--in", "c1", "--beacon", "xyz", "--out", "s",
+        ],
+        2,
+        "--beacon: expected an even number of hex digits",
+    );
+    assert!(!d.join("s").exists());
+}
