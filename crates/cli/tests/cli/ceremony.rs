@@ -130,7 +130,7 @@ fn a_chain_is_made_verified_sealed_and_described() {
     assert!(
         ok(d, &["ceremony", "info", "srs"])
             .stdout
-            .contains(&format!("sealed phase 1 SRS"))
+            .contains("sealed phase 1 SRS")
     );
 }
 
