@@ -16,7 +16,9 @@ mod point;
 mod stream;
 
 pub use point::{Compressed, Point, PointProblem};
-pub(crate) use stream::{HashingReader, HashingWriter, read_point, read_points, write_points};
+pub(crate) use stream::{
+    HashingReader, HashingWriter, read_point, read_points, read_vector, write_points, write_vector,
+};
 
 /// Points per chunk of the streaming codec.
 pub const CHUNK_POINTS: usize = 4096;

@@ -17,8 +17,8 @@ use lockstep_shard::{Control, Pool, split};
 use pairing::{MillerLoopResult, MultiMillerLoop};
 
 pub(crate) use ffi::{
-    Refusal, expand_message_xmd, g1_to_affine, g1_uncompress_checked, g2_to_affine,
-    g2_uncompress_checked, wipe_scalar,
+    Refusal, expand_message_xmd, g1_from_montgomery, g1_to_affine, g1_uncompress_checked,
+    g2_from_montgomery, g2_to_affine, g2_uncompress_checked, wipe_scalar,
 };
 
 /// Points per multi-scalar-multiplication task: large enough for Pippenger's buckets to pay,

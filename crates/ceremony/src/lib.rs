@@ -19,6 +19,7 @@
 pub mod codec;
 mod curve;
 pub mod phase1;
+pub mod ptau;
 pub mod reference;
 
 pub use codec::{CodecError, Limits, Location, PointProblem};

@@ -54,10 +54,41 @@ pub(crate) enum CeremonyCommand {
     /// Phase 1, powers of tau: one chain of contributions shared by every circuit.
     #[command(subcommand)]
     Phase1(Phase1Command),
+    /// snarkjs `.ptau` files (BLS12-381) in and out.
+    #[command(subcommand)]
+    Ptau(PtauCommand),
     /// Print what a phase 1 or sealed SRS file holds: power, kind, challenge, hash.
     Info {
         /// The file.
         file: PathBuf,
+    },
+}
+
+/// `.ptau` conversions.
+#[derive(Debug, Subcommand)]
+pub(crate) enum PtauCommand {
+    /// Check a snarkjs `.ptau` (every point, and the powers with random linear combinations),
+    /// then write its powers as a phase 1 object (or, with --srs, as a sealed SRS).
+    Import {
+        /// The `.ptau` file.
+        #[arg(value_name = "FILE")]
+        input: PathBuf,
+        /// The phase 1 object (or SRS) to write.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// Write the SRS commons alone (a sealed SRS) instead of a phase 1 object.
+        #[arg(long)]
+        srs: bool,
+    },
+    /// Write a phase 1 object or a sealed SRS as a `.ptau` for snarkjs (`powersoftau prepare
+    /// phase2`, then `groth16 setup`).
+    Export {
+        /// The phase 1 object or sealed SRS.
+        #[arg(value_name = "FILE")]
+        input: PathBuf,
+        /// The `.ptau` file to write.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
     },
 }
 

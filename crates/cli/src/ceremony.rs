@@ -6,6 +6,7 @@
 
 mod info;
 mod phase1;
+mod ptau;
 
 use std::io::{BufReader, BufWriter, Write};
 use std::path::Path;
@@ -16,7 +17,7 @@ use lockstep_ceremony::Limits;
 use lockstep_ceremony::phase1::{Phase1, Srs};
 use lockstep_shard::{Control, Pool, ShardPolicy};
 
-use crate::args::{CeremonyCommand, Phase1Command};
+use crate::args::{CeremonyCommand, Phase1Command, PtauCommand};
 use crate::files::{Files, OutputId, Staged, open_input};
 use crate::progress::StepBar;
 
@@ -212,6 +213,10 @@ pub(crate) fn run(
                 out,
             } => phase1::seal(&ctx, input, beacon, *iterations, out),
         },
+        CeremonyCommand::Ptau(PtauCommand::Import { input, out, srs }) => {
+            ptau::import(&ctx, input, out, *srs)
+        }
+        CeremonyCommand::Ptau(PtauCommand::Export { input, out }) => ptau::export(&ctx, input, out),
         CeremonyCommand::Info { file } => info::print(&ctx, file),
     }
 }

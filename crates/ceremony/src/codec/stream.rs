@@ -16,10 +16,15 @@ pub(crate) struct HashingReader<R> {
 
 impl<R: Read> HashingReader<R> {
     pub(crate) fn new(inner: R) -> Self {
+        Self::at(inner, 0)
+    }
+
+    /// A reader whose first byte sits at `offset` of the file, for errors that name offsets.
+    pub(crate) fn at(inner: R, offset: u64) -> Self {
         Self {
             inner,
             hasher: Sha256::new(),
-            offset: 0,
+            offset,
         }
     }
 
@@ -136,6 +141,25 @@ pub(crate) fn read_points<P: Point, R: Read>(
     first_index: u64,
     count: usize,
 ) -> Result<Vec<P>, CodecError> {
+    read_vector(pool, control, reader, name, first_index, count, P::decode)
+}
+
+/// [`read_points`] for any fixed-width encoding `B` and its checking decoder.
+pub(crate) fn read_vector<P, B, R>(
+    pool: &Pool,
+    control: &Control,
+    reader: &mut HashingReader<R>,
+    name: &'static str,
+    first_index: u64,
+    count: usize,
+    decode: fn(&B) -> Result<P, PointProblem>,
+) -> Result<Vec<P>, CodecError>
+where
+    P: Copy + Default + Send + Sync,
+    B: Copy + Default + Send + Sync + AsMut<[u8]>,
+    R: Read,
+{
+    let size = size_of::<B>() as u64;
     let start = reader.offset();
     let mut out: Vec<P> = Vec::with_capacity(count.min(CHUNK_POINTS));
     let mut delivered = 0usize;
@@ -143,10 +167,10 @@ pub(crate) fn read_points<P: Point, R: Read>(
         control,
         CHUNK_POINTS,
         BLOCK_POINTS,
-        |buf: &mut Vec<P::Bytes>, n| {
+        |buf: &mut Vec<B>, n| {
             let take = n.min(count - delivered);
             for _ in 0..take {
-                let mut bytes = P::Bytes::default();
+                let mut bytes = B::default();
                 let location = Location::element(name, first_index + delivered as u64);
                 reader
                     .fill(bytes.as_mut(), location)
@@ -159,7 +183,7 @@ pub(crate) fn read_points<P: Point, R: Read>(
         |check, position, inputs, outputs: &mut [P]| {
             for (k, (bytes, slot)) in inputs.iter().zip(outputs.iter_mut()).enumerate() {
                 check.at(position + k);
-                *slot = P::decode(bytes).map_err(ItemFailure::Bad)?;
+                *slot = decode(bytes).map_err(ItemFailure::Bad)?;
             }
             Ok(())
         },
@@ -174,7 +198,7 @@ pub(crate) fn read_points<P: Point, R: Read>(
             ItemFailure::Short(error) => error,
             ItemFailure::Bad(problem) => CodecError::Point {
                 location: Location::element(name, first_index + position as u64),
-                offset: start + (position * P::SIZE) as u64,
+                offset: start + position as u64 * size,
                 problem,
             },
         }),
@@ -189,6 +213,22 @@ pub(crate) fn write_points<P: Point, W: Write>(
     writer: &mut HashingWriter<W>,
     points: &[P],
 ) -> Result<(), CodecError> {
+    write_vector(pool, control, writer, points, P::encode)
+}
+
+/// [`write_points`] for any fixed-width encoding.
+pub(crate) fn write_vector<P, B, W>(
+    pool: &Pool,
+    control: &Control,
+    writer: &mut HashingWriter<W>,
+    points: &[P],
+    encode: fn(&P) -> B,
+) -> Result<(), CodecError>
+where
+    P: Copy + Send + Sync,
+    B: Copy + Default + Send + Sync + AsRef<[u8]>,
+    W: Write,
+{
     let mut next = 0usize;
     let result = pool.pipeline_blocks(
         control,
@@ -200,9 +240,9 @@ pub(crate) fn write_points<P: Point, W: Write>(
             next += take;
             Ok::<_, CodecError>(())
         },
-        |_, _, inputs, outputs: &mut [P::Bytes]| {
+        |_, _, inputs, outputs: &mut [B]| {
             for (point, slot) in inputs.iter().zip(outputs.iter_mut()) {
-                *slot = point.encode();
+                *slot = encode(point);
             }
             Ok(())
         },

@@ -215,3 +215,40 @@ pub(crate) fn wipe_scalar(scalar: &mut Scalar) {
     // SAFETY: `scalar` is a valid, aligned, exclusive reference; a volatile write is not elided.
     unsafe { std::ptr::write_volatile(scalar, Scalar::from(0u64)) };
 }
+
+/// A G1 point from affine coordinates given as Montgomery-form limbs (blst's own
+/// representation; all zeros is infinity), checked on the curve and in the subgroup.
+pub(crate) fn g1_from_montgomery(x: [u64; 6], y: [u64; 6]) -> Result<G1Affine, Refusal> {
+    let mut out = G1Affine::default();
+    let raw: &mut blst_p1_affine = out.as_mut();
+    raw.x.l = x;
+    raw.y.l = y;
+    // SAFETY: `out` is a fully initialised blst_p1_affine.
+    if !unsafe { blst::blst_p1_affine_on_curve(out.as_ref()) } {
+        return Err(Refusal::NotOnCurve);
+    }
+    // SAFETY: as above.
+    if !unsafe { blst_p1_affine_in_g1(out.as_ref()) } {
+        return Err(Refusal::NotInSubgroup);
+    }
+    Ok(out)
+}
+
+/// [`g1_from_montgomery`] for G2: coordinates `(x.c0, x.c1, y.c0, y.c1)`.
+pub(crate) fn g2_from_montgomery(limbs: [[u64; 6]; 4]) -> Result<G2Affine, Refusal> {
+    let mut out = G2Affine::default();
+    let raw: &mut blst_p2_affine = out.as_mut();
+    raw.x.fp[0].l = limbs[0];
+    raw.x.fp[1].l = limbs[1];
+    raw.y.fp[0].l = limbs[2];
+    raw.y.fp[1].l = limbs[3];
+    // SAFETY: `out` is a fully initialised blst_p2_affine.
+    if !unsafe { blst::blst_p2_affine_on_curve(out.as_ref()) } {
+        return Err(Refusal::NotOnCurve);
+    }
+    // SAFETY: as above.
+    if !unsafe { blst_p2_affine_in_g2(out.as_ref()) } {
+        return Err(Refusal::NotInSubgroup);
+    }
+    Ok(out)
+}

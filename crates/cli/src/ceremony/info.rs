@@ -33,7 +33,7 @@ pub(crate) fn print(ctx: &Context, path: &Path) -> anyhow::Result<()> {
             }
             None => writeln!(
                 out,
-                "contribution: proofs without a challenge (not from a chain)"
+                "contribution: none recorded (imported powers: verify a contribution on them with --previous)"
             )?,
             Some(challenge) => writeln!(
                 out,

@@ -13,6 +13,7 @@
 )]
 
 mod ceremony;
+mod ceremony_snarkjs;
 mod info;
 mod psi;
 mod psi_errors;
