@@ -1,0 +1,19 @@
+//! The parallel sealed-SRS decoder never panics, and agrees with the serial reference.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use lockstep_ceremony::phase1::Srs;
+use lockstep_ceremony::{Limits, reference};
+use lockstep_shard::{Control, Pool};
+
+fuzz_target!(|data: &[u8]| {
+    let limits = Limits { max_power: 8, power: None };
+    let pool = Pool::new(2).expect("pool");
+    let parallel = Srs::read(&pool, &Control::new(), data, &limits);
+    let serial = reference::srs_from_bytes(data, &limits);
+    match (parallel, serial) {
+        (Ok((a, _)), Ok(b)) => assert!(a == b, "decoders disagree on the SRS"),
+        (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+        (a, b) => panic!("decoders disagree: {:?} vs {:?}", a.err(), b.err()),
+    }
+});
