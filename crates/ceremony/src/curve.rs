@@ -15,15 +15,19 @@ use group::prime::PrimeCurveAffine;
 use group::{Curve, Group};
 use lockstep_shard::{Control, Pool, split};
 use pairing::{MillerLoopResult, MultiMillerLoop};
+use sha2::{Digest, Sha256};
 
 pub(crate) use ffi::{
     Refusal, expand_message_xmd, g1_from_montgomery, g1_to_affine, g1_uncompress_checked,
     g2_from_montgomery, g2_to_affine, g2_uncompress_checked, wipe_scalar,
 };
 
-/// Points per multi-scalar-multiplication task: large enough for Pippenger's buckets to pay,
-/// small enough that scalars for a task (32 bytes a point) stay a few MiB.
-const MSM_TASK_POINTS: usize = 1 << 15;
+/// Points per multi-scalar-multiplication task at most: Pippenger's buckets pay more the larger
+/// the batch, so tasks are only cut smaller to give every worker a few.
+const MSM_TASK_POINTS: usize = 1 << 16;
+
+/// Points per task at least, however many workers there are.
+const MSM_MIN_TASK_POINTS: usize = 4096;
 
 /// The generator of G1.
 pub(crate) fn g1() -> G1Affine {
@@ -77,45 +81,88 @@ pub(crate) fn same_ratio(a: &G1Affine, b: &G2Affine, c: &G1Affine, d: &G2Affine)
     pairing_product_is_one(&[(*a, *b), (-*c, *d)])
 }
 
-/// One segment of a multi-scalar multiplication whose coefficients are consecutive powers of
-/// one scalar: `sum_i rho^(first + i) * points[i]`.
+/// One segment of a multi-scalar multiplication: `points[i]` gets the coefficient of index
+/// `first + i`.
 pub(crate) struct PowerSegment<'a, P> {
     pub(crate) points: &'a [P],
     pub(crate) first: u64,
 }
 
-/// The affine points a power-weighted MSM can run over.
+/// The coefficients of a random linear combination, by index.
+#[derive(Clone, Copy)]
+pub(crate) enum Coefficients<'a> {
+    /// `rho^index`: full-size scalars whose sums telescope (one MSM gives a vector's sum both
+    /// without its last point and shifted by one).
+    Powers(&'a Scalar),
+    /// 128 bits of `SHA-256(seed || index)`: independent, half-size scalars, half the cost.
+    Random128(&'a [u8; 32]),
+}
+
+impl Coefficients<'_> {
+    /// Bits per coefficient.
+    fn bits(self) -> usize {
+        match self {
+            Self::Powers(_) => 255,
+            Self::Random128(_) => 128,
+        }
+    }
+
+    /// Appends the coefficients of `range`, little-endian, `bits / 8` rounded up bytes each.
+    fn fill(self, range: std::ops::Range<u64>, out: &mut Vec<u8>) {
+        match self {
+            Self::Powers(rho) => {
+                let mut power = rho.pow_vartime([range.start]);
+                for _ in range {
+                    out.extend_from_slice(&power.to_bytes_le());
+                    power *= rho;
+                }
+            }
+            Self::Random128(seed) => {
+                for index in range {
+                    let digest = Sha256::new()
+                        .chain_update(seed)
+                        .chain_update(index.to_le_bytes())
+                        .finalize();
+                    out.extend_from_slice(&digest[..16]);
+                }
+            }
+        }
+    }
+}
+
+/// The affine points a multi-scalar multiplication runs over.
 pub(crate) trait MsmPoint: Copy + Send + Sync {
     /// The group's projective form.
     type Sum: Group + Send + Copy;
-    /// Single-threaded Pippenger.
-    fn msm(points: &[Self], scalars: &[u8]) -> Self::Sum;
+    /// Single-threaded Pippenger over `nbits`-bit scalars, `ceil(nbits / 8)` bytes each.
+    fn msm(points: &[Self], scalars: &[u8], nbits: usize) -> Self::Sum;
 }
 
 impl MsmPoint for G1Affine {
     type Sum = G1Projective;
-    fn msm(points: &[Self], scalars: &[u8]) -> G1Projective {
-        ffi::g1_msm(points, scalars)
+    fn msm(points: &[Self], scalars: &[u8], nbits: usize) -> G1Projective {
+        ffi::g1_msm(points, scalars, nbits)
     }
 }
 
 impl MsmPoint for G2Affine {
     type Sum = G2Projective;
-    fn msm(points: &[Self], scalars: &[u8]) -> G2Projective {
-        ffi::g2_msm(points, scalars)
+    fn msm(points: &[Self], scalars: &[u8], nbits: usize) -> G2Projective {
+        ffi::g2_msm(points, scalars, nbits)
     }
 }
 
-/// `sum over segments s, points i of rho^(s.first + i) * s.points[i]`, cut into tasks of
-/// [`MSM_TASK_POINTS`] run on `pool`; each task computes its first power once and steps.
+/// `sum over segments s, points i of c(s.first + i) * s.points[i]` for the coefficients `c`,
+/// cut into tasks (at most [`MSM_TASK_POINTS`], a few per worker, at least
+/// [`MSM_MIN_TASK_POINTS`]) on `pool`. The sum is the same group element at every worker count.
 ///
 /// # Errors
 /// Cancellation or a stall of the run.
-pub(crate) fn power_msm<P: MsmPoint>(
+pub(crate) fn msm<P: MsmPoint>(
     pool: &Pool,
     control: &Control,
     segments: &[PowerSegment<'_, P>],
-    rho: &Scalar,
+    coefficients: Coefficients<'_>,
 ) -> Result<P::Sum, lockstep_shard::Error<Infallible>> {
     let lens: Vec<split::Segment> = segments
         .iter()
@@ -125,18 +172,19 @@ pub(crate) fn power_msm<P: MsmPoint>(
         })
         .collect();
     let total: usize = lens.iter().map(|s| s.len).sum();
-    let ranges = split::fixed(total, MSM_TASK_POINTS);
+    let per_task = total
+        .div_ceil(2 * pool.workers())
+        .clamp(MSM_MIN_TASK_POINTS, MSM_TASK_POINTS);
+    let ranges = split::fixed(total, per_task);
+    let bits = coefficients.bits();
     let partial = pool.map_ranges(control, &ranges, |check, range| {
         let mut sum = P::Sum::identity();
         for (index, local) in split::by_segment(range, &lens) {
             let segment = &segments[index];
-            let mut power = rho.pow_vartime([segment.first + local.start as u64]);
-            let mut scalars = Vec::with_capacity(local.len() * 32);
-            for _ in local.clone() {
-                scalars.extend_from_slice(&power.to_bytes_le());
-                power *= rho;
-            }
-            sum += P::msm(&segment.points[local], &scalars);
+            let first = segment.first + local.start as u64;
+            let mut scalars = Vec::with_capacity(local.len() * bits.div_ceil(8));
+            coefficients.fill(first..first + local.len() as u64, &mut scalars);
+            sum += P::msm(&segment.points[local], &scalars, bits);
             if check.should_stop() {
                 break;
             }
@@ -144,6 +192,13 @@ pub(crate) fn power_msm<P: MsmPoint>(
         Ok::<_, Infallible>(sum)
     })?;
     Ok(partial.iter().fold(P::Sum::identity(), |acc, p| acc + p))
+}
+
+/// 32 random bytes from the operating system: a verifier's seed for [`Coefficients::Random128`].
+pub(crate) fn random_seed() -> [u8; 32] {
+    let mut seed = [0u8; 32];
+    rand_core::RngCore::fill_bytes(&mut rand_core::OsRng, &mut seed);
+    seed
 }
 
 /// A uniformly random non-zero scalar from the operating system, for verifiers' random linear

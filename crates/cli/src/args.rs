@@ -339,6 +339,39 @@ pub(crate) enum BenchCommand {
     /// PSI rows/s per operation, ours at each worker count beside @openmined/psi.js and
     /// openmined.psi on the same rows.
     Psi(BenchPsiArgs),
+    /// Ceremony phase 1 stages (new, contribute, decode, verify, seal) in ms: ours serial and at
+    /// each worker count beside gnark v0.15 (GOMAXPROCS=1 and 2) and snarkjs on the same power.
+    Ceremony(BenchCeremonyArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct BenchCeremonyArgs {
+    /// Powers of two of the domain size to run.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "10,12,14",
+        value_name = "P,..."
+    )]
+    pub(crate) powers: Vec<u32>,
+    /// Rounds: each runs every contender once, interleaved; the best time is reported.
+    #[arg(long, default_value_t = 1, value_name = "R")]
+    pub(crate) repeats: usize,
+    /// Skip the serial reference (slow: one inversion per point) above this power.
+    #[arg(long, default_value_t = 14, value_name = "P")]
+    pub(crate) serial_max_power: u32,
+    /// Run snarkjs `powersoftau contribute`/`verify` up to this power (contribute takes 52 s at 14).
+    #[arg(long, default_value_t = 14, value_name = "P")]
+    pub(crate) snarkjs_max_power: u32,
+    /// Where scripts/install-peers put snarkjs.
+    #[arg(long, default_value = "peers", value_name = "DIR")]
+    pub(crate) peers: PathBuf,
+    /// The gnark harness directory (built with `go build` at the start).
+    #[arg(long, default_value = "interop/gnark", value_name = "DIR")]
+    pub(crate) gnark: PathBuf,
+    /// Skip gnark and snarkjs (ours only).
+    #[arg(long)]
+    pub(crate) no_peers: bool,
 }
 
 #[derive(Debug, Args)]

@@ -2,6 +2,8 @@
 //! same rows in the same run, as ratios (this machine is shared and noisy: only same-run ratios
 //! mean anything).
 
+pub(crate) mod ceremony;
+
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -45,5 +45,8 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Bench(BenchCommand::Psi(args)) => {
             bench::psi(args, &cli.bench_worker_counts()?, cli.quiet)
         }
+        Command::Bench(BenchCommand::Ceremony(args)) => {
+            bench::ceremony::run(args, &cli.bench_worker_counts()?, cli.quiet)
+        }
     }
 }

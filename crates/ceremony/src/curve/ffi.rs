@@ -123,16 +123,16 @@ pub(crate) fn g2_to_affine(points: &[G2Projective], out: &mut [G2Affine]) {
     };
 }
 
-/// `sum(scalars[i] * points[i])`, single-threaded Pippenger. `scalars` holds 32 little-endian
-/// bytes per point.
+/// `sum(scalars[i] * points[i])`, single-threaded Pippenger over `nbits`-bit scalars, each
+/// `ceil(nbits / 8)` little-endian bytes.
 ///
 /// # Panics
-/// If `scalars` is not 32 bytes per point.
-pub(crate) fn g1_msm(points: &[G1Affine], scalars: &[u8]) -> G1Projective {
+/// If `scalars` is not that many bytes per point.
+pub(crate) fn g1_msm(points: &[G1Affine], scalars: &[u8], nbits: usize) -> G1Projective {
     assert_eq!(
         scalars.len(),
-        points.len() * 32,
-        "invariant: 32 bytes per scalar"
+        points.len() * nbits.div_ceil(8),
+        "invariant: whole scalars"
     );
     if points.is_empty() {
         return <G1Projective as group::Group>::identity();
@@ -141,7 +141,7 @@ pub(crate) fn g1_msm(points: &[G1Affine], scalars: &[u8]) -> G1Projective {
     let raw = unsafe {
         std::slice::from_raw_parts(points.as_ptr().cast::<blst_p1_affine>(), points.len())
     };
-    let sum: blst_p1 = raw.mult(scalars, 255);
+    let sum: blst_p1 = raw.mult(scalars, nbits);
     // SAFETY: G1Projective is a repr(transparent) blst_p1.
     unsafe { std::mem::transmute::<blst_p1, G1Projective>(sum) }
 }
@@ -149,12 +149,12 @@ pub(crate) fn g1_msm(points: &[G1Affine], scalars: &[u8]) -> G1Projective {
 /// [`g1_msm`] for G2.
 ///
 /// # Panics
-/// If `scalars` is not 32 bytes per point.
-pub(crate) fn g2_msm(points: &[G2Affine], scalars: &[u8]) -> G2Projective {
+/// If `scalars` is not `ceil(nbits / 8)` bytes per point.
+pub(crate) fn g2_msm(points: &[G2Affine], scalars: &[u8], nbits: usize) -> G2Projective {
     assert_eq!(
         scalars.len(),
-        points.len() * 32,
-        "invariant: 32 bytes per scalar"
+        points.len() * nbits.div_ceil(8),
+        "invariant: whole scalars"
     );
     if points.is_empty() {
         return <G2Projective as group::Group>::identity();
@@ -163,7 +163,7 @@ pub(crate) fn g2_msm(points: &[G2Affine], scalars: &[u8]) -> G2Projective {
     let raw = unsafe {
         std::slice::from_raw_parts(points.as_ptr().cast::<blst_p2_affine>(), points.len())
     };
-    let sum: blst_p2 = raw.mult(scalars, 255);
+    let sum: blst_p2 = raw.mult(scalars, nbits);
     // SAFETY: G2Projective is a repr(transparent) blst_p2.
     unsafe { std::mem::transmute::<blst_p2, G2Projective>(sum) }
 }
