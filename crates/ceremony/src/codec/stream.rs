@@ -230,6 +230,7 @@ where
     W: Write,
 {
     let mut next = 0usize;
+    let mut bytes = Vec::with_capacity(CHUNK_POINTS * size_of::<B>());
     let result = pool.pipeline_blocks(
         control,
         CHUNK_POINTS,
@@ -247,10 +248,12 @@ where
             Ok(())
         },
         |_, encoded| {
-            for bytes in encoded {
-                writer.put(bytes.as_ref())?;
+            // One write (and one hash update) per chunk, not per point.
+            bytes.clear();
+            for point in encoded {
+                bytes.extend_from_slice(point.as_ref());
             }
-            Ok(())
+            writer.put(&bytes)
         },
     );
     match result {

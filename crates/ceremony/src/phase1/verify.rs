@@ -161,15 +161,18 @@ pub fn verify_contribution(
 /// `beta_tau` each advance by the ratio `[tau]_2 = g2_tau[1]` at every index, `[tau]_1` and
 /// `[tau]_2` agree, and `g2_tau[i]` matches `g1_tau[i]` for every `i < N`.
 ///
-/// - G1: with `rho` random, `T = sum rho^k a_k` over every G1 point but each vector's last and
-///   `S` the same sum shifted by one; `e(T, [tau]_2) = e(S, g2)`. Powers of one `rho` make both
-///   sums come from one multi-scalar multiplication over the `4N - 1` points (gnark's approach).
-/// - G2: with independent 128-bit `r_i`, `e(sum r_i g1_tau[i], g2) = e(g1, sum r_i g2_tau[i])`:
-///   half-size scalars against the now-verified G1 powers, instead of a full-size MSM in G2,
-///   which costs about three times as much per point.
+/// Two randomized checks, a few multi-scalar multiplications (MSMs) and pairings in all:
+/// - A, the ratio of the first `N` powers in G1: with `rho` random, `T = sum rho^i a_i` over
+///   `i < N - 1` and `S = sum rho^i a_(i+1)`, then `e(T, [tau]_2) = e(S, g2)`. Powers of one `rho`
+///   give both sums from one MSM (gnark's approach), so these `N` points cost one full-size MSM.
+/// - B, everything else against those powers, with independent 128-bit `r_i` shared by the
+///   vectors and full-size random `g1, g2, g3`: with `B = sum r_i g2_tau[i]`,
+///   `e(sum r_i (g1_tau[i] + g1 g1_tau[N-1+i] + g2 alpha_tau[i] + g3 beta_tau[i]), g2)
+///   = e(g1 + g1 g1_tau[N-1] + g2 alpha_tau[0] + g3 beta_tau[0], B)`: half-size scalars for the
+///   other `3N - 1` G1 points and the `N` G2 points (a G2 point costs about three G1 points).
 ///
-/// A cheating file passes with probability at most about `4N / r + 2^-128`. On failure, a
-/// bisection with fresh randomness finds the first bad point in file order.
+/// A cheating file passes with probability at most about `N / r + 2^-127`. On failure, checks
+/// per vector with fresh randomness and a bisection find the first bad point in file order.
 ///
 /// # Errors
 /// [`VerifyError::Degenerate`], [`VerifyError::Ratio`], or a run failure.
@@ -184,39 +187,74 @@ pub fn check_powers(pool: &Pool, control: &Control, srs: &Srs) -> Result<(), Ver
             location: Some(Location::element(names::G2_TAU, 1)),
         });
     }
-    // File order: G1 Tau, G2 Tau, G1 BetaTau, G1 AlphaTau.
-    let g1_vectors: [(&str, &[G1Affine]); 3] = [
-        (names::G1_TAU, &srs.g1_tau),
-        (names::BETA_TAU, &srs.beta_tau),
-        (names::ALPHA_TAU, &srs.alpha_tau),
-    ];
     let n = srs.n();
-    let g1_ok = g1_ratio_holds(pool, control, &g1_vectors.map(|(_, v)| v), &tau2)?;
-    let g2_ok = g2_matches_g1(pool, control, &srs.g1_tau[..n], &srs.g2_tau)?;
-    if g1_ok && g2_ok {
+    if g1_ratio_holds(pool, control, &[&srs.g1_tau[..n]], &tau2)?
+        && rest_matches(pool, control, srs)?
+    {
         return Ok(());
     }
-    let mut first = None;
-    if !g1_ok && let Some(i) = first_bad_g1(pool, control, &srs.g1_tau, &tau2)? {
-        first = Some(Location::element(names::G1_TAU, i));
+    Err(VerifyError::Ratio {
+        location: first_bad_point_in_file(pool, control, srs)?,
+    })
+}
+
+/// Check B of [`check_powers`].
+fn rest_matches(pool: &Pool, control: &Control, srs: &Srs) -> Result<bool, VerifyError> {
+    let n = srs.n();
+    let seed = curve::random_seed();
+    let r = Coefficients::Random128(&seed);
+    let sum = |points: &[G1Affine]| msm(pool, control, &[PowerSegment { points, first: 0 }], r);
+    let g1_low = sum(&srs.g1_tau[..n])?;
+    let g1_high = sum(&srs.g1_tau[n - 1..])?;
+    let alpha = sum(&srs.alpha_tau)?;
+    let beta = sum(&srs.beta_tau)?;
+    let b = msm(
+        pool,
+        control,
+        &[PowerSegment {
+            points: &srs.g2_tau[..],
+            first: 0,
+        }],
+        r,
+    )?;
+    let [c1, c2, c3] = [(); 3].map(|()| curve::random_nonzero_scalar());
+    let left = g1_low + g1_high * c1 + alpha * c2 + beta * c3;
+    let base = curve::g1() + srs.g1_tau[n - 1] * c1 + srs.alpha_tau[0] * c2 + srs.beta_tau[0] * c3;
+    Ok(curve::same_ratio(
+        &left.to_affine(),
+        &curve::g2(),
+        &base.to_affine(),
+        &b.to_affine(),
+    ))
+}
+
+/// The first point in file order that breaks the powers (the slow path, after a failed check):
+/// `G1 Tau` by its own ratio, then `G2 Tau` against the G1 powers, then `G1 BetaTau` and
+/// `G1 AlphaTau` by their ratios, each with fresh randomness.
+fn first_bad_point_in_file(
+    pool: &Pool,
+    control: &Control,
+    srs: &Srs,
+) -> Result<Option<Location>, VerifyError> {
+    let tau2 = srs.g2_tau[1];
+    if let Some(i) = first_bad_g1(pool, control, &srs.g1_tau, &tau2)? {
+        return Ok(Some(Location::element(names::G1_TAU, i)));
     }
-    if first.is_none() && !g2_ok {
-        let holds = |lo: usize, hi: usize| {
-            g2_matches_g1(pool, control, &srs.g1_tau[lo..=hi], &srs.g2_tau[lo..=hi])
-        };
-        if let Some(i) = first_bad_point(n, holds)? {
-            first = Some(Location::element(names::G2_TAU, i));
+    let holds = |lo: usize, hi: usize| {
+        g2_matches_g1(pool, control, &srs.g1_tau[lo..=hi], &srs.g2_tau[lo..=hi])
+    };
+    if let Some(i) = first_bad_point(srs.n(), holds)? {
+        return Ok(Some(Location::element(names::G2_TAU, i)));
+    }
+    for (name, vector) in [
+        (names::BETA_TAU, &srs.beta_tau),
+        (names::ALPHA_TAU, &srs.alpha_tau),
+    ] {
+        if let Some(i) = first_bad_g1(pool, control, vector, &tau2)? {
+            return Ok(Some(Location::element(name, i)));
         }
     }
-    if first.is_none() && !g1_ok {
-        for (name, vector) in &g1_vectors[1..] {
-            if let Some(i) = first_bad_g1(pool, control, vector, &tau2)? {
-                first = Some(Location::element(name, i));
-                break;
-            }
-        }
-    }
-    Err(VerifyError::Ratio { location: first })
+    Ok(None)
 }
 
 /// Whether the G1 vectors advance by `[tau]_2` everywhere: `T = F - sum_s rho^(o_s + n_s - 1)
