@@ -9,8 +9,10 @@
 //!   the prime-order subgroup ([`PointProblem`]).
 //! - Memory while streaming a vector: two input chunks and one output chunk
 //!   (`CHUNK_POINTS * (2 * size_of::<P::Bytes>() + size_of::<P>())`, 0.75 MiB for G1, 1.3 MiB
-//!   for G2), plus the vector being built, which grows with the points actually read (a header
-//!   that announces more points than the file holds allocates no more than the file).
+//!   for G2), plus the vectors being built: 96 bytes per G1 point and 192 per G2 point, allocated
+//!   at their exact size when the input's length is known to cover them ([`Limits::file_len`]),
+//!   else grown with the points actually read (a header that announces more points than the file
+//!   holds allocates no more than the file).
 
 mod point;
 mod stream;
@@ -126,13 +128,17 @@ pub enum CodecError {
     Worker(String),
 }
 
-/// Bounds on what a reader accepts before allocating for it.
+/// Bounds on what a reader accepts before allocating for it, and what it knows of its input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
     /// The largest domain size accepted, as a power of two (default 28: files of 77 GB).
     pub max_power: u32,
     /// The exact power expected, if known (a contribution must match its predecessor).
     pub power: Option<u32>,
+    /// The input's length in bytes, if known (a file's). A vector the rest of the file can hold
+    /// is then allocated once at its exact size; otherwise vectors grow chunk by chunk with the
+    /// points actually read, so a header announcing more than the file holds costs nothing.
+    pub file_len: Option<u64>,
 }
 
 impl Default for Limits {
@@ -140,6 +146,7 @@ impl Default for Limits {
         Self {
             max_power: 28,
             power: None,
+            file_len: None,
         }
     }
 }

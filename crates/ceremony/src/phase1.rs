@@ -62,9 +62,15 @@ impl Phase1 {
 
     /// Whether this is an initial object: no challenge, zero proofs, every point a generator.
     pub fn is_initial(&self) -> bool {
+        let (g1, g2) = (curve::g1(), curve::g2());
+        let srs = &self.srs;
         self.challenge.is_none()
             && self.proofs == Proofs::default()
-            && self.srs == Srs::one(self.srs.power())
+            && srs.beta_g2 == g2
+            && srs.g2_tau.iter().all(|p| *p == g2)
+            && [&srs.g1_tau, &srs.alpha_tau, &srs.beta_tau]
+                .iter()
+                .all(|v| v.iter().all(|p| *p == g1))
     }
 }
 

@@ -296,7 +296,7 @@ pub fn read<R: Read + Seek>(
         input
             .seek(SeekFrom::Start(s.offset))
             .map_err(CodecError::Io)?;
-        let mut reader = HashingReader::at(&mut input, s.offset);
+        let mut reader = HashingReader::at(&mut input, s.offset).with_end(Some(len));
         Ok(read_vector(
             pool,
             control,
@@ -315,7 +315,7 @@ pub fn read<R: Read + Seek>(
         input
             .seek(SeekFrom::Start(s.offset))
             .map_err(CodecError::Io)?;
-        let mut reader = HashingReader::at(&mut input, s.offset);
+        let mut reader = HashingReader::at(&mut input, s.offset).with_end(Some(len));
         Ok(read_vector(
             pool,
             control,

@@ -89,12 +89,13 @@ impl Context {
     ) -> anyhow::Result<(Phase1, [u8; 32])> {
         let file = open_input(flag, path)?;
         let points = estimated_points(&file, 345);
+        let limits = with_file_len(limits, &file);
         let step = self.step("reading", points);
         let read = Phase1::read(
             pool,
             step.control(),
             BufReader::with_capacity(1 << 20, file),
-            limits,
+            &limits,
         )
         .with_context(|| format!("{}", path.display()))?;
         step.finish();
@@ -110,12 +111,13 @@ impl Context {
         limits: &Limits,
     ) -> anyhow::Result<(Srs, [u8; 32])> {
         let file = open_input(flag, path)?;
+        let limits = with_file_len(limits, &file);
         let step = self.step("reading", estimated_points(&file, 0));
         let read = Srs::read(
             pool,
             step.control(),
             BufReader::with_capacity(1 << 20, file),
-            limits,
+            &limits,
         )
         .with_context(|| format!("{}", path.display()))?;
         step.finish();
@@ -147,6 +149,19 @@ impl Context {
         drop(out);
         step.finish();
         Ok(hash)
+    }
+}
+
+/// `limits` with the length of `file` if it is a regular file (vectors are then allocated once).
+fn with_file_len(limits: &Limits, file: &std::fs::File) -> Limits {
+    let len = file
+        .metadata()
+        .ok()
+        .filter(std::fs::Metadata::is_file)
+        .map(|m| m.len());
+    Limits {
+        file_len: len,
+        ..*limits
     }
 }
 

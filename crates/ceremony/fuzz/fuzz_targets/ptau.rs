@@ -6,7 +6,7 @@ use lockstep_ceremony::{Limits, ptau};
 use lockstep_shard::{Control, Pool};
 
 fuzz_target!(|data: &[u8]| {
-    let limits = Limits { max_power: 8, power: None };
+    let limits = Limits { max_power: 8, ..Limits::default() };
     let pool = Pool::new(2).expect("pool");
     if let Ok(read) = ptau::read(&pool, &Control::new(), std::io::Cursor::new(data), &limits) {
         let _ = ptau::check(&pool, &Control::new(), &read.srs);

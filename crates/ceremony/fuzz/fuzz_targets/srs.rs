@@ -7,7 +7,7 @@ use lockstep_ceremony::{Limits, reference};
 use lockstep_shard::{Control, Pool};
 
 fuzz_target!(|data: &[u8]| {
-    let limits = Limits { max_power: 8, power: None };
+    let limits = Limits { max_power: 8, ..Limits::default() };
     let pool = Pool::new(2).expect("pool");
     let parallel = Srs::read(&pool, &Control::new(), data, &limits);
     let serial = reference::srs_from_bytes(data, &limits);

@@ -10,6 +10,8 @@ use super::{BLOCK_POINTS, CHUNK_POINTS, CodecError, Location, Point, PointProble
 /// A reader that hashes (SHA-256) and counts every byte it delivers.
 pub(crate) struct HashingReader<R> {
     inner: R,
+    /// The offset where the input ends, if known.
+    end: Option<u64>,
     hasher: Sha256,
     offset: u64,
 }
@@ -23,9 +25,22 @@ impl<R: Read> HashingReader<R> {
     pub(crate) fn at(inner: R, offset: u64) -> Self {
         Self {
             inner,
+            end: None,
             hasher: Sha256::new(),
             offset,
         }
+    }
+
+    /// Tells the reader the input's total length (for exact allocations).
+    pub(crate) fn with_end(mut self, end: Option<u64>) -> Self {
+        self.end = end;
+        self
+    }
+
+    /// Whether the input is known to hold `bytes` more bytes.
+    pub(crate) fn holds(&self, bytes: u64) -> bool {
+        self.end
+            .is_some_and(|end| end.saturating_sub(self.offset) >= bytes)
     }
 
     /// Bytes delivered so far: the offset of the next byte.
@@ -161,7 +176,12 @@ where
 {
     let size = size_of::<B>() as u64;
     let start = reader.offset();
-    let mut out: Vec<P> = Vec::with_capacity(count.min(CHUNK_POINTS));
+    let exact = reader.holds(count as u64 * size);
+    let mut out: Vec<P> = Vec::with_capacity(if exact {
+        count
+    } else {
+        count.min(CHUNK_POINTS)
+    });
     let mut delivered = 0usize;
     let result = pool.pipeline_blocks(
         control,

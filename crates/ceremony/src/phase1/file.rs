@@ -145,7 +145,7 @@ impl Phase1 {
         input: R,
         limits: &Limits,
     ) -> Result<(Self, [u8; 32]), CodecError> {
-        let mut reader = HashingReader::new(input);
+        let mut reader = HashingReader::new(input).with_end(limits.file_len);
         let mut proofs = [UpdateProof::default(); 3];
         for (proof, (commitment, pok)) in proofs.iter_mut().zip(PROOF_NAMES) {
             proof.commitment = read_point::<G1Affine, _>(&mut reader, Location::value(commitment))?;
@@ -204,7 +204,7 @@ impl Srs {
         input: R,
         limits: &Limits,
     ) -> Result<(Self, [u8; 32]), CodecError> {
-        let mut reader = HashingReader::new(input);
+        let mut reader = HashingReader::new(input).with_end(limits.file_len);
         let srs = read_srs_body(pool, control, &mut reader, limits)?;
         let hash = reader.finish()?;
         Ok((srs, hash))

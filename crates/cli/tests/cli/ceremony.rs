@@ -228,3 +228,47 @@ fn contributions_never_replace_their_input_and_bad_files_are_named() {
     );
     assert!(!d.join("s").exists());
 }
+
+/// Reading holds the arrays (96 bytes per G1 point, 192 per G2 point: `576N` bytes) and a few
+/// chunks, measured against the same binary's footprint on a power-1 file.
+#[test]
+fn reading_holds_the_arrays_and_a_few_chunks() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(
+        d,
+        &["ceremony", "phase1", "new", "--power", "1", "--out", "tiny"],
+    );
+    ok(
+        d,
+        &["ceremony", "phase1", "new", "--power", "15", "--out", "big"],
+    );
+    let (ok_tiny, _, base) =
+        crate::psi_limits::peak_rss(d, &["-q", "--workers", "2", "ceremony", "info", "tiny"]);
+    let (ok_big, stderr, big) =
+        crate::psi_limits::peak_rss(d, &["-q", "--workers", "2", "ceremony", "info", "big"]);
+    assert!(ok_tiny && ok_big, "{stderr}");
+    let arrays_kib = 576 * (1 << 15) / 1024;
+    // Chunks: two input and one output chunk of G2 points (1.5 MiB), the 1 MiB read buffer.
+    let chunks_kib = 4 * 1024;
+    assert!(
+        big <= base + arrays_kib + chunks_kib,
+        "peak {big} KiB > {base} + {arrays_kib} + {chunks_kib}"
+    );
+    assert!(
+        big >= base + arrays_kib / 2,
+        "peak {big} KiB: the arrays were not all held?"
+    );
+
+    // A header announcing 2^27 points over a short file allocates nothing for them.
+    let mut bytes = fs::read(d.join("big")).unwrap()[..432 + 8 + 96 + 48 * 100].to_vec();
+    bytes[432..440].copy_from_slice(&(1u64 << 27).to_be_bytes());
+    fs::write(d.join("liar"), &bytes).unwrap();
+    let (ok_liar, stderr, liar) =
+        crate::psi_limits::peak_rss(d, &["-q", "ceremony", "info", "liar"]);
+    assert!(!ok_liar && stderr.contains("truncated"), "{stderr}");
+    assert!(
+        liar <= base + chunks_kib,
+        "peak {liar} KiB for a lying header"
+    );
+}

@@ -18,7 +18,7 @@ mod info;
 mod psi;
 mod psi_errors;
 mod psi_files;
-mod psi_limits;
+pub(crate) mod psi_limits;
 mod psi_resolve;
 
 use std::path::Path;

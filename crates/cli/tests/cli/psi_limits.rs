@@ -5,7 +5,7 @@ use std::path::Path;
 use crate::{REGISTRY, fails, intersect, organisations, raw_round, with};
 
 /// Runs `lockstep args` in `dir` under GNU time, returning (success, stderr, peak RSS in KiB).
-fn peak_rss(dir: &Path, args: &[&str]) -> (bool, String, u64) {
+pub(crate) fn peak_rss(dir: &Path, args: &[&str]) -> (bool, String, u64) {
     let report = dir.join("time.txt");
     let out = std::process::Command::new("/usr/bin/time")
         .arg("-f")
