@@ -153,7 +153,7 @@ impl MsmPoint for G2Affine {
 }
 
 /// `sum over segments s, points i of c(s.first + i) * s.points[i]` for the coefficients `c`,
-/// cut into tasks (at most [`MSM_TASK_POINTS`], a few per worker, at least
+/// cut into tasks (at most [`MSM_TASK_POINTS`]; with several workers two per worker, at least
 /// [`MSM_MIN_TASK_POINTS`]) on `pool`. The sum is the same group element at every worker count.
 ///
 /// # Errors
@@ -172,9 +172,14 @@ pub(crate) fn msm<P: MsmPoint>(
         })
         .collect();
     let total: usize = lens.iter().map(|s| s.len).sum();
-    let per_task = total
-        .div_ceil(2 * pool.workers())
-        .clamp(MSM_MIN_TASK_POINTS, MSM_TASK_POINTS);
+    // One worker: the largest batches (Pippenger's cost per point falls with the batch size).
+    let per_task = if pool.workers() <= 1 {
+        MSM_TASK_POINTS
+    } else {
+        total
+            .div_ceil(2 * pool.workers())
+            .clamp(MSM_MIN_TASK_POINTS, MSM_TASK_POINTS)
+    };
     let ranges = split::fixed(total, per_task);
     let bits = coefficients.bits();
     let partial = pool.map_ranges(control, &ranges, |check, range| {
