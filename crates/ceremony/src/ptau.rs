@@ -189,6 +189,36 @@ fn read_u64(
     Ok(u64::from_le_bytes(b))
 }
 
+/// Reads section `id`'s `count` points with `decode` (the input is `len` bytes long).
+fn read_section<P, B, R>(
+    (pool, control): (&Pool, &Control),
+    input: &mut R,
+    len: u64,
+    (id, section): (u32, Section),
+    count: usize,
+    decode: fn(&B) -> Result<P, PointProblem>,
+) -> Result<Vec<P>, PtauError>
+where
+    P: Copy + Default + Send + Sync,
+    B: Copy + Default + Send + Sync + AsMut<[u8]>,
+    R: Read + Seek,
+{
+    input
+        .seek(SeekFrom::Start(section.offset))
+        .map_err(CodecError::Io)?;
+    let mut reader = HashingReader::at(input, section.offset).with_end(Some(len));
+    let name = NAMES[id as usize - 2];
+    Ok(read_vector(
+        pool,
+        control,
+        &mut reader,
+        name,
+        0,
+        count,
+        decode,
+    )?)
+}
+
 /// Section names for errors, as snarkjs names them.
 const NAMES: [&str; 6] = [
     "tauG1",
@@ -291,43 +321,20 @@ pub fn read<R: Read + Seek>(
             });
         }
     }
-    let mut g1 = |id: u32, count: usize| -> Result<Vec<G1Affine>, PtauError> {
-        let s = section(id)?;
-        input
-            .seek(SeekFrom::Start(s.offset))
-            .map_err(CodecError::Io)?;
-        let mut reader = HashingReader::at(&mut input, s.offset).with_end(Some(len));
-        Ok(read_vector(
-            pool,
-            control,
-            &mut reader,
-            NAMES[id as usize - 2],
-            0,
-            count,
-            g1_from_ptau,
-        )?)
-    };
-    let g1_tau = g1(2, 2 * n - 1)?;
-    let alpha_tau = g1(4, n)?;
-    let beta_tau = g1(5, n)?;
-    let mut g2 = |id: u32, count: usize| -> Result<Vec<G2Affine>, PtauError> {
-        let s = section(id)?;
-        input
-            .seek(SeekFrom::Start(s.offset))
-            .map_err(CodecError::Io)?;
-        let mut reader = HashingReader::at(&mut input, s.offset).with_end(Some(len));
-        Ok(read_vector(
-            pool,
-            control,
-            &mut reader,
-            NAMES[id as usize - 2],
-            0,
-            count,
-            g2_from_ptau,
-        )?)
-    };
-    let g2_tau = g2(3, n)?;
-    let beta_g2 = g2(6, 1)?[0];
+    let runtime = (pool, control);
+    // In section order, as snarkjs writes them, so the first bad point in the file is the error.
+    let g1_tau = read_section(
+        runtime,
+        &mut input,
+        len,
+        (2, section(2)?),
+        2 * n - 1,
+        g1_from_ptau,
+    )?;
+    let g2_tau = read_section(runtime, &mut input, len, (3, section(3)?), n, g2_from_ptau)?;
+    let alpha_tau = read_section(runtime, &mut input, len, (4, section(4)?), n, g1_from_ptau)?;
+    let beta_tau = read_section(runtime, &mut input, len, (5, section(5)?), n, g1_from_ptau)?;
+    let beta_g2 = read_section(runtime, &mut input, len, (6, section(6)?), 1, g2_from_ptau)?[0];
     let contributions = match sections[7] {
         Some(s) if s.size >= 4 => {
             input

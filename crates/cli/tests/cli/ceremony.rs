@@ -138,22 +138,7 @@ fn a_chain_is_made_verified_sealed_and_described() {
 fn contributions_never_replace_their_input_and_bad_files_are_named() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    ok(
-        d,
-        &["ceremony", "phase1", "new", "--power", "4", "--out", "c0"],
-    );
-    ok(
-        d,
-        &[
-            "ceremony",
-            "phase1",
-            "contribute",
-            "--in",
-            "c0",
-            "--out",
-            "c1",
-        ],
-    );
+    chain(d, 4, 1);
     let before = fs::read(d.join("c1")).unwrap();
     fails_with(
         d,
@@ -271,4 +256,30 @@ fn reading_holds_the_arrays_and_a_few_chunks() {
         liar <= base + chunks_kib,
         "peak {liar} KiB for a lying header"
     );
+}
+
+/// In `d`: `c0`, the initial object for `2^power`, and `c1`..`cK`, `contributions` contributions.
+pub(crate) fn chain(d: &std::path::Path, power: u32, contributions: usize) {
+    let power = power.to_string();
+    ok(
+        d,
+        &[
+            "ceremony", "phase1", "new", "--power", &power, "--out", "c0",
+        ],
+    );
+    for k in 1..=contributions {
+        let (input, out) = (format!("c{}", k - 1), format!("c{k}"));
+        ok(
+            d,
+            &[
+                "ceremony",
+                "phase1",
+                "contribute",
+                "--in",
+                &input,
+                "--out",
+                &out,
+            ],
+        );
+    }
 }

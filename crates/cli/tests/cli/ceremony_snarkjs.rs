@@ -177,34 +177,7 @@ fn snarkjs_powers_import_and_verify_and_bad_ones_are_refused() {
 fn our_powers_take_a_circom_circuit_through_snarkjs_groth16() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    ok(
-        d,
-        &["ceremony", "phase1", "new", "--power", "6", "--out", "c0"],
-    );
-    ok(
-        d,
-        &[
-            "ceremony",
-            "phase1",
-            "contribute",
-            "--in",
-            "c0",
-            "--out",
-            "c1",
-        ],
-    );
-    ok(
-        d,
-        &[
-            "ceremony",
-            "phase1",
-            "contribute",
-            "--in",
-            "c1",
-            "--out",
-            "c2",
-        ],
-    );
+    crate::ceremony::chain(d, 6, 2);
     ok(
         d,
         &[
