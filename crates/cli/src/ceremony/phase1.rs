@@ -20,7 +20,7 @@ pub(crate) fn new(ctx: &Context, power: u32, out: &Path) -> anyhow::Result<()> {
         return Err(UsageError(format!("--power: {power} is outside 1 to {MAX_POWER}")).into());
     }
     let mut files = Files::new();
-    let id = files.output("--out", out, false);
+    let id = files.public_output("--out", out);
     let mut staged = ctx.prepare(&files)?;
     let object = Phase1::initial(power);
     let pool = ctx.pool(object.srs.stored_points())?;
@@ -45,7 +45,7 @@ pub(crate) fn contribute(
 ) -> anyhow::Result<()> {
     let mut files = Files::new();
     files.input("--in", input);
-    let id = files.output("--out", out, false);
+    let id = files.public_output("--out", out);
     let mut staged = ctx.prepare(&files)?;
     let pool = ctx.pool_for_file(input)?;
     let (previous, previous_hash) = ctx.read_phase1(&pool, "--in", input, &Limits::default())?;
@@ -194,7 +194,7 @@ pub(crate) fn seal(
     let beacon = parse_hex("--beacon", beacon)?;
     let mut files = Files::new();
     files.input("--in", input);
-    let id = files.output("--out", out, false);
+    let id = files.public_output("--out", out);
     let mut staged = ctx.prepare(&files)?;
     let pool = ctx.pool_for_file(input)?;
     let (last, last_hash) = ctx.read_phase1(&pool, "--in", input, &Limits::default())?;

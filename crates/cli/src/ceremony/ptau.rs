@@ -14,7 +14,7 @@ use crate::files::{Files, open_input};
 pub(crate) fn import(ctx: &Context, input: &Path, out: &Path, as_srs: bool) -> anyhow::Result<()> {
     let mut files = Files::new();
     files.input("FILE", input);
-    let id = files.output("--out", out, false);
+    let id = files.public_output("--out", out);
     let mut staged = ctx.prepare(&files)?;
     let pool = ctx.pool_for_file(input)?;
     let file = open_input("FILE", input)?;
@@ -61,7 +61,7 @@ pub(crate) fn import(ctx: &Context, input: &Path, out: &Path, as_srs: bool) -> a
 pub(crate) fn export(ctx: &Context, input: &Path, out: &Path) -> anyhow::Result<()> {
     let mut files = Files::new();
     files.input("FILE", input);
-    let id = files.output("--out", out, false);
+    let id = files.public_output("--out", out);
     let mut staged = ctx.prepare(&files)?;
     let pool = ctx.pool_for_file(input)?;
     let mut first = [0u8; 1];

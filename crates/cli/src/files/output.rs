@@ -26,6 +26,9 @@ struct Planned {
     stdout_allowed: bool,
     /// Fail at commit if the destination exists by then, instead of replacing it.
     no_clobber: bool,
+    /// Readable by all (0644) once in place, for artifacts meant to be published; otherwise
+    /// private to the owner (0600), as records and keys are.
+    public: bool,
 }
 
 /// Which declared output to write.
@@ -55,8 +58,17 @@ impl Files {
             path: path.to_owned(),
             stdout_allowed,
             no_clobber: false,
+            public: false,
         });
         OutputId(self.outputs.len() - 1)
+    }
+
+    /// Declares a regular-file output given by `flag` that others are meant to read (a
+    /// ceremony's files, which participants publish): it is created 0644 instead of 0600.
+    pub(crate) fn public_output(&mut self, flag: &'static str, path: &Path) -> OutputId {
+        let id = self.output(flag, path, false);
+        self.outputs[id.0].public = true;
+        id
     }
 
     /// Declares a regular-file output given by `flag` that must not exist: if a file appears at
@@ -185,7 +197,8 @@ impl Stage {
                 #[cfg(unix)]
                 {
                     use std::os::unix::fs::PermissionsExt;
-                    builder.permissions(std::fs::Permissions::from_mode(0o600));
+                    let mode = if planned.public { 0o644 } else { 0o600 };
+                    builder.permissions(std::fs::Permissions::from_mode(mode));
                 }
                 let temp = builder.tempfile_in(dir).with_context(|| {
                     format!(

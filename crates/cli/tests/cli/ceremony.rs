@@ -140,6 +140,13 @@ fn contributions_never_replace_their_input_and_bad_files_are_named() {
     let d = dir.path();
     chain(d, 4, 1);
     let before = fs::read(d.join("c1")).unwrap();
+    // Ceremony files are published: readable by all, unlike PSI's records and keys.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = fs::metadata(d.join("c1")).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o644);
+    }
     fails_with(
         d,
         &[
