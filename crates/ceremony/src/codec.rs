@@ -128,10 +128,15 @@ pub enum CodecError {
     Worker(String),
 }
 
+/// The largest power any reader accepts, whatever [`Limits::max_power`] says (2^40 points
+/// would be 300 TB of file).
+pub const MAX_POWER: u32 = 40;
+
 /// Bounds on what a reader accepts before allocating for it, and what it knows of its input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
-    /// The largest domain size accepted, as a power of two (default 28: files of 77 GB).
+    /// The largest domain size accepted, as a power of two (default 28: files of 77 GB; never
+    /// above [`MAX_POWER`]).
     pub max_power: u32,
     /// The exact power expected, if known (a contribution must match its predecessor).
     pub power: Option<u32>,
@@ -154,11 +159,13 @@ impl Default for Limits {
 impl Limits {
     /// Checks a domain size read at `offset` and returns its power.
     pub(crate) fn check_n(&self, n: u64, offset: u64) -> Result<u32, CodecError> {
-        if n < 2 || !n.is_power_of_two() || n.trailing_zeros() > self.max_power {
+        // Whatever the caller allows, 2N - 1 points must stay countable in a usize.
+        let max_power = self.max_power.min(MAX_POWER).min(usize::BITS - 3);
+        if n < 2 || !n.is_power_of_two() || n.trailing_zeros() > max_power {
             return Err(CodecError::DomainSize {
                 n,
                 offset,
-                max_power: self.max_power,
+                max_power,
             });
         }
         let found = n.trailing_zeros();

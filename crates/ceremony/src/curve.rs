@@ -27,7 +27,7 @@ pub(crate) use ffi::{
 const MSM_TASK_POINTS: usize = 1 << 16;
 
 /// Points per task at least, however many workers there are.
-const MSM_MIN_TASK_POINTS: usize = 4096;
+const MSM_MIN_TASK_POINTS: usize = 2048;
 
 /// The generator of G1.
 pub(crate) fn g1() -> G1Affine {
@@ -152,9 +152,14 @@ impl MsmPoint for G2Affine {
     }
 }
 
-/// `sum over segments s, points i of c(s.first + i) * s.points[i]` for the coefficients `c`,
-/// cut into tasks (at most [`MSM_TASK_POINTS`]; with several workers two per worker, at least
-/// [`MSM_MIN_TASK_POINTS`]) on `pool`. The sum is the same group element at every worker count.
+/// One multi-scalar multiplication of [`msm_many`]: `sum over segments s, points i of
+/// c(s.first + i) * s.points[i]` for the coefficients `c`.
+pub(crate) struct MsmJob<'a, P> {
+    pub(crate) segments: Vec<PowerSegment<'a, P>>,
+    pub(crate) coefficients: Coefficients<'a>,
+}
+
+/// The sum of one job ([`msm_many`] with one job).
 ///
 /// # Errors
 /// Cancellation or a stall of the run.
@@ -164,39 +169,93 @@ pub(crate) fn msm<P: MsmPoint>(
     segments: &[PowerSegment<'_, P>],
     coefficients: Coefficients<'_>,
 ) -> Result<P::Sum, lockstep_shard::Error<Infallible>> {
-    let lens: Vec<split::Segment> = segments
+    let segments = segments
         .iter()
-        .map(|s| split::Segment {
-            len: s.points.len(),
-            weight: 1,
+        .map(|s| PowerSegment {
+            points: s.points,
+            first: s.first,
         })
         .collect();
-    let total: usize = lens.iter().map(|s| s.len).sum();
+    let [sum] = msm_many(
+        pool,
+        control,
+        [MsmJob {
+            segments,
+            coefficients,
+        }],
+    )?;
+    Ok(sum)
+}
+
+/// The sums of several jobs in one parallel run, so that small jobs keep every worker busy:
+/// every job is cut into tasks (at most [`MSM_TASK_POINTS`]; with several workers about two
+/// per worker over all jobs, at least [`MSM_MIN_TASK_POINTS`]), each a single-threaded
+/// Pippenger. The sums are the same group elements at every worker count (partial sums are
+/// exact).
+///
+/// # Errors
+/// Cancellation or a stall of the run.
+pub(crate) fn msm_many<P: MsmPoint, const JOBS: usize>(
+    pool: &Pool,
+    control: &Control,
+    jobs: [MsmJob<'_, P>; JOBS],
+) -> Result<[P::Sum; JOBS], lockstep_shard::Error<Infallible>> {
+    let lens: Vec<Vec<split::Segment>> = jobs
+        .iter()
+        .map(|job| {
+            job.segments
+                .iter()
+                .map(|s| split::Segment {
+                    len: s.points.len(),
+                    weight: 1,
+                })
+                .collect()
+        })
+        .collect();
+    let totals: Vec<usize> = lens.iter().map(|l| l.iter().map(|s| s.len).sum()).collect();
+    let grand: usize = totals.iter().sum();
     // One worker: the largest batches (Pippenger's cost per point falls with the batch size).
     let per_task = if pool.workers() <= 1 {
         MSM_TASK_POINTS
     } else {
-        total
+        grand
             .div_ceil(2 * pool.workers())
             .clamp(MSM_MIN_TASK_POINTS, MSM_TASK_POINTS)
     };
-    let ranges = split::fixed(total, per_task);
-    let bits = coefficients.bits();
-    let partial = pool.map_ranges(control, &ranges, |check, range| {
+    // Tasks in job order, positioned along the concatenation of the jobs.
+    let mut tasks = Vec::new();
+    let mut offset = 0;
+    for (job, &total) in totals.iter().enumerate() {
+        for range in split::fixed(total, per_task) {
+            tasks.push((offset + range.start, (job, range)));
+        }
+        offset += total;
+    }
+    let partial = pool.map_tasks(control, tasks, |check, (job, range)| {
+        let MsmJob {
+            segments,
+            coefficients,
+        } = &jobs[job];
+        let bits = coefficients.bits();
         let mut sum = P::Sum::identity();
-        for (index, local) in split::by_segment(range, &lens) {
+        for (index, local) in split::by_segment(range, &lens[job]) {
             let segment = &segments[index];
             let first = segment.first + local.start as u64;
             let mut scalars = Vec::with_capacity(local.len() * bits.div_ceil(8));
             coefficients.fill(first..first + local.len() as u64, &mut scalars);
-            sum += P::msm(&segment.points[local], &scalars, bits);
+            sum += P::msm(&segment.points[local.clone()], &scalars, bits);
+            check.advance(local.len() as u64);
             if check.should_stop() {
                 break;
             }
         }
-        Ok::<_, Infallible>(sum)
+        Ok::<_, Infallible>((job, sum))
     })?;
-    Ok(partial.iter().fold(P::Sum::identity(), |acc, p| acc + p))
+    let mut sums = [P::Sum::identity(); JOBS];
+    for (job, sum) in partial {
+        sums[job] += sum;
+    }
+    Ok(sums)
 }
 
 /// 32 random bytes from the operating system: a verifier's seed for [`Coefficients::Random128`].

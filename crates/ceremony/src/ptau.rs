@@ -44,6 +44,9 @@ pub enum PtauError {
     /// A section appears twice.
     #[error("section {0} appears twice")]
     DuplicateSection(u32),
+    /// The header section is not 60 bytes (n8, q, power, ceremony power for BLS12-381).
+    #[error("section 1 (the header) holds {0} bytes, expected 60")]
+    HeaderSize(u64),
     /// A section's size disagrees with the power.
     #[error("section {id} holds {found} bytes, expected {expected} for power {power}")]
     SectionSize {
@@ -278,6 +281,9 @@ pub fn read<R: Read + Seek>(
     let section = |id: u32| sections[id as usize].ok_or(PtauError::MissingSection(id));
 
     let header = section(1)?;
+    if header.size != 60 {
+        return Err(PtauError::HeaderSize(header.size));
+    }
     input
         .seek(SeekFrom::Start(header.offset))
         .map_err(CodecError::Io)?;
@@ -331,7 +337,13 @@ pub fn read<R: Read + Seek>(
         2 * n - 1,
         g1_from_ptau,
     )?;
+    if g1_tau[0] != curve::g1() {
+        return Err(PtauError::NotGenerator("tauG1[0]"));
+    }
     let g2_tau = read_section(runtime, &mut input, len, (3, section(3)?), n, g2_from_ptau)?;
+    if g2_tau[0] != curve::g2() {
+        return Err(PtauError::NotGenerator("tauG2[0]"));
+    }
     let alpha_tau = read_section(runtime, &mut input, len, (4, section(4)?), n, g1_from_ptau)?;
     let beta_tau = read_section(runtime, &mut input, len, (5, section(5)?), n, g1_from_ptau)?;
     let beta_g2 = read_section(runtime, &mut input, len, (6, section(6)?), 1, g2_from_ptau)?[0];
@@ -344,12 +356,6 @@ pub fn read<R: Read + Seek>(
         }
         _ => return Err(PtauError::MissingSection(7)),
     };
-    if g1_tau[0] != curve::g1() {
-        return Err(PtauError::NotGenerator("tauG1[0]"));
-    }
-    if g2_tau[0] != curve::g2() {
-        return Err(PtauError::NotGenerator("tauG2[0]"));
-    }
     Ok(Ptau {
         srs: Srs {
             g1_tau,

@@ -112,7 +112,8 @@ pub(crate) enum Phase1Command {
         /// Your contribution (never the input file).
         #[arg(long, value_name = "FILE")]
         out: PathBuf,
-        /// Text mixed into the operating system's randomness (keyboard mashing, dice rolls).
+        /// Text mixed into the operating system's randomness (keyboard mashing, dice rolls);
+        /// `-` reads it from standard input, out of sight of other users' `ps`.
         #[arg(long, value_name = "TEXT")]
         entropy: Option<String>,
     },

@@ -176,12 +176,12 @@ where
 {
     let size = size_of::<B>() as u64;
     let start = reader.offset();
-    let exact = reader.holds(count as u64 * size);
-    let mut out: Vec<P> = Vec::with_capacity(if exact {
-        count
-    } else {
-        count.min(CHUNK_POINTS)
-    });
+    // All at once if the rest of the input holds the vector and the allocator agrees (a sparse
+    // file can claim terabytes); else grown with the points actually read.
+    let mut out: Vec<P> = Vec::new();
+    if !(reader.holds(count as u64 * size) && out.try_reserve_exact(count).is_ok()) {
+        out.reserve(count.min(CHUNK_POINTS));
+    }
     let mut delivered = 0usize;
     let result = pool.pipeline_blocks(
         control,

@@ -31,10 +31,11 @@ impl Srs {
     /// The SRS of the initial object: tau = alpha = beta = 1, every point a generator.
     ///
     /// # Panics
-    /// If `power` is 0 or above 40 (a caller's bug: the CLI and readers bound it).
+    /// If `power` is 0, above 40, or too large for this target's `usize` (a caller's bug: the
+    /// CLI and readers bound it).
     pub fn one(power: u32) -> Self {
         assert!(
-            (1..=40).contains(&power),
+            (1..=40).contains(&power) && power < usize::BITS - 2,
             "invariant: power checked by the caller"
         );
         let n = 1usize << power;

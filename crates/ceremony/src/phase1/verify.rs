@@ -13,7 +13,7 @@ use lockstep_shard::{Control, Pool};
 use super::file::names;
 use super::{Phase1, Srs, UpdateProof, Value};
 use crate::codec::Location;
-use crate::curve::{self, Coefficients, PowerSegment, msm};
+use crate::curve::{self, Coefficients, MsmJob, PowerSegment, msm, msm_many};
 
 /// Why a contribution (or a set of powers) does not verify. Each names the check that failed,
 /// and where it can, the first bad point.
@@ -71,6 +71,10 @@ pub enum VerifyError {
         /// The first point in file order that breaks the ratio, when it could be found.
         location: Option<Location>,
     },
+    /// `[tau]_1` and `[tau]_2` are not the same power (one of the two is bad; in a contribution
+    /// the tau proof has already vouched for `[tau]_1`).
+    #[error("powers of tau: G1 Tau[1] and G2 Tau[1] are not the same power of tau")]
+    TauMismatch,
     /// `[tau]_1` is the point at infinity.
     #[error("powers of tau: G1 Tau[1] is the point at infinity (tau = 0)")]
     Degenerate,
@@ -183,14 +187,9 @@ pub fn check_powers(pool: &Pool, control: &Control, srs: &Srs) -> Result<(), Ver
         return Err(VerifyError::Degenerate);
     }
     if !curve::same_ratio(&tau1, &curve::g2(), &curve::g1(), &tau2) {
-        return Err(VerifyError::Ratio {
-            location: Some(Location::element(names::G2_TAU, 1)),
-        });
+        return Err(VerifyError::TauMismatch);
     }
-    let n = srs.n();
-    if g1_ratio_holds(pool, control, &[&srs.g1_tau[..n]], &tau2)?
-        && rest_matches(pool, control, srs)?
-    {
+    if powers_hold(pool, control, srs)? {
         return Ok(());
     }
     Err(VerifyError::Ratio {
@@ -198,16 +197,41 @@ pub fn check_powers(pool: &Pool, control: &Control, srs: &Srs) -> Result<(), Ver
     })
 }
 
-/// Check B of [`check_powers`].
-fn rest_matches(pool: &Pool, control: &Control, srs: &Srs) -> Result<bool, VerifyError> {
+/// Checks A and B of [`check_powers`]: the five G1 sums in one parallel run, then the G2 sum.
+fn powers_hold(pool: &Pool, control: &Control, srs: &Srs) -> Result<bool, VerifyError> {
     let n = srs.n();
+    let (tau2, last) = (srs.g2_tau[1], n as u64 - 1);
+    let rho = curve::random_nonzero_scalar();
     let seed = curve::random_seed();
     let r = Coefficients::Random128(&seed);
-    let sum = |points: &[G1Affine]| msm(pool, control, &[PowerSegment { points, first: 0 }], r);
-    let g1_low = sum(&srs.g1_tau[..n])?;
-    let g1_high = sum(&srs.g1_tau[n - 1..])?;
-    let alpha = sum(&srs.alpha_tau)?;
-    let beta = sum(&srs.beta_tau)?;
+    let job = |points, coefficients| MsmJob {
+        segments: vec![PowerSegment { points, first: 0 }],
+        coefficients,
+    };
+    let [full, g1_low, g1_high, alpha, beta] = msm_many(
+        pool,
+        control,
+        [
+            job(&srs.g1_tau[..n], Coefficients::Powers(&rho)),
+            job(&srs.g1_tau[..n], r),
+            job(&srs.g1_tau[n - 1..], r),
+            job(&srs.alpha_tau, r),
+            job(&srs.beta_tau, r),
+        ],
+    )?;
+    // A: T = F - rho^(N-1) a_(N-1), S = rho^-1 (F - a_0).
+    let truncated = full - srs.g1_tau[n - 1] * rho.pow_vartime([last]);
+    let inverse = Option::<Scalar>::from(rho.invert()).expect("invariant: rho is non-zero");
+    let shifted = (full - srs.g1_tau[0]) * inverse;
+    if !curve::same_ratio(
+        &truncated.to_affine(),
+        &tau2,
+        &shifted.to_affine(),
+        &curve::g2(),
+    ) {
+        return Ok(false);
+    }
+    // B.
     let b = msm(
         pool,
         control,

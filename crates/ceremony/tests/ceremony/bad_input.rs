@@ -235,19 +235,11 @@ fn a_tampered_point_is_found_and_named() {
             format!("powers of tau: {vector}[{index}] breaks the ratio of consecutive powers"),
         );
     }
-    // [tau]_2 itself: caught against [tau]_1.
+    // [tau]_2 itself: caught against [tau]_1 (the tau proof vouched for [tau]_1).
     let mut bad = next.clone();
     bad.srs.g2_tau[1] = bad.srs.g2_tau[2];
     let error = verify(&pool, &initial, &hash, &bad).unwrap_err();
-    assert!(matches!(
-        error,
-        VerifyError::Ratio {
-            location: Some(Location {
-                name: "G2 Tau",
-                index: Some(1)
-            })
-        }
-    ));
+    assert!(matches!(error, VerifyError::TauMismatch), "{error}");
 }
 
 #[test]
@@ -344,4 +336,31 @@ fn a_file_hash_is_the_sha256_of_its_bytes() {
     let pool = Pool::new(3).unwrap();
     let (_, hash) = read(&pool, good).unwrap();
     assert_eq!(hash, <[u8; 32]>::from(Sha256::digest(good)));
+}
+
+#[test]
+fn g1_and_g2_tau_that_disagree_are_named_together() {
+    let (pool, _, _, next) = chain();
+    let mut bad = next.srs.clone();
+    bad.g1_tau[1] = (bad.g1_tau[1] * Scalar::from(3u64)).to_affine();
+    let error = phase1::check_powers(&pool, &Control::new(), &bad).unwrap_err();
+    assert!(matches!(error, VerifyError::TauMismatch), "{error}");
+}
+
+#[test]
+fn a_limit_above_what_a_usize_can_count_is_clamped() {
+    // 2^63 announced with max_power 64: refused as a domain size, not an overflow.
+    let (_, good) = fixture();
+    let n_at = 3 * (48 + 96);
+    let mut bytes = good.clone();
+    bytes[n_at..n_at + 8].copy_from_slice(&(1u64 << 63).to_be_bytes());
+    let limits = Limits {
+        max_power: 64,
+        ..Limits::default()
+    };
+    let message = error_everywhere(&bytes, &limits);
+    assert!(
+        message.starts_with("domain size N = 9223372036854775808"),
+        "{message}"
+    );
 }

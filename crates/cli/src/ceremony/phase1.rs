@@ -1,6 +1,6 @@
 //! `ceremony phase1 new | contribute | verify | seal`.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
@@ -50,7 +50,13 @@ pub(crate) fn contribute(
     let pool = ctx.pool_for_file(input)?;
     let (previous, previous_hash) = ctx.read_phase1(&pool, "--in", input, &Limits::default())?;
     let points = previous.srs.stored_points();
-    let secrets = Secrets::random(entropy.unwrap_or_default().as_bytes());
+    let mut text = match entropy {
+        Some("-") => read_entropy(std::io::stdin().lock())?,
+        Some(text) => text.as_bytes().to_vec(),
+        None => Vec::new(),
+    };
+    let secrets = Secrets::random(&text);
+    zeroize::Zeroize::zeroize(&mut text);
     let step = ctx.step("contributing", Some(points));
     let next = phase1::contribute(&pool, step.control(), previous, &previous_hash, &secrets)
         .context("contributing")?;
@@ -70,6 +76,21 @@ pub(crate) fn contribute(
         hex(&hash)
     )?;
     Ok(())
+}
+
+/// Reads `--entropy -` from standard input (at most 1 MiB).
+fn read_entropy(input: impl Read) -> anyhow::Result<Vec<u8>> {
+    const MAX: u64 = 1 << 20;
+    let mut text = Vec::new();
+    input
+        .take(MAX + 1)
+        .read_to_end(&mut text)
+        .context("reading --entropy from standard input")?;
+    if text.len() as u64 > MAX {
+        zeroize::Zeroize::zeroize(&mut text);
+        return Err(UsageError("--entropy -: more than 1 MiB on standard input".to_owned()).into());
+    }
+    Ok(text)
 }
 
 /// `phase1 verify`: a chain from the initial object (or from `--previous`), then optionally
