@@ -281,9 +281,6 @@ pub fn read<R: Read + Seek>(
     let section = |id: u32| sections[id as usize].ok_or(PtauError::MissingSection(id));
 
     let header = section(1)?;
-    if header.size != 60 {
-        return Err(PtauError::HeaderSize(header.size));
-    }
     input
         .seek(SeekFrom::Start(header.offset))
         .map_err(CodecError::Io)?;
@@ -302,6 +299,9 @@ pub fn read<R: Read + Seek>(
         return Err(PtauError::Curve(
             "a 48-byte base field other than BLS12-381's".to_owned(),
         ));
+    }
+    if header.size != 60 {
+        return Err(PtauError::HeaderSize(header.size));
     }
     let power = read_u32(&mut input, "header power", header.offset + 52)?;
     let ceremony_power = read_u32(&mut input, "header ceremony power", header.offset + 56)?;
