@@ -275,3 +275,85 @@ pub(crate) fn random_nonzero_scalar() -> Scalar {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use group::Curve;
+
+    /// The serial reference of [`msm_many`]: one scalar multiplication per point.
+    fn naive<P>(job: &MsmJob<'_, P>) -> P::Sum
+    where
+        P: MsmPoint + std::ops::Mul<Scalar, Output = P::Sum>,
+    {
+        let mut sum = P::Sum::identity();
+        for segment in &job.segments {
+            let mut bytes = Vec::new();
+            let first = segment.first;
+            job.coefficients
+                .fill(first..first + segment.points.len() as u64, &mut bytes);
+            let width = job.coefficients.bits().div_ceil(8);
+            for (point, raw) in segment.points.iter().zip(bytes.chunks_exact(width)) {
+                let mut wide = [0u8; 64];
+                // Little-endian coefficient bytes, as a big-endian integer for the reduction.
+                for (k, b) in raw.iter().enumerate() {
+                    wide[63 - k] = *b;
+                }
+                sum += *point * scalar_from_be_wide(&wide);
+            }
+        }
+        sum
+    }
+
+    #[test]
+    fn msm_many_equals_one_multiplication_per_point_on_every_pool() {
+        // 5,000 distinct points: more than one task at every worker count.
+        let mut points = Vec::with_capacity(5000);
+        let mut p = G1Projective::generator();
+        for _ in 0..5000 {
+            points.push(p.to_affine());
+            p = p.double() + G1Projective::generator();
+        }
+        let rho = Scalar::from(0x1234_5678u64).pow_vartime([3]);
+        let seed = [7u8; 32];
+        let jobs = || {
+            [
+                MsmJob {
+                    segments: vec![
+                        PowerSegment {
+                            points: &points[..3000],
+                            first: 0,
+                        },
+                        PowerSegment {
+                            points: &points[3000..],
+                            first: 3000,
+                        },
+                    ],
+                    coefficients: Coefficients::Powers(&rho),
+                },
+                MsmJob {
+                    segments: vec![PowerSegment {
+                        points: &points[1..4097],
+                        first: 5,
+                    }],
+                    coefficients: Coefficients::Random128(&seed),
+                },
+            ]
+        };
+        let expected = jobs().map(|job| naive(&job).to_affine());
+        let mut pools: Vec<Pool> = [1, 2, 3, 5]
+            .iter()
+            .map(|&w| Pool::new(w).unwrap())
+            .collect();
+        pools.push(Pool::current_thread());
+        for pool in &pools {
+            let got = msm_many(pool, &Control::new(), jobs()).unwrap();
+            assert_eq!(
+                got.map(|s| s.to_affine()),
+                expected,
+                "{} workers",
+                pool.workers()
+            );
+        }
+    }
+}

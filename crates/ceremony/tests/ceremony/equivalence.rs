@@ -160,3 +160,30 @@ impl Generator for G2Affine {
         <G2Affine as group::prime::PrimeCurveAffine>::generator()
     }
 }
+
+#[test]
+fn ptau_bytes_and_points_are_the_same_on_every_pool() {
+    let (object, _) = fixture();
+    // The serial loop: a current-thread pool runs every block inline, in order.
+    let mut expected = Vec::new();
+    lockstep_ceremony::ptau::write(
+        &lockstep_shard::Pool::current_thread(),
+        &Control::new(),
+        &object.srs,
+        &mut expected,
+    )
+    .unwrap();
+    for (name, pool) in pools() {
+        let mut bytes = Vec::new();
+        lockstep_ceremony::ptau::write(&pool, &Control::new(), &object.srs, &mut bytes).unwrap();
+        assert!(bytes == expected, "ptau bytes differ on {name}");
+        let read = lockstep_ceremony::ptau::read(
+            &pool,
+            &Control::new(),
+            std::io::Cursor::new(&bytes),
+            &Limits::default(),
+        )
+        .unwrap();
+        assert!(read.srs == object.srs, "ptau points differ on {name}");
+    }
+}
