@@ -1,0 +1,87 @@
+//! The wasm-bindgen front of lockstep's engines, as the npm package's workers load it.
+//!
+//! # Brief overview
+//!
+//! One instance of this module lives in each worker of the JS pool (`js/`); parallelism comes from
+//! the pool, so every call here runs on the runtime's current-thread pool and gives the bytes a
+//! native run gives at any worker count.
+//!
+//! - [`abi_version`] (`abiVersion` in JS): the version of the exports below; a worker reports it
+//!   in its handshake and the pool refuses a module of another version.
+//! - [`simd`]: whether this is the simd128 build (the package ships a scalar and a simd128 build;
+//!   both give the same bytes).
+//! - [`psi_request`] (`psiRequest`): a joiner's OpenMined `psi_proto.Request`, on the portable
+//!   P-256 backend.
+//!
+//! Values cross the boundary packed: one byte array of all values back to back and one `u32`
+//! array of their end offsets, so a request of a million values is two transferable buffers,
+//! not a million JS strings.
+//!
+//! # Where key material travels
+//! The key arrives as a `Uint8Array` that wasm-bindgen copies into this module's memory for the
+//! call. [`psi_request`] wipes that copy before returning, and wasm-bindgen copies the wiped bytes
+//! back, so the caller's array (the pool's snapshot of the key, in the worker) is zero afterwards.
+//! The scalar inside the engine is a [`lockstep_psi::Key`], zeroized on drop.
+
+#![deny(unsafe_code)]
+
+mod request;
+
+use wasm_bindgen::prelude::*;
+
+pub use request::{PackError, RequestError, request};
+
+/// The version of this module's exports. It changes whenever an export's name, arguments or
+/// meaning change; the JS worker sends it in its handshake.
+pub const ABI_VERSION: u32 = 1;
+
+/// The version of this module's exports ([`ABI_VERSION`]).
+#[wasm_bindgen(js_name = abiVersion)]
+pub fn abi_version() -> u32 {
+    ABI_VERSION
+}
+
+/// Whether this build uses wasm's simd128 instructions.
+#[wasm_bindgen]
+pub fn simd() -> bool {
+    cfg!(target_feature = "simd128")
+}
+
+/// A joiner's request message (`psi_proto.Request` bytes, as `lockstep psi request` writes them):
+/// the values `values[ends[i-1]..ends[i]]` (with `ends[-1] = 0`) masked with `key` (32-byte
+/// big-endian scalar), in input order; `reveal` false makes a size-only request.
+///
+/// `progress`, if given, is called as `progress(done, total)` after each block of values; an
+/// exception it throws ends the call with that exception.
+///
+/// `key` is wiped (set to zeros) before this returns, on success and on error.
+///
+/// # Errors
+/// A JS `Error` naming the problem: a key out of range or weak, packed values whose offsets do
+/// not describe `values` (naming the first bad index), no values.
+#[wasm_bindgen(js_name = psiRequest)]
+pub fn psi_request(
+    key: &mut [u8],
+    values: &[u8],
+    ends: &[u32],
+    reveal: bool,
+    progress: Option<js_sys::Function>,
+) -> Result<Vec<u8>, JsValue> {
+    let mut report = |done: usize, total: usize| -> Result<(), JsValue> {
+        match &progress {
+            Some(callback) => callback
+                .call2(
+                    &JsValue::NULL,
+                    &JsValue::from(done as f64),
+                    &JsValue::from(total as f64),
+                )
+                .map(|_| ()),
+            None => Ok(()),
+        }
+    };
+    match request(key, values, ends, reveal, &mut report) {
+        Ok(bytes) => Ok(bytes),
+        Err(RequestError::Callback(thrown)) => Err(thrown),
+        Err(error) => Err(JsError::new(&error.to_string()).into()),
+    }
+}

@@ -1,0 +1,232 @@
+//! The joiner's request, over packed values, with progress per block.
+
+use lockstep_psi::{Backend, Element, Joiner, Key, Mode, PsiError, Request};
+use lockstep_shard::{Control, Pool};
+use zeroize::Zeroize;
+
+/// Values masked between two progress reports: about 50 ms of portable curve work in wasm, so
+/// the pool's hang detector sees a steady beat without the reports costing anything measurable.
+const PROGRESS_BLOCK: usize = 1024;
+
+/// Why packed values (`values` + `ends`) do not describe a list of byte strings.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum PackError {
+    /// An end offset is below the one before it.
+    #[error("packed values: ends[{index}] = {end} is below ends[{previous_index}] = {previous}", previous_index = .index - 1)]
+    Decreasing {
+        /// The first index whose end is below its predecessor's.
+        index: usize,
+        /// Its end offset.
+        end: u32,
+        /// The end offset before it.
+        previous: u32,
+    },
+    /// The last end offset is not the length of `values`.
+    #[error("packed values: the last end offset is {last} but the values hold {len} bytes")]
+    Length {
+        /// The last end offset (0 for no offsets).
+        last: u64,
+        /// The length of the value bytes.
+        len: u64,
+    },
+}
+
+/// Why [`request`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError<E> {
+    /// The key or the engine refused (the message names the reason).
+    #[error(transparent)]
+    Psi(#[from] PsiError),
+    /// The packed values are inconsistent.
+    #[error(transparent)]
+    Pack(#[from] PackError),
+    /// The progress callback failed; its error is returned as it came.
+    #[error("the progress callback failed")]
+    Callback(E),
+}
+
+/// The `psi_proto.Request` bytes for the values `values[ends[i-1]..ends[i]]`, masked with
+/// `key`, in input order; byte-identical to [`Joiner::request`] on any pool over the same key
+/// and values (the request masks each value on its own, so blocks concatenate).
+///
+/// `progress(done, total)` is called after every block of values; its first error ends the
+/// call. `key` is zeroed before this returns, whatever the outcome.
+///
+/// # Errors
+/// [`RequestError::Psi`] for a bad key or no values, [`RequestError::Pack`] for inconsistent
+/// offsets (checked before any masking), [`RequestError::Callback`] as described.
+pub fn request<E>(
+    key: &mut [u8],
+    values: &[u8],
+    ends: &[u32],
+    reveal: bool,
+    progress: &mut dyn FnMut(usize, usize) -> Result<(), E>,
+) -> Result<Vec<u8>, RequestError<E>> {
+    let parsed = Key::from_bytes(key);
+    key.zeroize();
+    let key = parsed?;
+    let values = unpack(values, ends)?;
+    let mode = if reveal { Mode::Reveal } else { Mode::SizeOnly };
+    let joiner = Joiner::new(&key, mode, Backend::Portable)?;
+    let (pool, control) = (Pool::current_thread(), Control::new());
+    if values.is_empty() {
+        // The engine names the empty set.
+        joiner.request(&pool, &control, &values)?;
+    }
+    let mut elements: Vec<Element> = Vec::with_capacity(values.len());
+    for block in values.chunks(PROGRESS_BLOCK) {
+        elements.extend(joiner.request(&pool, &control, block)?.elements);
+        progress(elements.len(), values.len()).map_err(RequestError::Callback)?;
+    }
+    Ok(Request { mode, elements }.to_bytes())
+}
+
+/// The byte strings `values` packs, checked against `ends`.
+fn unpack<'a>(values: &'a [u8], ends: &[u32]) -> Result<Vec<&'a [u8]>, PackError> {
+    let mut start = 0usize;
+    let mut out = Vec::with_capacity(ends.len());
+    for (index, &end) in ends.iter().enumerate() {
+        let end_at = usize::try_from(end).unwrap_or(usize::MAX);
+        if end_at < start {
+            return Err(PackError::Decreasing {
+                index,
+                end,
+                previous: ends[index - 1],
+            });
+        }
+        let Some(value) = values.get(start..end_at) else {
+            break;
+        };
+        out.push(value);
+        start = end_at;
+    }
+    if out.len() != ends.len() || start != values.len() {
+        return Err(PackError::Length {
+            last: ends.last().map_or(0, |&end| u64::from(end)),
+            len: values.len() as u64,
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::convert::Infallible;
+
+    const KEY: [u8; 32] = {
+        let mut key = [0u8; 32];
+        key[31] = 7;
+        key[0] = 0x3c;
+        key
+    };
+
+    fn pack(values: &[Vec<u8>]) -> (Vec<u8>, Vec<u32>) {
+        let mut bytes = Vec::new();
+        let mut ends = Vec::new();
+        for value in values {
+            bytes.extend_from_slice(value);
+            ends.push(u32::try_from(bytes.len()).unwrap());
+        }
+        (bytes, ends)
+    }
+
+    fn native(values: &[Vec<u8>], mode: Mode, workers: usize) -> Vec<u8> {
+        let key = Key::from_bytes(&KEY).unwrap();
+        let joiner = Joiner::new(&key, mode, Backend::fastest()).unwrap();
+        let pool = Pool::new(workers).unwrap();
+        joiner
+            .request(&pool, &Control::new(), values)
+            .unwrap()
+            .to_bytes()
+    }
+
+    #[test]
+    fn blocks_give_the_bytes_of_one_request_on_any_pool() {
+        // Crosses two block boundaries, with an empty value and a repeated one.
+        let mut values: Vec<Vec<u8>> = (0..2 * PROGRESS_BLOCK + 5)
+            .map(|i| format!("person-{i}@example.org").into_bytes())
+            .collect();
+        values[3] = Vec::new();
+        values[PROGRESS_BLOCK] = values[1].clone();
+        let (bytes, ends) = pack(&values);
+        for (reveal, mode) in [(true, Mode::Reveal), (false, Mode::SizeOnly)] {
+            let mut reports = Vec::new();
+            let mut key = KEY;
+            let got = request::<Infallible>(&mut key, &bytes, &ends, reveal, &mut |d, t| {
+                reports.push((d, t));
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(key, [0u8; 32], "the key copy is wiped");
+            let total = values.len();
+            let expected = vec![
+                (PROGRESS_BLOCK, total),
+                (2 * PROGRESS_BLOCK, total),
+                (total, total),
+            ];
+            assert_eq!(reports, expected);
+            for workers in [1, 2, 3, 5] {
+                assert_eq!(got, native(&values, mode, workers), "{workers} workers");
+            }
+        }
+    }
+
+    #[test]
+    fn bad_packing_is_named_before_any_work() {
+        let mut calls = 0;
+        let mut count = |_: usize, _: usize| -> Result<(), Infallible> {
+            calls += 1;
+            Ok(())
+        };
+        let error = request(&mut KEY.clone(), b"abcdef", &[2, 1, 6], true, &mut count)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(error, "packed values: ends[1] = 1 is below ends[0] = 2");
+        for (ends, last) in [(&[2u32, 5][..], 5), (&[2, 9][..], 9), (&[][..], 0)] {
+            let error = request(&mut KEY.clone(), b"abcdef", ends, true, &mut count)
+                .unwrap_err()
+                .to_string();
+            assert_eq!(
+                error,
+                format!("packed values: the last end offset is {last} but the values hold 6 bytes")
+            );
+        }
+        assert_eq!(calls, 0);
+    }
+
+    #[test]
+    fn bad_keys_and_empty_sets_are_refused_and_the_key_is_still_wiped() {
+        let mut ok = |_: usize, _: usize| -> Result<(), Infallible> { Ok(()) };
+        let mut zero = [0u8; 32];
+        let error = request(&mut zero, b"a", &[1], true, &mut ok).unwrap_err();
+        assert!(
+            matches!(error, RequestError::Psi(PsiError::KeyOutOfRange)),
+            "{error}"
+        );
+        let mut key = KEY;
+        let error = request(&mut key, b"", &[], true, &mut ok).unwrap_err();
+        assert!(
+            matches!(error, RequestError::Psi(PsiError::EmptySet(_))),
+            "{error}"
+        );
+        assert_eq!(key, [0u8; 32]);
+    }
+
+    #[test]
+    fn a_failing_progress_callback_ends_the_call_with_its_error() {
+        let values: Vec<Vec<u8>> = (0..PROGRESS_BLOCK + 1)
+            .map(|i| i.to_le_bytes().to_vec())
+            .collect();
+        let (bytes, ends) = pack(&values);
+        let error = request(&mut KEY.clone(), &bytes, &ends, true, &mut |done, _| {
+            if done > PROGRESS_BLOCK {
+                Err("stop")
+            } else {
+                Ok(())
+            }
+        })
+        .unwrap_err();
+        assert!(matches!(error, RequestError::Callback("stop")));
+    }
+}

@@ -1,0 +1,100 @@
+// The pool's errors: one class per outcome, each with a stable `code` and, where another error
+// caused it, that error as `cause`. Async APIs reject with these; only bad constructor options
+// throw (TypeError / RangeError).
+
+/** The base of every error the pool produces. */
+export class LockstepError extends Error {
+  constructor(message, code, options) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/**
+ * A worker did not become ready: it missed the startup timeout, spoke another protocol or ABI
+ * version, could not load its asset, or died before its handshake. `reason` is one of
+ * 'timeout' | 'version' | 'asset' | 'crash'. A startup failure breaks the pool: the tasks
+ * waiting for it and every later `run` reject with this error (no retries).
+ */
+export class StartupError extends LockstepError {
+  constructor(message, reason, details = {}, options) {
+    super(message, 'ERR_WORKER_STARTUP', options);
+    this.reason = reason;
+    Object.assign(this, details);
+  }
+}
+
+/** The worker running the task exited or threw outside any task; it has been replaced. */
+export class WorkerCrashError extends LockstepError {
+  constructor(message, details = {}, options) {
+    super(message, 'ERR_WORKER_CRASHED', options);
+    Object.assign(this, details);
+  }
+}
+
+/** The running task reported no progress within the silence limit; its worker was replaced. */
+export class WorkerHangError extends LockstepError {
+  constructor(message, details = {}) {
+    super(message, 'ERR_WORKER_SILENT');
+    Object.assign(this, details);
+  }
+}
+
+/** The task ran longer than its timeout (counted from when it started running). */
+export class TaskTimeoutError extends LockstepError {
+  constructor(message, details = {}) {
+    super(message, 'ERR_TASK_TIMEOUT');
+    Object.assign(this, details);
+  }
+}
+
+/** The task's own code failed in the worker; `cause` carries the worker's error name and message. */
+export class TaskError extends LockstepError {
+  constructor(message, options) {
+    super(message, 'ERR_TASK_FAILED', options);
+  }
+}
+
+/** A worker sent a message the protocol does not allow; the worker was replaced. */
+export class ProtocolError extends LockstepError {
+  constructor(message) {
+    super(message, 'ERR_PROTOCOL');
+  }
+}
+
+/** The queue already holds `maxQueue` tasks (with `maxQueue: 0`, no worker was free). */
+export class QueueFullError extends LockstepError {
+  constructor(message) {
+    super(message, 'ERR_QUEUE_FULL');
+  }
+}
+
+/** The task's reservation does not fit in what is left of the memory budget. */
+export class BudgetError extends LockstepError {
+  constructor(message, details = {}) {
+    super(message, 'ERR_BUDGET');
+    Object.assign(this, details);
+  }
+}
+
+/** The task's input cannot be snapshotted (a detached buffer, a function, a class instance). */
+export class InputError extends LockstepError {
+  constructor(message, options) {
+    super(message, 'ERR_INPUT', options);
+  }
+}
+
+/** The task was cancelled through its AbortSignal; `cause` is the signal's reason. */
+export class AbortError extends LockstepError {
+  constructor(message, options) {
+    super(message, 'ABORT_ERR', options);
+  }
+}
+
+/** The pool was closed before the task could finish (or `run` was called after `close`). */
+export class PoolClosedError extends LockstepError {
+  constructor(message) {
+    super(message, 'ERR_POOL_CLOSED');
+  }
+}

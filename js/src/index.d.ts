@@ -1,0 +1,192 @@
+// Types of the `lockstep` package. The behaviour each promises is documented in README.md and in
+// the source files named below.
+
+/** The version of the pool/worker messages (protocol.js); a worker of another is refused. */
+export declare const PROTOCOL_VERSION: number;
+
+/** Whether this is Node (platform.js). */
+export declare const isNode: boolean;
+
+/** Node's os.availableParallelism() or navigator.hardwareConcurrency, at least 1. */
+export declare function availableParallelism(): number;
+
+/** A started worker as the pool drives it (platform.js); what a custom `spawn` returns. */
+export interface WorkerHandle {
+  post(message: unknown, transfer?: Transferable[]): void;
+  listen(listeners: {
+    message(data: unknown): void;
+    error(error: unknown): void;
+    exit(code: number): void;
+  }): void;
+  /** Resolves once the worker is gone (Node: its exit; browsers: at once). */
+  terminate(): Promise<unknown>;
+  ref(): void;
+  unref(): void;
+}
+
+/** Starts a worker for the module at `url` (Node worker_threads or a module Web Worker). */
+export declare function spawnWorker(url: URL | string, options?: { name?: string }): WorkerHandle;
+
+/** How a task's silence limit is derived: see Pool.silenceLimit. */
+export interface SilenceOptions {
+  /** The limit (ms) before any task of the op has been measured. Default 30000. */
+  initial?: number;
+  /** The limit is `factor` x the longest recent gap between beats. Default 10. */
+  factor?: number;
+  /** The least limit (ms) a measurement can give. Default 2000. */
+  min?: number;
+  /** How many recent gaps per op are kept. Default 32. */
+  window?: number;
+}
+
+export declare const SILENCE_DEFAULTS: Readonly<Required<SilenceOptions>>;
+
+/** The default reservation of a task whose input holds `bytes`: 4 x bytes + 4096. */
+export declare function defaultReservation(bytes: number): number;
+
+export interface PoolOptions {
+  /** The worker module: it calls `serve` from 'lockstep/worker'. */
+  worker: URL | string;
+  /** How many workers at most. Default: availableParallelism(). */
+  workers?: number;
+  /** The ABI version the worker's module must report; unchecked when absent. */
+  abi?: number;
+  /** Sent to every worker's `load` in its init message (structured-cloneable). */
+  config?: unknown;
+  /** A name for the workers (seen in errors and debuggers). Default 'lockstep'. */
+  name?: string;
+  /** ms a worker has to finish its handshake. Default 30000. */
+  startupTimeout?: number;
+  /** ms a task may run (from when it starts running). Default Infinity. */
+  taskTimeout?: number;
+  /** Tasks that may wait for a worker; 0: run now or be refused. Default Infinity. */
+  maxQueue?: number;
+  /** Bytes all tasks' reservations may add up to. Default Infinity. */
+  memoryBudget?: number;
+  silence?: SilenceOptions;
+  /** Starts a worker (tests, custom hosts). Default: spawnWorker. */
+  spawn?: (url: URL | string, options: { name: string }) => WorkerHandle;
+}
+
+export interface Progress {
+  done: number;
+  total: number;
+}
+
+export interface RunOptions<T = unknown> {
+  /** Aborting removes a queued task, or terminates and replaces the worker of a running one. */
+  signal?: AbortSignal;
+  /** Called for each progress report of the task. A throw fails the task. */
+  onProgress?: (progress: Progress) => void;
+  /** ms the task may run, from when it starts. Default: the pool's taskTimeout. */
+  timeout?: number;
+  /** Bytes reserved against the budget. Default: defaultReservation(input bytes). */
+  reserve?: number;
+  /** The input is the caller's to hand over: its buffers are transferred (detached), not copied. */
+  owned?: boolean;
+  /** Checks the output; a throw makes it a ProtocolError and replaces the worker. */
+  validate?: (output: unknown) => void;
+  /** This task's silence limit in ms, or false for none. Default: derived (SilenceOptions). */
+  silence?: number | false;
+}
+
+export interface PoolStats {
+  workers: number;
+  starting: number;
+  idle: number;
+  busy: number;
+  terminating: number;
+  queued: number;
+  reservedBytes: number;
+  memoryBudget: number;
+  closed: boolean;
+  broken: boolean;
+}
+
+/** The supervised pool (pool.js). */
+export declare class Pool {
+  constructor(options: PoolOptions);
+  readonly workers: number;
+  readonly reservedBytes: number;
+  readonly stats: PoolStats;
+  /** Runs `op` in a worker; rejects with one of this package's errors, never throws. */
+  run<T = unknown>(op: string, input?: unknown, options?: RunOptions<T>): Promise<T>;
+  /** The silence limit (ms) a task of `op` gets now. */
+  silenceLimit(op: string, override?: number | false): number;
+  /** Settles every task (queued and running finish; with force, they reject), then ends the workers. */
+  close(options?: { force?: boolean }): Promise<void>;
+  destroy(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** The wasm module's ABI version this package speaks. */
+export declare const WASM_ABI: number;
+export declare const PSI_WORKER_URL: URL;
+
+export interface PsiPoolOptions extends Omit<PoolOptions, 'worker' | 'abi' | 'config'> {
+  /** 'auto' (simd128 where available), 'simd' or 'scalar'. Default 'auto'. */
+  asset?: 'auto' | 'simd' | 'scalar';
+  /** The folder holding scalar/ and simd/. Default: the package's wasm/. */
+  assetBase?: URL | string;
+}
+
+/** A pool whose workers run lockstep's wasm module. */
+export declare function createPsiPool(options?: PsiPoolOptions): Pool;
+
+/** Values packed as the wasm module takes them. */
+export declare function packValues(values: Array<string | Uint8Array>): { bytes: Uint8Array; ends: Uint32Array };
+
+/** A joiner's psi_proto.Request bytes, identical to `lockstep psi request` for distinct values. */
+export declare function psiRequest(
+  pool: Pool,
+  request: { key: Uint8Array; values: Array<string | Uint8Array>; reveal?: boolean },
+  options?: Omit<RunOptions<Uint8Array>, 'owned' | 'validate'>,
+): Promise<Uint8Array>;
+
+export declare class LockstepError extends Error {
+  readonly code: string;
+}
+export declare class StartupError extends LockstepError {
+  readonly code: 'ERR_WORKER_STARTUP';
+  readonly reason: 'timeout' | 'version' | 'asset' | 'crash';
+  readonly expected?: number;
+  readonly actual?: number;
+  readonly path?: string;
+  readonly exitCode?: number;
+}
+export declare class WorkerCrashError extends LockstepError {
+  readonly code: 'ERR_WORKER_CRASHED';
+  readonly exitCode?: number;
+}
+export declare class WorkerHangError extends LockstepError {
+  readonly code: 'ERR_WORKER_SILENT';
+  readonly limit: number;
+}
+export declare class TaskTimeoutError extends LockstepError {
+  readonly code: 'ERR_TASK_TIMEOUT';
+  readonly timeout: number;
+}
+export declare class TaskError extends LockstepError {
+  readonly code: 'ERR_TASK_FAILED';
+}
+export declare class ProtocolError extends LockstepError {
+  readonly code: 'ERR_PROTOCOL';
+}
+export declare class QueueFullError extends LockstepError {
+  readonly code: 'ERR_QUEUE_FULL';
+}
+export declare class BudgetError extends LockstepError {
+  readonly code: 'ERR_BUDGET';
+  readonly requested: number;
+  readonly available: number;
+  readonly budget: number;
+}
+export declare class InputError extends LockstepError {
+  readonly code: 'ERR_INPUT';
+}
+export declare class AbortError extends LockstepError {
+  readonly code: 'ABORT_ERR';
+}
+export declare class PoolClosedError extends LockstepError {
+  readonly code: 'ERR_POOL_CLOSED';
+}

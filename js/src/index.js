@@ -1,0 +1,6 @@
+// lockstep: a supervised worker pool for Node and browsers, and lockstep's engines on it.
+export { Pool, SILENCE_DEFAULTS, defaultReservation } from './pool.js';
+export { PROTOCOL_VERSION } from './protocol.js';
+export { availableParallelism, isNode, spawnWorker } from './platform.js';
+export { PSI_WORKER_URL, WASM_ABI, createPsiPool, packValues, psiRequest } from './psi.js';
+export * from './errors.js';

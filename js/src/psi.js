@@ -1,0 +1,77 @@
+// PSI on the supervised pool: a joiner's request computed by lockstep's wasm module in a worker,
+// byte-identical to `lockstep psi request` (native) for the same key and values.
+
+import { Pool } from './pool.js';
+
+/** The ABI version of the wasm module this package's PSI ops speak (bindings/wasm ABI_VERSION). */
+export const WASM_ABI = 1;
+
+/** The module the PSI pool's workers run. */
+export const PSI_WORKER_URL = new URL('./psi-worker.js', import.meta.url);
+
+/**
+ * A pool whose workers each load the wasm module. `asset`: 'auto' (simd128 where the engine has
+ * it), 'simd' or 'scalar'; `assetBase`: the folder holding `scalar/` and `simd/` (default: the
+ * package's `wasm/`). Other options are the Pool's.
+ */
+export function createPsiPool({ asset = 'auto', assetBase, ...options } = {}) {
+  return new Pool({
+    name: 'lockstep-psi',
+    ...options,
+    worker: PSI_WORKER_URL,
+    abi: WASM_ABI,
+    config: { asset, assetBase: assetBase === undefined ? undefined : String(assetBase) },
+  });
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * `values` (strings, as UTF-8, or Uint8Arrays) packed as the wasm module takes them: their bytes
+ * back to back and the end offset of each.
+ */
+export function packValues(values) {
+  if (!Array.isArray(values)) throw new TypeError('values must be an array of strings or Uint8Arrays');
+  const parts = values.map((value, index) => {
+    if (typeof value === 'string') return encoder.encode(value);
+    if (value instanceof Uint8Array) return value;
+    throw new TypeError(`values[${index}] is neither a string nor a Uint8Array`);
+  });
+  const total = parts.reduce((sum, part) => sum + part.length, 0);
+  if (total > 0xffff_ffff) throw new RangeError('values: more than 4 GiB of bytes in one request');
+  const bytes = new Uint8Array(total);
+  const ends = new Uint32Array(parts.length);
+  let at = 0;
+  parts.forEach((part, index) => {
+    bytes.set(part, at);
+    at += part.length;
+    ends[index] = at;
+  });
+  return { bytes, ends };
+}
+
+/**
+ * The joiner's `psi_proto.Request` bytes for `values` masked with `key` (big-endian scalar
+ * bytes, as `lockstep psi key new` writes them), in input order; `reveal: false` asks for the
+ * size only. `options` are `run`'s (signal, onProgress, timeout, reserve).
+ *
+ * Key material: `key` is copied once here; the copy moves to the worker, where the wasm module
+ * wipes it after use. The caller's array is untouched.
+ */
+export function psiRequest(pool, { key, values, reveal = true }, options = {}) {
+  let input;
+  try {
+    if (!(key instanceof Uint8Array)) throw new TypeError('key must be a Uint8Array');
+    const { bytes, ends } = packValues(values);
+    input = { key: key.slice(), values: bytes, ends, reveal: Boolean(reveal) };
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  return pool.run('psi.request', input, {
+    ...options,
+    owned: true,
+    validate: (output) => {
+      if (!(output instanceof Uint8Array)) throw new TypeError('a request must be a Uint8Array');
+    },
+  });
+}

@@ -1,0 +1,95 @@
+// The worker side of the pool's protocol (protocol.js). A worker module calls `serve` once:
+//
+//   import { serve } from 'lockstep/worker';
+//   serve({
+//     load: async (config) => ({ asset: 'wasm-simd', abi: 1, context }),  // at startup
+//     ops: { square: (input, { progress, context }) => input * input },
+//   });
+//
+// `load` runs once, on the pool's `init`; what it returns is the handshake. An error it throws
+// with `code: 'ERR_ASSET_MISSING'` and a `path` is reported as a missing asset. Each op gets the
+// task's input (the pool's snapshot, now owned by this worker) and returns its output (or a
+// promise of it); whole-buffer typed arrays in the output are transferred, not copied.
+// `progress(done, total)` reports progress and is the beat the pool's hang detection listens
+// to: an op that runs for long should call it at a steady pace.
+//
+// An op that throws fails its task and the worker stays; a WebAssembly.RuntimeError (a trap:
+// a Rust panic in wasm) also ends the worker, since its instance is no longer usable.
+
+import { PROTOCOL_VERSION } from './protocol.js';
+import { workerPort } from './platform.js';
+
+/** The error `load` throws for an asset it cannot find. */
+export class AssetError extends Error {
+  constructor(path, message, options) {
+    super(message, options);
+    this.name = 'AssetError';
+    this.code = 'ERR_ASSET_MISSING';
+    this.path = path;
+  }
+}
+
+/** Serves the pool's protocol on this worker's port with `ops`, after `load`. */
+export function serve({ load = async () => ({ asset: 'js', abi: 0 }), ops }) {
+  const port = workerPort();
+  let context;
+  port.onMessage(async (data) => {
+    if (data?.type === 'init') {
+      try {
+        const loaded = await load(data.config);
+        context = loaded.context;
+        port.post({ type: 'hello', protocol: PROTOCOL_VERSION, abi: loaded.abi, asset: loaded.asset });
+      } catch (error) {
+        port.post({
+          type: 'startup-error',
+          reason: error?.code === 'ERR_ASSET_MISSING' ? 'asset' : 'load',
+          message: String(error?.message ?? error),
+          path: error?.path === undefined ? undefined : String(error.path),
+        });
+      }
+      return;
+    }
+    if (data?.type !== 'task') return;
+    const { id } = data;
+    const progress = (done, total) => port.post({ type: 'progress', id, done, total });
+    try {
+      const op = Object.hasOwn(ops, data.op) ? ops[data.op] : undefined;
+      if (typeof op !== 'function') throw new TypeError(`this worker has no op '${data.op}'`);
+      const output = await op(data.input, { progress, context });
+      port.post({ type: 'result', id, output }, transferable(output));
+    } catch (error) {
+      port.post({
+        type: 'error',
+        id,
+        error: {
+          name: String(error?.name ?? 'Error'),
+          message: String(error?.message ?? error),
+          code: typeof error?.code === 'string' ? error.code : undefined,
+        },
+        fatal: error instanceof WebAssembly.RuntimeError,
+      });
+    }
+  });
+}
+
+// Whole-buffer views at the top of the output (or in a top-level array / plain object): their
+// buffers move to the pool. A view into a larger buffer (wasm memory, a pool of bytes) is copied.
+function transferable(output) {
+  const items = Array.isArray(output)
+    ? output
+    : output !== null && Object.getPrototypeOf(output ?? 0) === Object.prototype
+      ? Object.values(output)
+      : [output];
+  const buffers = new Set();
+  for (const item of items) {
+    if (
+      ArrayBuffer.isView(item) &&
+      item.buffer instanceof ArrayBuffer &&
+      item.byteOffset === 0 &&
+      item.byteLength === item.buffer.byteLength
+    ) {
+      buffers.add(item.buffer);
+    }
+  }
+  return [...buffers];
+}

@@ -1,0 +1,10 @@
+// The pool's scenarios (test/scenarios.js) on Node's worker_threads.
+import { test } from 'node:test';
+import { scenarios } from '../scenarios.js';
+import { psiVector } from './psi-vector.js';
+
+const env = { browser: false, psi: psiVector() };
+
+for (const [name, scenario] of scenarios) {
+  test(name, () => scenario(env));
+}

@@ -1,0 +1,469 @@
+// The pool's lifecycle scenarios, with real worker fixtures (test/fixtures/), run the same way in
+// Node (test/node/pool.test.js) and in headless Chromium (test/node/browser.test.js). Each
+// scenario closes its pool and checks that every reservation came back.
+//
+// `env`: { browser, psi: { key, values, request, sizeOnly } } where `request` and `sizeOnly` are
+// the bytes `lockstep psi request` (native) wrote for `key` and `values`.
+
+import {
+  AbortError,
+  BudgetError,
+  InputError,
+  Pool,
+  PoolClosedError,
+  ProtocolError,
+  QueueFullError,
+  StartupError,
+  TaskError,
+  TaskTimeoutError,
+  WorkerCrashError,
+  WorkerHangError,
+  createPsiPool,
+  psiRequest,
+  spawnWorker,
+} from '../src/index.js';
+import { equal, ok, rejects, sameBytes, until } from './assert.js';
+
+const fixture = (name) => new URL(`./fixtures/${name}.js`, import.meta.url);
+
+// Fast limits so failures are seen in milliseconds; the startup timeout stays generous (a
+// loaded machine starts a worker in tens of ms, Chromium's first in hundreds).
+const FAST = { startupTimeout: 20_000, silence: { initial: 5_000, min: 200, factor: 10 } };
+
+const pool = (options = {}) => new Pool({ worker: fixture('ops'), workers: 1, ...FAST, ...options });
+
+// Closes the pool and checks that it settled everything and holds no bytes.
+async function closed(p, force = false) {
+  await p.close({ force });
+  const s = p.stats;
+  equal(s.reservedBytes, 0, 'bytes reserved after close');
+  equal(s.starting + s.idle + s.busy + s.terminating, 0, 'workers left after close');
+  equal(s.queued, 0, 'tasks queued after close');
+}
+
+// A spawner whose workers' termination waits for `release()`, and that records what each
+// worker sent: a worker that is slow to die, as a stuck one is.
+function gatedSpawn({ urls } = {}) {
+  let release;
+  const gate = new Promise((resolve) => (release = resolve));
+  const record = { spawned: 0, messages: [], terminations: 0, release };
+  record.spawn = (url, options) => {
+    const chosen = urls ? urls[Math.min(record.spawned, urls.length - 1)] : url;
+    record.spawned++;
+    const handle = spawnWorker(chosen, options);
+    return {
+      ...handle,
+      listen(listeners) {
+        handle.listen({
+          ...listeners,
+          message: (data) => {
+            record.messages.push(data);
+            listeners.message(data);
+          },
+        });
+      },
+      terminate() {
+        record.terminations++;
+        return urls ? handle.terminate() : gate.then(() => handle.terminate());
+      },
+    };
+  };
+  return record;
+}
+
+const ticks = (count, every) => ({ count, every });
+
+export const scenarios = [
+  [
+    'a task round-trips its input and reports progress',
+    async () => {
+      const p = pool();
+      equal(await p.run('echo', { a: [1, 'two', null] }).then((v) => JSON.stringify(v)), '{"a":[1,"two",null]}');
+      const seen = [];
+      equal(await p.run('ticks', ticks(4, 1), { onProgress: (r) => seen.push(`${r.done}/${r.total}`) }), 4);
+      equal(seen.join(' '), '1/4 2/4 3/4 4/4', 'progress reports');
+      await closed(p);
+    },
+  ],
+  [
+    'inputs are snapshotted at submission: mutating or detaching them after cannot change the result',
+    async () => {
+      const p = pool();
+      const running = p.run('ticks', ticks(3, 5));
+      const bytes = new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]);
+      const view = bytes.subarray(2, 6);
+      const nested = { list: [new Float64Array([1.5, -0])], view };
+      const queued = p.run('echo', nested);
+      equal(p.stats.queued, 1, 'the echo waits behind the running task');
+      bytes.fill(0); // mutate the subarray's buffer
+      nested.list[0][0] = 99;
+      nested.list.push('added later');
+      structuredClone(nested.list[0].buffer, { transfer: [nested.list[0].buffer] }); // detach
+      const out = await queued;
+      await running;
+      sameBytes(out.view, new Uint8Array([3, 4, 5, 6]), 'the subarray as submitted');
+      equal(out.view.buffer.byteLength, 4, 'a subarray snapshot copies its own bytes only');
+      equal(out.list.length, 1, 'the list as submitted');
+      equal(out.list[0][0], 1.5, 'the float as submitted');
+      ok(Object.is(out.list[0][1], -0), '-0 stays -0');
+      await closed(p);
+    },
+  ],
+  [
+    'an input that cannot be snapshotted is refused at submission',
+    async () => {
+      const p = pool();
+      await rejects(p.run('echo', { f() {} }), InputError, /input\.f is a function/);
+      const buffer = new ArrayBuffer(8);
+      const view = new Uint8Array(buffer, 2);
+      structuredClone(buffer, { transfer: [buffer] });
+      await rejects(p.run('echo', [1, view]), InputError, /input\[1\] cannot be copied/);
+      equal(p.reservedBytes, 0, 'refused tasks reserve nothing');
+      await closed(p);
+    },
+  ],
+  [
+    'a worker that exits fails its task; the tasks queued behind it run on a replacement',
+    async (env) => {
+      const p = pool({ silence: { initial: 300, min: 300 } });
+      const first = await p.run('whoami');
+      const crash = p.run('exit');
+      const behind = [p.run('echo', 1), p.run('whoami')];
+      if (env.browser) {
+        // Browsers give no exit event: the silence limit catches it.
+        await rejects(crash, WorkerHangError, /reported no progress on 'exit' for 300 ms/);
+      } else {
+        const error = await rejects(crash, WorkerCrashError, /exited with code 7/);
+        equal(error.exitCode, 7, 'exit code');
+      }
+      equal(await behind[0], 1);
+      ok((await behind[1]) !== first, 'the queued task ran on a new worker');
+      await closed(p);
+    },
+  ],
+  [
+    'a worker that hangs without progress is caught by the silence limit and replaced',
+    async () => {
+      const p = pool({ silence: { initial: 250, min: 50, factor: 10 } });
+      const hang = p.run('hang');
+      const behind = p.run('echo', 'after');
+      const error = await rejects(hang, WorkerHangError, /no progress on 'hang' for 250 ms/);
+      equal(error.limit, 250, 'the initial limit applies before any measurement');
+      equal(await behind, 'after');
+      await closed(p);
+    },
+  ],
+  [
+    'the silence limit is derived from measured progress gaps',
+    async () => {
+      const p = pool({ silence: { initial: 60_000, min: 100, factor: 10 } });
+      equal(p.silenceLimit('ticks'), 60_000, 'no measurement yet');
+      await p.run('ticks', ticks(5, 10));
+      const limit = p.silenceLimit('ticks');
+      ok(limit >= 100 && limit < 60_000, `a measured limit (${limit} ms)`);
+      // Same op, one beat far slower than ever measured: caught at the derived limit.
+      const slow = p.run('ticks', ticks(2, 60_000));
+      const error = await rejects(slow, WorkerHangError, /reported no progress on 'ticks'/);
+      equal(error.limit, limit, 'the derived limit');
+      equal(p.silenceLimit('other op'), 60_000, 'limits are per op');
+      await closed(p);
+    },
+  ],
+  [
+    'a task that throws fails alone: the worker stays',
+    async () => {
+      const p = pool();
+      const before = await p.run('whoami');
+      const error = await rejects(p.run('throw'), TaskError, /'throw' failed in .*RangeError: the fixture refuses/);
+      equal(error.cause.name, 'RangeError');
+      equal(error.cause.code, 'E_FIXTURE');
+      equal(await p.run('whoami'), before, 'same worker');
+      await closed(p);
+    },
+  ],
+  [
+    'a wasm trap fails its task and retires the worker',
+    async () => {
+      const p = pool();
+      const before = await p.run('whoami');
+      const error = await rejects(p.run('trap'), TaskError, /RuntimeError: unreachable/);
+      equal(error.cause.name, 'RuntimeError');
+      ok((await p.run('whoami')) !== before, 'a new worker');
+      await closed(p);
+    },
+  ],
+  [
+    'an error thrown outside any task is a crash',
+    async () => {
+      const p = pool();
+      const crash = p.run('uncaught');
+      const behind = p.run('echo', 2);
+      await rejects(crash, WorkerCrashError, /crashed: .*thrown outside any task/);
+      equal(await behind, 2);
+      await closed(p);
+    },
+  ],
+  [
+    'a malformed message or output fails the task and replaces the worker',
+    async () => {
+      const p = pool();
+      const before = await p.run('whoami');
+      const bad = p.run('malformed');
+      const behind = p.run('whoami');
+      await rejects(bad, ProtocolError, /sent a 'result' message without a task id/);
+      const after = await behind;
+      ok(after !== before, 'a new worker');
+      const validate = (out) => {
+        if (typeof out !== 'number') throw new TypeError('expected a number');
+      };
+      await rejects(p.run('echo', 'text', { validate }), ProtocolError, /malformed output for 'echo': expected a number/);
+      ok((await p.run('whoami')) !== after, 'replaced again');
+      await closed(p);
+    },
+  ],
+  [
+    'a worker that never finishes its handshake: startup timeout, every pending task rejected',
+    async () => {
+      const p = new Pool({ worker: fixture('silent'), workers: 1, startupTimeout: 300 });
+      const first = p.run('echo', 1);
+      const queued = p.run('echo', 2);
+      const error = await rejects(first, StartupError, /did not finish its handshake within 300 ms/);
+      equal(error.reason, 'timeout');
+      equal(await queued.catch((e) => e), error, 'the queued task gets the same error');
+      equal(await p.run('echo', 3).catch((e) => e), error, 'so does a later one (no retry)');
+      equal(p.reservedBytes, 0);
+      await closed(p);
+    },
+  ],
+  [
+    'a worker of another protocol version is refused, naming both versions',
+    async () => {
+      const p = new Pool({ worker: fixture('wrong-protocol'), workers: 2, startupTimeout: 20_000 });
+      const tasks = [p.run('echo', 1), p.run('echo', 2), p.run('echo', 3)];
+      const error = await rejects(tasks[0], StartupError, /speaks protocol version 99; this pool speaks version 1/);
+      equal(error.reason, 'version');
+      for (const task of tasks.slice(1)) await rejects(task, StartupError);
+      await closed(p);
+    },
+  ],
+  [
+    "a worker whose module has another ABI version is refused, naming both and the asset",
+    async () => {
+      const p = pool({ abi: 2 });
+      const error = await rejects(p.run('echo', 1), StartupError, /loaded fixture with ABI version 1; this pool needs ABI version 2/);
+      equal(error.expected, 2);
+      equal(error.actual, 1);
+      await closed(p);
+    },
+  ],
+  [
+    'a worker whose module throws while loading is a startup crash',
+    async () => {
+      const p = new Pool({ worker: fixture('broken-build'), workers: 1, startupTimeout: 20_000 });
+      const error = await rejects(p.run('echo', 1), StartupError, /failed before its handshake/);
+      equal(error.reason, 'crash');
+      await closed(p);
+    },
+  ],
+  [
+    'a missing wasm asset is a startup error naming its path',
+    async () => {
+      const base = new URL('./no-such-folder/', import.meta.url);
+      const p = createPsiPool({ workers: 1, assetBase: base, asset: 'scalar', startupTimeout: 20_000 });
+      const error = await rejects(
+        psiRequest(p, { key: new Uint8Array(32).fill(7), values: ['a'] }),
+        StartupError,
+        /could not load its asset .*no-such-folder\/scalar\/lockstep_wasm_bg\.wasm/,
+      );
+      equal(error.reason, 'asset');
+      ok(error.path.endsWith('no-such-folder/scalar/lockstep_wasm_bg.wasm'), error.path);
+      await closed(p);
+    },
+  ],
+  [
+    'a replacement that fails to start rejects every pending task instead of retrying',
+    async () => {
+      const spawner = gatedSpawn({ urls: [fixture('ops'), fixture('wrong-protocol')] });
+      const p = pool({ spawn: spawner.spawn, silence: { initial: 300, min: 300 } });
+      const crash = p.run('exit');
+      const pending = [p.run('echo', 1), p.run('echo', 2)];
+      await rejects(crash, Error, /exited with code 7|no progress on 'exit'/);
+      for (const task of pending) await rejects(task, StartupError, /protocol version 99/);
+      await rejects(p.run('echo', 3), StartupError, /protocol version 99/);
+      equal(spawner.spawned, 2, 'one replacement, no retries');
+      await closed(p);
+    },
+  ],
+  [
+    'maxQueue bounds the waiting tasks; maxQueue 0 means run now or be refused',
+    async () => {
+      const zero = pool({ maxQueue: 0 });
+      const running = zero.run('ticks', ticks(3, 5));
+      await rejects(zero.run('echo', 1), QueueFullError, /no worker is free for 'echo' and maxQueue is 0/);
+      await running;
+      equal(await zero.run('echo', 2), 2, 'runs once the worker is free');
+      // A worker being replaced is a free worker: a task binds to the one starting.
+      const crash = zero.run('uncaught');
+      await rejects(crash, WorkerCrashError);
+      equal(await zero.run('echo', 3), 3, 'runs on the replacement');
+      await closed(zero);
+
+      const two = pool({ maxQueue: 2 });
+      const tasks = [two.run('ticks', ticks(2, 5)), two.run('echo', 'a'), two.run('echo', 'b')];
+      await rejects(two.run('echo', 'c'), QueueFullError, /already holds maxQueue = 2 tasks/);
+      equal((await Promise.all(tasks)).join(), '2,a,b');
+      await closed(two);
+    },
+  ],
+  [
+    'reservations are taken at submission, refused past the budget, returned at the end',
+    async () => {
+      const p = pool({ workers: 2, memoryBudget: 12_000 });
+      const a = p.run('ticks', ticks(2, 5), { reserve: 6_000 });
+      equal(p.reservedBytes, 6_000);
+      const error = await rejects(p.run('echo', 1, { reserve: 7_000 }), BudgetError, /needs 7000 bytes but only 6000 of the 12000-byte budget are free/);
+      equal(error.available, 6_000);
+      const b = p.run('echo', new Uint8Array(100)); // default: 4 x 100 + 4096
+      equal(p.reservedBytes, 6_000 + 4_496);
+      await Promise.all([a, b]);
+      equal(p.reservedBytes, 0);
+      await rejects(p.run('throw', null, { reserve: 1 }), TaskError);
+      equal(p.reservedBytes, 0, 'returned after a failure too');
+      await closed(p);
+    },
+  ],
+  [
+    "a stuck worker's reservation is held until it is really gone",
+    async () => {
+      const spawner = gatedSpawn();
+      const p = pool({ spawn: spawner.spawn });
+      const controller = new AbortController();
+      const task = p.run('ticks', ticks(1e9, 5), { reserve: 5_000, signal: controller.signal });
+      await until(() => spawner.messages.some((m) => m.type === 'progress'), 'the task to run');
+      controller.abort(new Error('user cancelled'));
+      const error = await rejects(task, AbortError, /'ticks' was aborted/);
+      equal(error.cause.message, 'user cancelled');
+      equal(p.reservedBytes, 5_000, 'held while the worker is not gone');
+      equal(p.stats.terminating, 1);
+      equal(await p.run('echo', 'meanwhile', { reserve: 10 }), 'meanwhile', 'a replacement serves');
+      equal(p.reservedBytes, 5_000);
+      spawner.release();
+      await until(() => p.reservedBytes === 0, 'the reservation to return');
+      equal(p.stats.terminating, 0);
+      await closed(p);
+    },
+  ],
+  [
+    'abort: a queued task is removed, a running one stops its worker, an aborted signal is refused',
+    async () => {
+      const p = pool();
+      const before = await p.run('whoami');
+      const running = new AbortController();
+      const queued = new AbortController();
+      const a = p.run('ticks', ticks(1e9, 5), { signal: running.signal });
+      const b = p.run('echo', 'never', { signal: queued.signal, reserve: 700 });
+      const c = p.run('whoami');
+      queued.abort();
+      await rejects(b, AbortError);
+      equal(p.stats.queued, 1, 'removed from the queue');
+      running.abort();
+      await rejects(a, AbortError);
+      ok((await c) !== before, 'the next task runs on a replacement');
+      await rejects(p.run('echo', 1, { signal: AbortSignal.abort() }), AbortError, /already aborted/);
+      await closed(p);
+    },
+  ],
+  [
+    'a task timeout starts when the task runs, not while it waits',
+    async () => {
+      const p = pool();
+      const first = p.run('ticks', ticks(6, 20)); // ~120 ms
+      const waits = p.run('echo', 'ok', { timeout: 60 });
+      const long = p.run('ticks', ticks(1e9, 5), { timeout: 60 });
+      equal(await first, 6);
+      equal(await waits, 'ok', 'queued longer than its timeout, ran well within it');
+      const error = await rejects(long, TaskTimeoutError, /ran longer than its 60 ms timeout/);
+      equal(error.timeout, 60);
+      await closed(p);
+    },
+  ],
+  [
+    'late responses from a replaced worker are ignored',
+    async () => {
+      const spawner = gatedSpawn();
+      const p = pool({ spawn: spawner.spawn });
+      const timed = p.run('ticks', ticks(3, 40), { timeout: 50 });
+      await rejects(timed, TaskTimeoutError);
+      const next = p.run('ticks', ticks(2, 5));
+      // The old worker, not yet terminated, finishes and answers.
+      await until(() => spawner.messages.some((m) => m.type === 'result' && m.output === 3), 'the late answer');
+      equal(await next, 2, 'the next task is not confused by it');
+      spawner.release();
+      await closed(p);
+    },
+  ],
+  [
+    'close lets queued and running tasks finish; later runs are refused',
+    async () => {
+      const p = pool();
+      const tasks = [p.run('ticks', ticks(3, 5)), p.run('echo', 'queued')];
+      const closing = p.close();
+      await rejects(p.run('echo', 1), PoolClosedError, /the pool is closed/);
+      equal((await Promise.all(tasks)).join(), '3,queued');
+      await closing;
+      await closed(p);
+    },
+  ],
+  [
+    'close({ force }) racing running tasks and an abort settles every task once',
+    async () => {
+      const p = pool({ workers: 2 });
+      const controller = new AbortController();
+      const tasks = [
+        p.run('ticks', ticks(1e9, 5)),
+        p.run('ticks', ticks(1e9, 5), { signal: controller.signal }),
+        p.run('echo', 'queued'),
+      ];
+      await until(() => p.stats.busy === 2, 'both workers to be busy');
+      controller.abort();
+      const closing = p.close({ force: true });
+      const outcomes = await Promise.allSettled(tasks);
+      equal(outcomes.map((o) => o.status).join(), 'rejected,rejected,rejected');
+      ok(outcomes[0].reason instanceof PoolClosedError, 'running: closed');
+      ok(outcomes[1].reason instanceof AbortError, 'aborted first: abort');
+      ok(outcomes[2].reason instanceof PoolClosedError, 'queued: closed');
+      await closing;
+      await closed(p);
+    },
+  ],
+  [
+    'await using: disposing a pool closes it',
+    async () => {
+      const p = pool();
+      const dispose = p[Symbol.asyncDispose ?? Symbol.for('Symbol.asyncDispose')];
+      const task = p.run('echo', 'last');
+      await dispose.call(p);
+      equal(await task, 'last');
+      await closed(p);
+    },
+  ],
+  [
+    'wasm PSI request through the pool equals the native CLI, scalar and simd128',
+    async (env) => {
+      for (const asset of ['scalar', 'simd']) {
+        const p = createPsiPool({ workers: 2, asset, startupTimeout: 20_000 });
+        const reports = [];
+        const [reveal, sizeOnly] = await Promise.all([
+          psiRequest(p, { key: env.psi.key, values: env.psi.values }, { onProgress: (r) => reports.push(r.done) }),
+          psiRequest(p, { key: env.psi.key, values: env.psi.values, reveal: false }),
+        ]);
+        sameBytes(reveal, env.psi.request, `${asset}: reveal request`);
+        sameBytes(sizeOnly, env.psi.sizeOnly, `${asset}: size-only request`);
+        equal(reports.at(-1), env.psi.values.length, 'progress reaches the end');
+        ok(env.psi.key.some((byte) => byte !== 0), "the caller's key is untouched");
+        await rejects(psiRequest(p, { key: new Uint8Array(32), values: ['a'] }), TaskError, /key/);
+        await closed(p);
+      }
+    },
+  ],
+];
