@@ -78,7 +78,7 @@ export class BudgetError extends LockstepError {
   }
 }
 
-/** The task's input cannot be snapshotted (a detached buffer, a function, a class instance). */
+/** The task's input cannot be snapshotted (a detached buffer, a function, a symbol, an uncloneable object). */
 export class InputError extends LockstepError {
   constructor(message, options) {
     super(message, 'ERR_INPUT', options);

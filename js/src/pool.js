@@ -83,7 +83,7 @@ export class Pool {
       return value;
     };
     const silence = { ...SILENCE_DEFAULTS, ...(options.silence ?? {}) };
-    count('silence.initial', silence.initial, 0);
+    count('silence.initial', silence.initial, 0, { infinite: true });
     count('silence.min', silence.min, 0);
     count('silence.window', silence.window, 0);
     if (!(silence.factor >= 1)) throw new RangeError('Pool: options.silence.factor must be >= 1');
@@ -97,8 +97,8 @@ export class Pool {
       abi: options.abi,
       config: options.config,
       name: options.name ?? 'lockstep',
-      startupTimeout: count('startupTimeout', options.startupTimeout, 30_000, { infinite: true }),
-      taskTimeout: count('taskTimeout', options.taskTimeout, Infinity, { infinite: true }),
+      startupTimeout: bounded(count('startupTimeout', options.startupTimeout, 30_000, { infinite: true })),
+      taskTimeout: bounded(count('taskTimeout', options.taskTimeout, Infinity, { infinite: true })),
       maxQueue: count('maxQueue', options.maxQueue, Infinity, { zero: true, infinite: true }),
       memoryBudget: count('memoryBudget', options.memoryBudget, Infinity, { zero: true, infinite: true }),
       silence,
@@ -150,6 +150,13 @@ export class Pool {
       const { signal } = options;
       if (signal?.aborted) {
         return refuse(new AbortError('run: the signal was already aborted', { cause: signal.reason }));
+      }
+      if (signal !== undefined && typeof signal?.addEventListener !== 'function') {
+        return refuse(new TypeError('run: signal must be an AbortSignal'));
+      }
+      const { silence } = options;
+      if (!(silence === undefined || silence === false || silence === Infinity || (Number.isSafeInteger(silence) && silence > 0))) {
+        return refuse(new RangeError(`run: silence must be false or a whole number of ms >= 1, not ${silence}`));
       }
       let timeout;
       try {
@@ -269,8 +276,7 @@ export class Pool {
 
   // Moves queued tasks to workers that can take them.
   #pump() {
-    if (this.#broken || this.#closing?.force) return;
-    while (this.#queue.length > 0) {
+    while (!this.#broken && !this.#closing?.force && this.#queue.length > 0) {
       const slot =
         [...this.#slots].find((s) => s.state === 'idle') ??
         [...this.#slots].find((s) => s.state === 'starting' && s.task === null) ??
@@ -301,6 +307,7 @@ export class Pool {
       // The snapshot is cloneable by construction; an owned input may not be.
       slot.state = 'idle';
       slot.task = null;
+      slot.handle.unref();
       this.#release(task);
       this.#fail(task, new InputError(`run: the input cannot be posted: ${error.message}`, { cause: error }));
       this.#pump();
@@ -403,6 +410,7 @@ export class Pool {
             this.#kill(slot, new ProtocolError(`${slot.name} returned a malformed output for '${task.op}': ${error?.message}`));
             return;
           }
+          if (slot.task !== task) return; // validate() aborted the task or closed the pool
         }
         this.#finish(slot);
         task.resolve(message.output);
@@ -501,11 +509,11 @@ export class Pool {
    */
   silenceLimit(op, override) {
     if (override === false) return Infinity;
-    if (override !== undefined) return override;
+    if (override !== undefined) return bounded(override);
     const { initial, factor, min } = this.#options.silence;
     const gaps = this.#gaps.get(op);
-    if (!gaps || gaps.length === 0) return initial;
-    return Math.max(min, factor * Math.max(...gaps));
+    if (!gaps || gaps.length === 0) return bounded(initial);
+    return bounded(Math.max(min, Math.ceil(factor * Math.max(...gaps))));
   }
 
   #beat(slot) {
@@ -524,11 +532,17 @@ export class Pool {
     const task = slot.task;
     const limit = this.silenceLimit(task.op, task.silence);
     if (limit === Infinity) return;
+    const token = (slot.silenceToken = {});
     slot.silenceTimer = setTimeout(() => {
-      this.#kill(
-        slot,
-        new WorkerHangError(`${slot.name} reported no progress on '${task.op}' for ${limit} ms`, { limit }),
-      );
+      // The timer may be late because this thread was busy: let beats that are already
+      // queued be delivered before deciding (Node: setImmediate runs after the poll phase).
+      afterPendingMessages(() => {
+        if (slot.silenceToken !== token || slot.task !== task) return; // a beat came in meanwhile
+        this.#kill(
+          slot,
+          new WorkerHangError(`${slot.name} reported no progress on '${task.op}' for ${limit} ms`, { limit }),
+        );
+      });
     }, limit);
   }
 
@@ -537,6 +551,7 @@ export class Pool {
   // The running task ended normally: its worker is idle again.
   #finish(slot) {
     const task = slot.task;
+    slot.silenceToken = null;
     clearTimeout(slot.timeoutTimer);
     clearTimeout(slot.silenceTimer);
     slot.task = null;
@@ -554,6 +569,7 @@ export class Pool {
     clearTimeout(slot.startupTimer);
     clearTimeout(slot.timeoutTimer);
     clearTimeout(slot.silenceTimer);
+    slot.silenceToken = null;
     const task = slot.task;
     slot.task = null;
     const wasStarting = slot.state === 'starting';
@@ -575,7 +591,9 @@ export class Pool {
       () => this.#bury(slot),
       // A host that cannot say the worker is gone: the reservation stays held, loudly visible
       // in `stats.terminating`, rather than returned for memory that may still be in use.
-      () => {},
+      () => {
+        if (!slot.held) this.#bury(slot);
+      },
     );
     this.#pump();
   }
@@ -619,7 +637,7 @@ export class Pool {
       task.slot.task = null;
       this.#release(task);
       this.#fail(task, error);
-      this.#drainCheck();
+      this.#pump();
     } else if (task.state === 'running') {
       this.#kill(task.slot, error);
     }
@@ -668,8 +686,25 @@ export class Pool {
 
 function taskTimeout(value, fallback) {
   if (value === undefined) return fallback;
-  if (value === Infinity || (Number.isSafeInteger(value) && value > 0)) return value;
+  if (value === Infinity || (Number.isSafeInteger(value) && value > 0)) return bounded(value);
   throw new RangeError(`run: timeout must be a whole number of ms >= 1 or Infinity, not ${value}`);
 }
 
 const now = () => globalThis.performance.now();
+
+// Timers cannot wait longer than this (setTimeout fires at once past it): a limit above it,
+// 24.8 days, is no limit.
+const MAX_DELAY = 0x7fffffff;
+const bounded = (ms) => (ms > MAX_DELAY ? Infinity : ms);
+
+const afterPendingMessages =
+  typeof globalThis.setImmediate === 'function'
+    ? (fn) => globalThis.setImmediate(fn)
+    : (fn) => {
+        const { port1, port2 } = new MessageChannel();
+        port1.onmessage = () => {
+          port1.close();
+          fn();
+        };
+        port2.postMessage(null);
+      };

@@ -7,13 +7,21 @@ import { InputError } from './errors.js';
 
 const TypedArray = Object.getPrototypeOf(Uint8Array);
 
+function intrinsicOf(view) {
+  let proto = Object.getPrototypeOf(view);
+  while (Object.getPrototypeOf(proto) !== TypedArray.prototype) proto = Object.getPrototypeOf(proto);
+  return proto.constructor;
+}
+
 /**
  * A deep copy of `value` and the ArrayBuffers to transfer with it. Plain objects, arrays, typed
  * arrays, DataViews and ArrayBuffers are walked (aliases and cycles kept); other cloneable
  * objects (Map, Date, ...) go through structuredClone.
  *
  * Throws InputError for a detached buffer, a function or symbol, or anything structuredClone
- * refuses, naming where in the input it is.
+ * refuses, naming where in the input it is. Class instances other than those go through
+ * structuredClone too, and so arrive as plain objects. Two views of one buffer become two
+ * separate copies (each holds its own bytes only).
  */
 export function snapshot(value) {
   const transfer = [];
@@ -31,11 +39,12 @@ export function snapshot(value) {
         out = item.slice(0);
         transfer.push(out);
       } else if (item instanceof TypedArray) {
-        out = item.slice();
+        // The intrinsic constructor, not item.slice(): Node's Buffer#slice does not copy.
+        out = new (intrinsicOf(item))(item);
         transfer.push(out.buffer);
       } else if (item instanceof DataView) {
-        const start = item.byteOffset;
-        out = new DataView(item.buffer.slice(start, start + item.byteLength));
+        const bytes = new Uint8Array(item.buffer, item.byteOffset, item.byteLength);
+        out = new DataView(new Uint8Array(bytes).buffer);
         transfer.push(out.buffer);
       } else if (typeof SharedArrayBuffer === 'function' && item instanceof SharedArrayBuffer) {
         out = new Uint8Array(item).slice().buffer;
@@ -60,7 +69,9 @@ export function snapshot(value) {
     if (proto === Object.prototype || proto === null) {
       out = proto === null ? Object.create(null) : {};
       seen.set(item, out);
-      for (const key of Object.keys(item)) out[key] = copy(item[key], `${path}.${key}`);
+      for (const key of Object.keys(item)) {
+        Object.defineProperty(out, key, { value: copy(item[key], `${path}.${key}`), writable: true, enumerable: true, configurable: true });
+      }
       return out;
     }
     try {

@@ -19,6 +19,8 @@
 import { PROTOCOL_VERSION } from './protocol.js';
 import { workerPort } from './platform.js';
 
+const isCount = (value) => Number.isSafeInteger(value) && value >= 0;
+
 /** The error `load` throws for an asset it cannot find. */
 export class AssetError extends Error {
   constructor(path, message, options) {
@@ -51,13 +53,28 @@ export function serve({ load = async () => ({ asset: 'js', abi: 0 }), ops }) {
     }
     if (data?.type !== 'task') return;
     const { id } = data;
-    const progress = (done, total) => port.post({ type: 'progress', id, done, total });
+    let running = true;
+    // Counts only (the protocol's rule), checked here so a wrong call fails the op, not the
+    // worker; silent once the task has ended, so a late call cannot reach the next task.
+    const progress = (done, total) => {
+      if (!isCount(done) || !isCount(total)) {
+        throw new TypeError(`progress(done, total) takes whole numbers >= 0, not (${done}, ${total})`);
+      }
+      if (running) port.post({ type: 'progress', id, done, total });
+    };
     try {
       const op = Object.hasOwn(ops, data.op) ? ops[data.op] : undefined;
       if (typeof op !== 'function') throw new TypeError(`this worker has no op '${data.op}'`);
       const output = await op(data.input, { progress, context });
-      port.post({ type: 'result', id, output }, transferable(output));
+      running = false;
+      try {
+        port.post({ type: 'result', id, output }, transferable(output));
+      } catch {
+        // A buffer that cannot move (a wasm memory's): copied instead.
+        port.post({ type: 'result', id, output });
+      }
     } catch (error) {
+      running = false;
       port.post({
         type: 'error',
         id,

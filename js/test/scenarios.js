@@ -106,6 +106,17 @@ export const scenarios = [
       equal(out.list.length, 1, 'the list as submitted');
       equal(out.list[0][0], 1.5, 'the float as submitted');
       ok(Object.is(out.list[0][1], -0), '-0 stays -0');
+      if (globalThis.Buffer) {
+        // Node's Buffer#slice shares memory: the snapshot must not use it.
+        const file = globalThis.Buffer.from([1, 1, 1, 1, 1, 1, 1, 1]);
+        const part = file.subarray(2, 4);
+        const ahead = p.run('ticks', ticks(2, 5));
+        const echoed = p.run('echo', part); // queued: posted later
+        file.fill(9);
+        await ahead;
+        sameBytes(await echoed, new Uint8Array([1, 1]), 'a Buffer as submitted');
+        equal(file.length, 8, "the caller's Buffer is not detached");
+      }
       await closed(p);
     },
   ],
@@ -444,6 +455,73 @@ export const scenarios = [
       const task = p.run('echo', 'last');
       await dispose.call(p);
       equal(await task, 'last');
+      await closed(p);
+    },
+  ],
+  [
+    'a broken pool still closes once its running tasks end',
+    async () => {
+      const spawner = gatedSpawn({ urls: [fixture('ops'), fixture('wrong-protocol')] });
+      const p = pool({ workers: 2, spawn: spawner.spawn });
+      const running = p.run('ticks', ticks(3, 20));
+      await until(() => p.stats.busy === 1, 'the first task to run');
+      await rejects(p.run('echo', 1), StartupError, /protocol version 99/);
+      const closing = p.close(); // before the running task ends
+      equal(await running, 3, 'the running task ends normally');
+      await closing;
+      await closed(p);
+    },
+  ],
+  [
+    'a validate callback that aborts its own task settles it once',
+    async () => {
+      const p = pool();
+      const controller = new AbortController();
+      const task = p.run('echo', 'x', { signal: controller.signal, validate: () => controller.abort() });
+      await rejects(task, AbortError);
+      equal(await p.run('echo', 'next'), 'next');
+      await closed(p);
+    },
+  ],
+  [
+    'progress after a task ended cannot reach the next task; bad progress counts fail the op only',
+    async () => {
+      const p = pool();
+      const before = await p.run('whoami');
+      equal(await p.run('lateBeat'), 'returned');
+      equal(await p.run('ticks', ticks(3, 10)), 3, 'the next task is untouched');
+      await rejects(p.run('badProgress'), TaskError, /progress\(done, total\) takes whole numbers/);
+      equal(await p.run('whoami'), before, 'the same worker throughout');
+      await closed(p);
+    },
+  ],
+  [
+    'limits past what a timer can wait mean no limit; bad per-task options are refused',
+    async () => {
+      const p = pool({ taskTimeout: 2 ** 40, startupTimeout: 2 ** 40 });
+      equal(await p.run('ticks', ticks(2, 5), { timeout: 2 ** 40, silence: 2 ** 40 }), 2);
+      await rejects(p.run('echo', 1, { silence: 0 }), RangeError, /silence must be false or a whole number/);
+      await rejects(p.run('echo', 1, { signal: {} }), TypeError, /signal must be an AbortSignal/);
+      await closed(p);
+    },
+  ],
+  [
+    'a busy main thread does not make a beating worker look hung',
+    async () => {
+      const p = pool({ silence: { initial: 60_000, min: 100, factor: 10 } });
+      await p.run('ticks', ticks(5, 10));
+      const limit = p.silenceLimit('ticks');
+      const block = () => {
+        const end = performance.now() + 3 * limit;
+        while (performance.now() < end); // the page or process is stuck, the worker is not
+      };
+      // Blocked from the check phase (Node): the loop then runs its timers before it delivers
+      // the beats that arrived meanwhile.
+      const later = globalThis.setImmediate ?? queueMicrotask;
+      const task = p.run('ticks', ticks(20, 10), {
+        onProgress: ({ done }) => done === 3 && later(block),
+      });
+      equal(await task, 20);
       await closed(p);
     },
   ],

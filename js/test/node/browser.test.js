@@ -34,7 +34,7 @@ after(async () => {
 });
 
 for (const [name] of scenarios) {
-  test(`chromium: ${name}`, async () => {
+  test(`chromium: ${name}`, { timeout: 60_000 }, async () => {
     const outcome = await browser.page.evaluate(([n, e]) => window.runScenario(n, e), [name, env]);
     assert.ok(outcome.ok, outcome.error);
     assert.deepEqual(browser.problems, [], 'no uncaught errors in the page');

@@ -6,5 +6,5 @@ import { psiVector } from './psi-vector.js';
 const env = { browser: false, psi: psiVector() };
 
 for (const [name, scenario] of scenarios) {
-  test(name, () => scenario(env));
+  test(name, { timeout: 60_000 }, () => scenario(env));
 }
