@@ -6,9 +6,16 @@ use lockstep_ceremony::phase1::Srs;
 use lockstep_ceremony::{Limits, reference};
 use lockstep_shard::{Control, Pool};
 
+// One pool for the whole run: a pool per input would start and stop threads thousands of times,
+// and a thread still exiting when the fuzzer ends is reported as a leak.
+fn pool() -> &'static Pool {
+    static POOL: std::sync::OnceLock<Pool> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| Pool::new(2).expect("pool"))
+}
+
 fuzz_target!(|data: &[u8]| {
     let limits = Limits { max_power: 8, ..Limits::default() };
-    let pool = Pool::new(2).expect("pool");
+    let pool = pool();
     let parallel = Srs::read(&pool, &Control::new(), data, &limits);
     let serial = reference::srs_from_bytes(data, &limits);
     match (parallel, serial) {
