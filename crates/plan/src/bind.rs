@@ -1,0 +1,109 @@
+//! Checking the arrays of a run against the plan, before anything is computed or allocated.
+
+use crate::{ArrayMut, ArrayRef, Plan, RunError};
+
+/// The number of elements a run computes: the plan's fixed length, else what the first input's
+/// view takes from its array, else what the first output's view fits in its array.
+///
+/// # Errors
+/// [`RunError::Binding`] for a wrong number of arrays, a dtype that is not the plan's, a view
+/// that reaches past its array, or inputs whose views take different numbers of elements.
+pub(crate) fn bind(
+    plan: &Plan,
+    inputs: &[ArrayRef<'_>],
+    outputs: &[ArrayMut<'_>],
+) -> Result<usize, RunError> {
+    let binding = |at: String, message: String| RunError::Binding { at, message };
+    if inputs.len() != plan.inputs.len() {
+        return Err(binding(
+            "inputs".to_owned(),
+            format!(
+                "the plan has {} inputs, the run passed {}",
+                plan.inputs.len(),
+                inputs.len()
+            ),
+        ));
+    }
+    if outputs.len() != plan.outputs.len() {
+        return Err(binding(
+            "outputs".to_owned(),
+            format!(
+                "the plan has {} outputs, the run passed {}",
+                plan.outputs.len(),
+                outputs.len()
+            ),
+        ));
+    }
+    let mut length: Option<(usize, String)> = plan.length.map(|n| (n, "the plan".to_owned()));
+    for (i, (input, array)) in plan.inputs.iter().zip(inputs).enumerate() {
+        let at = format!("inputs[{i}] \"{}\"", input.id);
+        if array.dtype() != input.dtype {
+            return Err(binding(
+                at,
+                format!(
+                    "the plan reads {}, the array holds {}",
+                    input.dtype,
+                    array.dtype()
+                ),
+            ));
+        }
+        let n = input.view.fitting(array.len());
+        match &length {
+            Some((fixed, by)) if *fixed != n && input.view.length.is_none() => {
+                return Err(binding(
+                    at,
+                    format!(
+                        "its view takes {n} elements of its {} but {by} has {fixed}",
+                        array.len()
+                    ),
+                ));
+            }
+            Some(_) => {}
+            None => length = Some((n, at.clone())),
+        }
+    }
+    let n = match length {
+        Some((n, _)) => n,
+        None => plan.outputs[0].view.fitting(outputs[0].len()),
+    };
+    for (i, (input, array)) in plan.inputs.iter().zip(inputs).enumerate() {
+        let span = input.view.span(n);
+        if span.is_none_or(|span| span > array.len()) {
+            return Err(binding(
+                format!("inputs[{i}] \"{}\"", input.id),
+                format!(
+                    "{n} elements at offset {} stride {} reach past its {} elements",
+                    input.view.offset,
+                    input.view.stride,
+                    array.len()
+                ),
+            ));
+        }
+    }
+    for (i, (output, array)) in plan.outputs.iter().zip(outputs).enumerate() {
+        let at = format!("outputs[{i}] \"{}\"", output.id);
+        if array.dtype() != output.dtype {
+            return Err(binding(
+                at,
+                format!(
+                    "the plan writes {}, the array holds {}",
+                    output.dtype,
+                    array.dtype()
+                ),
+            ));
+        }
+        let span = output.view.span(n);
+        if span.is_none_or(|span| span > array.len()) {
+            return Err(binding(
+                at,
+                format!(
+                    "{n} elements at offset {} stride {} reach past its {} elements",
+                    output.view.offset,
+                    output.view.stride,
+                    array.len()
+                ),
+            ));
+        }
+    }
+    Ok(n)
+}

@@ -1,0 +1,199 @@
+//! Typed-array compute plans: a validated DAG of element-wise ops over eight dtypes, run fused
+//! block by block on the shard runtime, bit-identical to a node-by-node scalar reference at
+//! every worker count.
+//!
+//! # Brief overview
+//!
+//! - [`Plan::from_json`] reads plan format v1 ([`mod@format`]) and validates it: every error names
+//!   the item and the field.
+//! - [`DType`]: `i8 u8 i16 u16 i32 u32 f32 f64`; [`Op`]: add, sub, mul, div, min, max, neg,
+//!   abs, sqrt, fma, cast, eq, ne, lt, le, gt, ge, select. Integer arithmetic wraps; integer
+//!   division by zero is an error naming the node and the element; casts are explicit; floats
+//!   are IEEE ([`elem`](crate#semantics) below).
+//! - [`View`]: inputs and outputs read and write through offset, stride and length, bounds
+//!   checked before the run.
+//! - [`Executor`] (from [`Plan::executor`]): the plan compiled once into a register program
+//!   over block-sized slots, run block by block, blocks split across a [`Pool`]'s workers,
+//!   kernels vectorized (AVX2 + FMA when the CPU has them, see [`instruction_set`]).
+//! - [`Plan::working_bytes`]: the run's extra memory, known before the run; a budget refuses a
+//!   run over it before anything is allocated.
+//! - [`mod@reference`]: the node-by-node scalar reference the executor must equal bit for bit.
+//!
+//! ```
+//! use lockstep_plan::{Array, Plan, RunOptions};
+//! use lockstep_shard::{Control, Pool};
+//!
+//! let plan = Plan::from_json(r#"{
+//!     "version": 1,
+//!     "inputs": [{ "id": "x", "dtype": "f32" }],
+//!     "constants": [{ "id": "two", "dtype": "f32", "value": 2 }],
+//!     "nodes": [{ "id": "y", "op": "fma", "args": ["x", "two", "x"] }],
+//!     "outputs": [{ "id": "out", "from": "y" }]
+//! }"#)?;
+//! let x = Array::from(vec![1.0f32, 2.5, -4.0]);
+//! let out = plan.run_to_arrays(&Pool::new(2)?, &Control::new(), &[x.as_array_ref()], &RunOptions::default())?;
+//! assert_eq!(out, [Array::from(vec![3.0f32, 7.5, -12.0])]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Semantics
+//! Integers wrap (two's complement), `abs(MIN)` is `MIN`, `MIN / -1` is `MIN`; `min(a, b)` is
+//! `a < b ? a : b` and `max(a, b)` is `a > b ? a : b` (so for floats a NaN in `a` gives `b`, a NaN
+//! in `b` gives NaN); comparisons give `u8` 1 or 0; `select(mask, a, b)` takes `a` where the `u8`
+//! mask is not 0; `fma` rounds once, every other float op rounds each step; casts are Rust's
+//! `as` (integers wrap or extend, floats to integers truncate and saturate with NaN to 0).
+//!
+//! # Memory
+//! A run allocates [`Plan::working_bytes`] beyond its inputs and outputs: per task at once,
+//! one block of each slot. Nothing grows with the number of elements.
+#![deny(unsafe_code)]
+
+mod bind;
+mod constant;
+mod dispatch;
+mod dtype;
+mod elem;
+mod error;
+mod exec;
+pub mod format;
+mod kernels;
+mod op;
+mod plan;
+pub mod reference;
+
+pub use dispatch::instruction_set;
+pub use dtype::{Array, ArrayMut, ArrayRef, DType, LengthError};
+pub use error::{PlanError, RunError};
+pub use exec::MIN_PER_WORKER;
+pub use op::Op;
+pub use plan::{Constant, Input, Node, Output, Plan, Value, View};
+
+use lockstep_shard::{Control, Pool};
+
+/// Options of a run.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// The most working memory (bytes beyond inputs and outputs) the run may allocate; a run
+    /// that would need more fails with [`RunError::OverBudget`] before allocating anything.
+    pub budget: Option<u64>,
+}
+
+/// A plan compiled for runs: compile once, run many times (the per-run cost is then binding
+/// the arrays and allocating the slots).
+#[derive(Debug)]
+pub struct Executor<'p> {
+    plan: &'p Plan,
+    program: exec::Program,
+}
+
+impl Plan {
+    /// The plan compiled for the fused executor.
+    pub fn executor(&self) -> Executor<'_> {
+        Executor {
+            plan: self,
+            program: exec::Program::compile(self),
+        }
+    }
+
+    /// [`Executor::run`] with a fresh executor.
+    ///
+    /// # Errors
+    /// As [`Executor::run`].
+    pub fn run(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        inputs: &[ArrayRef<'_>],
+        outputs: &mut [ArrayMut<'_>],
+        options: &RunOptions,
+    ) -> Result<(), RunError> {
+        self.executor().run(pool, control, inputs, outputs, options)
+    }
+
+    /// Runs the plan into new output arrays, each as long as its view needs (elements the view
+    /// skips are 0).
+    ///
+    /// # Errors
+    /// As [`Executor::run`]; [`RunError::Binding`] if the plan has neither inputs nor a fixed
+    /// length (nothing says how many elements to compute).
+    pub fn run_to_arrays(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        inputs: &[ArrayRef<'_>],
+        options: &RunOptions,
+    ) -> Result<Vec<Array>, RunError> {
+        let mut outputs = self.output_arrays(inputs)?;
+        let mut views: Vec<ArrayMut<'_>> = outputs.iter_mut().map(Array::as_array_mut).collect();
+        self.run(pool, control, inputs, &mut views, options)?;
+        Ok(outputs)
+    }
+
+    /// Zeroed output arrays for a run over `inputs`, each as long as its view needs.
+    ///
+    /// # Errors
+    /// [`RunError::Binding`] if the inputs do not match the plan, or nothing fixes the length.
+    pub fn output_arrays(&self, inputs: &[ArrayRef<'_>]) -> Result<Vec<Array>, RunError> {
+        let n = match (self.length, self.inputs.first(), inputs.first()) {
+            (Some(n), _, _) => n,
+            (None, Some(input), Some(array)) => input.view.fitting(array.len()),
+            _ => {
+                return Err(RunError::Binding {
+                    at: "inputs".to_owned(),
+                    message: "nothing fixes the number of elements (no input, no view length)"
+                        .to_owned(),
+                });
+            }
+        };
+        self.outputs
+            .iter()
+            .map(|output| {
+                let len = output.view.span(n).ok_or_else(|| RunError::Binding {
+                    at: format!("output \"{}\"", output.id),
+                    message: "its view's span overflows".to_owned(),
+                })?;
+                Ok(Array::zeros(output.dtype, len))
+            })
+            .collect()
+    }
+}
+
+impl Executor<'_> {
+    /// Runs the plan over `inputs`, writing `outputs` (each in declaration order) through their
+    /// views; the bytes written equal [`reference::run`]'s on every pool. Progress: one step per
+    /// element; cancellation is checked between blocks.
+    ///
+    /// # Errors
+    /// [`RunError::Binding`] (checked before any work) for arrays that do not match the plan;
+    /// [`RunError::OverBudget`] (before any allocation); [`RunError::DivisionByZero`] at the
+    /// lowest element dividing an integer by zero (the first such node there);
+    /// [`RunError::Cancelled`]. After a division by zero or a cancellation the outputs are
+    /// partly written.
+    pub fn run(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        inputs: &[ArrayRef<'_>],
+        outputs: &mut [ArrayMut<'_>],
+        options: &RunOptions,
+    ) -> Result<(), RunError> {
+        let n = bind::bind(self.plan, inputs, outputs)?;
+        let needed = self.program.task_bytes(n) * exec::tasks_at_once(n, pool) as u64;
+        if let Some(budget) = options.budget
+            && needed > budget
+        {
+            return Err(RunError::OverBudget { needed, budget });
+        }
+        let tasks = exec::task_count(n, pool);
+        exec::run(
+            self.plan,
+            &self.program,
+            pool,
+            control,
+            inputs,
+            outputs,
+            n,
+            tasks,
+        )
+    }
+}

@@ -1,0 +1,255 @@
+//! Every validation error, with the item and field it names; big plans validate and run.
+
+use lockstep_plan::{Array, Plan, PlanError, RunError, RunOptions};
+use lockstep_shard::{Control, Pool};
+
+fn error(text: &str) -> String {
+    Plan::from_json(text).unwrap_err().to_string()
+}
+
+const INPUT: &str = r#"{ "id": "x", "dtype": "f32" }"#;
+
+fn with_nodes(nodes: &str) -> String {
+    format!(
+        r#"{{ "version": 1, "inputs": [{INPUT}], "nodes": [{nodes}], "outputs": [{{ "id": "o", "from": "y" }}] }}"#
+    )
+}
+
+#[test]
+fn each_mistake_is_named_by_item_and_field() {
+    let cases: Vec<(String, &str)> = vec![
+        ("not json".to_owned(), "not a plan in format v1: expected ident at line 1 column 2"),
+        (
+            r#"{ "version": 1, "inputs": [], "nodes": [], "outputs": [], "extra": 1 }"#.to_owned(),
+            "not a plan in format v1: unknown field `extra`, expected one of `version`, `inputs`, `constants`, `nodes`, `outputs` at line 1 column 65",
+        ),
+        (
+            r#"{ "version": 2, "inputs": [], "nodes": [], "outputs": [] }"#.to_owned(),
+            "plan format version 2 is not supported (this build reads version 1)",
+        ),
+        (
+            with_nodes(r#"{ "id": "y", "op": "pow", "args": ["x", "x"] }"#),
+            "nodes[0] \"y\".op: unknown op \"pow\" (ops: add, sub, mul, div, min, max, neg, abs, sqrt, fma, cast, eq, ne, lt, le, gt, ge, select)",
+        ),
+        (
+            with_nodes(r#"{ "id": "y", "op": "add", "args": ["x"] }"#),
+            "nodes[0] \"y\".args: add takes 2 arguments, not 1",
+        ),
+        (
+            with_nodes(r#"{ "id": "y", "op": "add", "args": ["x", "z"] }"#),
+            "nodes[0] \"y\".args[1]: \"z\" is not the id of an input, constant or node",
+        ),
+        (
+            with_nodes(r#"{ "id": "y", "op": "cast", "args": ["x"], "to": "f16" }"#),
+            "nodes[0] \"y\".to: unknown dtype \"f16\" (dtypes: i8, u8, i16, u16, i32, u32, f32, f64)",
+        ),
+        (with_nodes(r#"{ "id": "y", "op": "cast", "args": ["x"] }"#), "nodes[0] \"y\".to: a cast needs the dtype to cast to"),
+        (
+            with_nodes(r#"{ "id": "y", "op": "neg", "args": ["x"], "to": "i8" }"#),
+            "nodes[0] \"y\".to: only a cast takes \"to\", not neg",
+        ),
+        (
+            with_nodes(r#"{ "id": "i", "op": "cast", "args": ["x"], "to": "i32" }, { "id": "y", "op": "add", "args": ["x", "i"] }"#),
+            "nodes[1] \"y\".args: arguments must have one dtype (explicit casts only): argument 0 is f32, argument 1 is i32",
+        ),
+        (
+            with_nodes(r#"{ "id": "i", "op": "cast", "args": ["x"], "to": "i32" }, { "id": "y", "op": "sqrt", "args": ["i"] }"#),
+            "nodes[1] \"y\".args: sqrt needs a float argument, not i32",
+        ),
+        (
+            with_nodes(r#"{ "id": "y", "op": "select", "args": ["x", "x", "x"] }"#),
+            "nodes[0] \"y\".args: the mask (argument 0) must be u8, not f32",
+        ),
+        (
+            with_nodes(r#"{ "id": "y", "op": "add", "args": ["z", "x"] }, { "id": "z", "op": "add", "args": ["w", "x"] }, { "id": "w", "op": "neg", "args": ["z"] }"#),
+            "nodes[1] \"z\".args: a cycle: z <- w <- z",
+        ),
+        (
+            with_nodes(r#"{ "id": "y", "op": "neg", "args": ["x"] }, { "id": "y", "op": "abs", "args": ["x"] }"#),
+            "nodes[1] \"y\".id: \"y\" is already the id of nodes[0] \"y\"",
+        ),
+        (
+            with_nodes(r#"{ "id": "x", "op": "neg", "args": ["x"] }"#),
+            "nodes[0] \"x\".id: \"x\" is already the id of inputs[0] \"x\"",
+        ),
+        (
+            with_nodes(r#"{ "id": "y", "op": "neg", "args": ["x"] }, { "id": "spare", "op": "abs", "args": ["x"] }"#),
+            "nodes[1] \"spare\": unused: no output depends on it",
+        ),
+        (
+            format!(r#"{{ "version": 1, "inputs": [{INPUT}, {{ "id": "u", "dtype": "u8" }}], "nodes": [{{ "id": "y", "op": "neg", "args": ["x"] }}], "outputs": [{{ "id": "o", "from": "y" }}] }}"#),
+            "inputs[1] \"u\": unused: no output depends on it",
+        ),
+        (
+            format!(r#"{{ "version": 1, "inputs": [{INPUT}], "constants": [{{ "id": "k", "dtype": "u8", "value": 256 }}], "nodes": [{{ "id": "y", "op": "neg", "args": ["x"] }}], "outputs": [{{ "id": "o", "from": "y" }}] }}"#),
+            "constants[0] \"k\".value: 256 does not fit u8",
+        ),
+        (
+            format!(r#"{{ "version": 1, "inputs": [{INPUT}], "constants": [{{ "id": "k", "dtype": "i8", "value": 1.5 }}], "nodes": [{{ "id": "y", "op": "neg", "args": ["x"] }}], "outputs": [{{ "id": "o", "from": "y" }}] }}"#),
+            "constants[0] \"k\".value: 1.5 is not an integer",
+        ),
+        (
+            format!(r#"{{ "version": 1, "inputs": [{INPUT}], "constants": [{{ "id": "k", "dtype": "f64", "value": "NaN" }}], "nodes": [{{ "id": "y", "op": "neg", "args": ["x"] }}], "outputs": [{{ "id": "o", "from": "y" }}] }}"#),
+            "constants[0] \"k\".value: \"NaN\" is not a number (a float constant is a JSON number, \"nan\", \"inf\" or \"-inf\")",
+        ),
+        (
+            r#"{ "version": 1, "inputs": [{ "id": "x", "dtype": "f32", "view": { "stride": 0 } }], "nodes": [], "outputs": [{ "id": "o", "from": "x" }] }"#.to_owned(),
+            "inputs[0] \"x\".view.stride: a stride must be at least 1",
+        ),
+        (
+            r#"{ "version": 1, "inputs": [{ "id": "x", "dtype": "f32", "view": { "length": 4 } }, { "id": "z", "dtype": "f32", "view": { "length": 5 } }],
+                 "nodes": [{ "id": "y", "op": "add", "args": ["x", "z"] }], "outputs": [{ "id": "o", "from": "y" }] }"#.to_owned(),
+            "inputs[1] \"z\".view.length: 5 elements, but inputs[0] \"x\" fixes 4 (every view has one length)",
+        ),
+        (
+            format!(r#"{{ "version": 1, "inputs": [{INPUT}], "nodes": [], "outputs": [] }}"#),
+            "outputs: a plan needs at least one output",
+        ),
+        (
+            format!(r#"{{ "version": 1, "inputs": [{INPUT}], "constants": [{{ "id": "k", "dtype": "f32", "value": 1 }}], "nodes": [{{ "id": "y", "op": "neg", "args": ["x"] }}], "outputs": [{{ "id": "o", "from": "y" }}, {{ "id": "c", "from": "k" }}] }}"#),
+            "outputs[1] \"c\".from: an output cannot be a constant (it has no length)",
+        ),
+        (
+            format!(r#"{{ "version": 1, "inputs": [{INPUT}], "nodes": [{{ "id": "y", "op": "neg", "args": ["x"] }}], "outputs": [{{ "id": "o", "from": "y" }}, {{ "id": "o", "from": "x" }}] }}"#),
+            "outputs[1] \"o\".id: \"o\" is already the id of outputs[0]",
+        ),
+        (
+            format!(r#"{{ "version": 1, "inputs": [{INPUT}], "nodes": [{{ "id": "y", "op": "neg", "args": ["x"] }}], "outputs": [{{ "id": "o", "from": "q" }}] }}"#),
+            "outputs[0] \"o\".from: \"q\" is not the id of an input, constant or node",
+        ),
+    ];
+    for (text, expected) in cases {
+        assert_eq!(error(&text), expected, "for {text}");
+    }
+}
+
+#[test]
+fn runs_refuse_arrays_that_do_not_fit_the_plan() {
+    let plan = Plan::from_json(
+        r#"{ "version": 1, "inputs": [{ "id": "x", "dtype": "f32" }, { "id": "z", "dtype": "f32", "view": { "offset": 2, "stride": 2 } }],
+             "nodes": [{ "id": "y", "op": "add", "args": ["x", "z"] }], "outputs": [{ "id": "o", "from": "y" }] }"#,
+    )
+    .unwrap();
+    let pool = Pool::new(2).unwrap();
+    let run = |inputs: &[Array]| {
+        let refs: Vec<_> = inputs.iter().map(Array::as_array_ref).collect();
+        plan.run_to_arrays(&pool, &Control::new(), &refs, &RunOptions::default())
+            .unwrap_err()
+            .to_string()
+    };
+    let f = |n: usize| Array::from(vec![1.0f32; n]);
+    assert_eq!(
+        run(&[f(4)]),
+        "inputs: the plan has 2 inputs, the run passed 1"
+    );
+    assert_eq!(
+        run(&[f(4), Array::from(vec![1u8; 10])]),
+        "inputs[1] \"z\": the plan reads f32, the array holds u8"
+    );
+    assert_eq!(
+        run(&[f(4), f(7)]),
+        "inputs[1] \"z\": its view takes 3 elements of its 7 but inputs[0] \"x\" has 4"
+    );
+    let fixed = Plan::from_json(
+        r#"{ "version": 1, "inputs": [{ "id": "x", "dtype": "f32", "view": { "offset": 1, "length": 4 } }],
+             "nodes": [{ "id": "y", "op": "neg", "args": ["x"] }], "outputs": [{ "id": "o", "from": "y" }] }"#,
+    )
+    .unwrap();
+    let refs = [f(4)];
+    let refs: Vec<_> = refs.iter().map(Array::as_array_ref).collect();
+    assert_eq!(
+        fixed
+            .run_to_arrays(&pool, &Control::new(), &refs, &RunOptions::default())
+            .unwrap_err()
+            .to_string(),
+        "inputs[0] \"x\": 4 elements at offset 1 stride 1 reach past its 4 elements"
+    );
+}
+
+#[test]
+fn a_budget_refuses_a_run_before_it_allocates() {
+    let plan =
+        Plan::from_json(&with_nodes(r#"{ "id": "y", "op": "neg", "args": ["x"] }"#)).unwrap();
+    let pool = Pool::new(2).unwrap();
+    let x = Array::from(vec![1.0f32; 1_000_000]);
+    let needed = plan.working_bytes(x.len(), &pool);
+    assert_eq!(
+        needed,
+        2 * 8192,
+        "one f32 slot of a block (8 KiB) per worker"
+    );
+    let refs = [x.as_array_ref()];
+    let error = plan
+        .run_to_arrays(
+            &pool,
+            &Control::new(),
+            &refs,
+            &RunOptions {
+                budget: Some(needed - 1),
+            },
+        )
+        .unwrap_err();
+    assert_eq!(
+        error,
+        RunError::OverBudget {
+            needed,
+            budget: needed - 1
+        }
+    );
+    assert!(
+        plan.run_to_arrays(
+            &pool,
+            &Control::new(),
+            &refs,
+            &RunOptions {
+                budget: Some(needed)
+            }
+        )
+        .is_ok()
+    );
+}
+
+#[test]
+fn a_plan_of_ten_thousand_nodes_validates_and_runs_without_deep_recursion() {
+    let mut nodes = vec![r#"{ "id": "n0", "op": "neg", "args": ["x"] }"#.to_owned()];
+    for i in 1..10_000 {
+        nodes.push(format!(
+            r#"{{ "id": "n{i}", "op": "neg", "args": ["n{}"] }}"#,
+            i - 1
+        ));
+    }
+    nodes.reverse(); // listed last-first: the evaluation order must be found
+    let text = format!(
+        r#"{{ "version": 1, "inputs": [{INPUT}], "nodes": [{}], "outputs": [{{ "id": "o", "from": "n9999" }}] }}"#,
+        nodes.join(", ")
+    );
+    // On a small stack: validation and the run must not recurse per node.
+    let out = std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(move || {
+            let plan = Plan::from_json(&text).unwrap();
+            let x = Array::from(vec![1.5f32, -0.0]);
+            plan.run_to_arrays(
+                &Pool::current_thread(),
+                &Control::new(),
+                &[x.as_array_ref()],
+                &RunOptions::default(),
+            )
+        })
+        .unwrap()
+        .join()
+        .unwrap()
+        .unwrap();
+    assert!(
+        out[0].bits_eq(&Array::from(vec![1.5f32, -0.0])),
+        "an even number of negations"
+    );
+}
+
+#[test]
+fn version_and_json_errors_are_typed() {
+    assert_eq!(
+        Plan::from_json(r#"{ "version": 7, "inputs": [], "nodes": [], "outputs": [] }"#),
+        Err(PlanError::Version { found: 7 })
+    );
+}
