@@ -43,9 +43,51 @@ pub(crate) enum Command {
     /// Groth16 trusted-setup ceremony over BLS12-381 (phase 1 files compatible with gnark v0.15).
     #[command(subcommand)]
     Ceremony(CeremonyCommand),
+    /// Typed-array compute plans: element-wise DAGs over raw or .npy arrays, run fused.
+    #[command(subcommand)]
+    Plan(PlanCommand),
     /// Benchmarks against the peers, side by side.
     #[command(subcommand)]
     Bench(BenchCommand),
+}
+
+/// The plan engine's commands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum PlanCommand {
+    /// Check a plan (format v1) and print what it computes.
+    Validate {
+        /// The plan (JSON).
+        plan: PathBuf,
+    },
+    /// Run a plan over arrays in files and write its outputs.
+    Run(PlanRunArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct PlanRunArgs {
+    /// The plan (JSON).
+    pub(crate) plan: PathBuf,
+    /// An input array: NAME=FILE, one per plan input. A `.npy` file is read as numpy writes it
+    /// (its dtype must be the input's); any other file is raw little-endian elements of the
+    /// input's dtype.
+    #[arg(long = "input", value_name = "NAME=FILE", value_parser = parse_binding)]
+    pub(crate) inputs: Vec<(String, PathBuf)>,
+    /// An output array: NAME=FILE, one per plan output; `.npy` or raw as for inputs.
+    #[arg(long = "output", value_name = "NAME=FILE", value_parser = parse_binding)]
+    pub(crate) outputs: Vec<(String, PathBuf)>,
+    /// The most working memory (bytes beyond inputs and outputs) the run may use; checked
+    /// before anything is allocated.
+    #[arg(long, value_name = "BYTES")]
+    pub(crate) budget: Option<u64>,
+}
+
+fn parse_binding(text: &str) -> Result<(String, PathBuf), String> {
+    match text.split_once('=') {
+        Some((name, file)) if !name.is_empty() && !file.is_empty() => {
+            Ok((name.to_owned(), PathBuf::from(file)))
+        }
+        _ => Err(format!("expected NAME=FILE, not {text:?}")),
+    }
 }
 
 /// The ceremony's commands.

@@ -10,6 +10,7 @@ mod bench;
 mod ceremony;
 mod files;
 mod info;
+mod plan;
 mod progress;
 mod psi;
 mod usage;
@@ -42,6 +43,7 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Info => info::print(&mut std::io::stdout().lock(), &cli.policy()?),
         Command::Psi(args) => psi::run(args, cli.policy()?, cli.quiet),
         Command::Ceremony(command) => ceremony::run(command, cli.policy()?, cli.quiet),
+        Command::Plan(command) => plan::run(command, cli.policy()?, cli.quiet),
         Command::Bench(BenchCommand::Psi(args)) => {
             bench::psi(args, &cli.bench_worker_counts()?, cli.quiet)
         }

@@ -18,6 +18,7 @@
 //! - [`Plan::working_bytes`]: the run's extra memory, known before the run; a budget refuses a
 //!   run over it before anything is allocated.
 //! - [`mod@reference`]: the node-by-node scalar reference the executor must equal bit for bit.
+//! - [`npy`]: numpy's `.npy` files in and out (one-dimensional, little-endian).
 //!
 //! ```
 //! use lockstep_plan::{Array, Plan, RunOptions};
@@ -57,6 +58,7 @@ mod error;
 mod exec;
 pub mod format;
 mod kernels;
+pub mod npy;
 mod op;
 mod plan;
 pub mod reference;
@@ -134,17 +136,7 @@ impl Plan {
     /// # Errors
     /// [`RunError::Binding`] if the inputs do not match the plan, or nothing fixes the length.
     pub fn output_arrays(&self, inputs: &[ArrayRef<'_>]) -> Result<Vec<Array>, RunError> {
-        let n = match (self.length, self.inputs.first(), inputs.first()) {
-            (Some(n), _, _) => n,
-            (None, Some(input), Some(array)) => input.view.fitting(array.len()),
-            _ => {
-                return Err(RunError::Binding {
-                    at: "inputs".to_owned(),
-                    message: "nothing fixes the number of elements (no input, no view length)"
-                        .to_owned(),
-                });
-            }
-        };
+        let n = self.element_count(inputs)?;
         self.outputs
             .iter()
             .map(|output| {
@@ -155,6 +147,25 @@ impl Plan {
                 Ok(Array::zeros(output.dtype, len))
             })
             .collect()
+    }
+}
+
+impl Plan {
+    /// The number of elements a run over `inputs` computes: the plan's fixed length, else what
+    /// the first input's view takes from its array.
+    ///
+    /// # Errors
+    /// [`RunError::Binding`] if the plan has neither inputs nor a fixed length.
+    pub fn element_count(&self, inputs: &[ArrayRef<'_>]) -> Result<usize, RunError> {
+        match (self.length, self.inputs.first(), inputs.first()) {
+            (Some(n), _, _) => Ok(n),
+            (None, Some(input), Some(array)) => Ok(input.view.fitting(array.len())),
+            _ => Err(RunError::Binding {
+                at: "inputs".to_owned(),
+                message: "nothing fixes the number of elements (no input, no view length)"
+                    .to_owned(),
+            }),
+        }
     }
 }
 

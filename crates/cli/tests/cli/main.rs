@@ -6,6 +6,7 @@
 //! - `psi_resolve`: resolve refuses another input and pairs no honest joiner sends.
 //! - `psi_limits`: memory bounded on hostile messages and inputs.
 //! - `psi_errors`: clear errors, safe defaults, usage errors exit 2.
+//! - `plan`: plan validate and run over raw and .npy files, and their errors.
 
 #![allow(
     clippy::unwrap_used,
@@ -15,6 +16,7 @@
 mod ceremony;
 mod ceremony_snarkjs;
 mod info;
+mod plan;
 mod psi;
 mod psi_errors;
 mod psi_files;
