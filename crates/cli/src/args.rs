@@ -385,6 +385,48 @@ pub(crate) enum BenchCommand {
     /// Ceremony phase 1 stages (new, contribute, decode, verify, seal) in ms: ours serial and at
     /// each worker count beside gnark v0.15 (GOMAXPROCS=1 and 2) and snarkjs on the same power.
     Ceremony(BenchCeremonyArgs),
+    /// Plan engine: chains of 3 and 64 additions in ms, fused (each worker count), node by
+    /// node and a bare loop, beside numpy (naive and in place) and numexpr on the same arrays.
+    Plan(BenchPlanArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct BenchPlanArgs {
+    /// Element counts to run.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "1024,262144,1048576",
+        value_name = "N,..."
+    )]
+    pub(crate) elements: Vec<usize>,
+    /// Chain lengths to run.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "3,64",
+        value_name = "K,..."
+    )]
+    pub(crate) nodes: Vec<usize>,
+    /// Dtypes to run (f32, f64, i32).
+    #[arg(long, value_delimiter = ',', default_value = "f32,f64,i32", value_parser = parse_dtype, value_name = "D,...")]
+    pub(crate) dtypes: Vec<lockstep_plan::DType>,
+    /// Runs per contender; the median is reported.
+    #[arg(long, default_value_t = 15, value_name = "R")]
+    pub(crate) repeats: usize,
+    /// Where scripts/install-peers put the Python peers (numpy, numexpr in .venv).
+    #[arg(long, default_value = "peers", value_name = "DIR")]
+    pub(crate) peers: PathBuf,
+    /// Skip numpy and numexpr (ours only).
+    #[arg(long)]
+    pub(crate) no_peers: bool,
+}
+
+fn parse_dtype(text: &str) -> Result<lockstep_plan::DType, String> {
+    lockstep_plan::DType::ALL
+        .into_iter()
+        .find(|d| d.name() == text)
+        .ok_or_else(|| format!("unknown dtype {text:?}"))
 }
 
 #[derive(Debug, Args)]

@@ -3,6 +3,7 @@
 //! mean anything).
 
 pub(crate) mod ceremony;
+pub(crate) mod plan;
 
 use std::io::Write;
 use std::path::Path;

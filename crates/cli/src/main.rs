@@ -50,5 +50,8 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Bench(BenchCommand::Ceremony(args)) => {
             bench::ceremony::run(args, &cli.bench_worker_counts()?, cli.quiet)
         }
+        Command::Bench(BenchCommand::Plan(args)) => {
+            bench::plan::run(args, &cli.bench_worker_counts()?)
+        }
     }
 }

@@ -192,6 +192,11 @@ impl Program {
         }
     }
 
+    /// Sets the block length (elements), for the node-by-node baseline.
+    pub(crate) fn set_block(&mut self, block: usize) {
+        self.block = block;
+    }
+
     /// Scratch bytes one task allocates for `n` elements.
     pub(crate) fn task_bytes(&self, n: usize) -> u64 {
         let len = self.block.min(n) as u64;

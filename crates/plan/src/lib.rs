@@ -97,6 +97,18 @@ impl Plan {
         }
     }
 
+    /// The node-by-node baseline of the bench: the same kernels with one block of `n` elements,
+    /// so every node makes a full pass over memory into a full-size intermediate (slots still
+    /// reused by liveness). Same bits as [`Plan::executor`].
+    pub fn node_by_node_executor(&self, n: usize) -> Executor<'_> {
+        let mut program = exec::Program::compile(self);
+        program.set_block(n.max(1));
+        Executor {
+            plan: self,
+            program,
+        }
+    }
+
     /// [`Executor::run`] with a fresh executor.
     ///
     /// # Errors

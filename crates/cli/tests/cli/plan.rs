@@ -18,7 +18,9 @@ const PLAN: &str = r#"{ "version": 1,
 
 fn inputs(n: usize) -> (Array, Array) {
     let x: Vec<f32> = (0..n).map(|i| (i as f32 - 500.0) * 0.37).collect();
-    let k: Vec<i32> = (0..2 * n).map(|i| i32::try_from(i % 91).unwrap() - 45).collect();
+    let k: Vec<i32> = (0..2 * n)
+        .map(|i| i32::try_from(i % 91).unwrap() - 45)
+        .collect();
     (Array::from(x), Array::from(k))
 }
 
