@@ -5,6 +5,8 @@
 //! - `equivalence`: the fused executor against the node-by-node reference, bit for bit, at 1, 2,
 //!   3 and 5 workers and on a current-thread pool: every op x dtype, views, special values,
 //!   integer division by zero.
+//! - `random_plans`: random DAGs of random ops and dtypes against the reference (proptest).
+//! - `schema`: the committed JSON Schema agrees with the reader.
 
 #![allow(
     clippy::unwrap_used,
@@ -14,4 +16,6 @@
 
 mod equivalence;
 mod fixtures;
+mod random_plans;
+mod schema;
 mod validation;
