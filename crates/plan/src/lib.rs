@@ -97,11 +97,11 @@ impl Plan {
         }
     }
 
-    /// The node-by-node baseline of the bench: the same kernels with one block of `n` elements,
-    /// so every node makes a full pass over memory into a full-size intermediate (slots still
-    /// reused by liveness). Same bits as [`Plan::executor`].
+    /// The node-by-node baseline of the bench: the same kernels, no fused runs, one block of
+    /// `n` elements, so every node makes a full pass over memory into a full-size intermediate
+    /// (slots still reused by liveness). Same bits as [`Plan::executor`].
     pub fn node_by_node_executor(&self, n: usize) -> Executor<'_> {
-        let mut program = exec::Program::compile(self);
+        let mut program = exec::Program::compile_with(self, false);
         program.set_block(n.max(1));
         Executor {
             plan: self,

@@ -10,6 +10,7 @@
 
 #![allow(
     clippy::unwrap_used,
+    clippy::cast_possible_truncation,
     reason = "helpers of tests: a failure is a test failure"
 )]
 
