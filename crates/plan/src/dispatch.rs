@@ -10,7 +10,9 @@ use std::ops::Range;
 
 use lockstep_shard::Check;
 
-use crate::exec::{InPart, Outs, Program, TaskFailure, run_task_inline};
+use crate::Array;
+use crate::elem::Typed;
+use crate::exec::{InPart, Outs, Program, Run, TaskFailure, execute_run, run_task_inline};
 
 /// Runs one task with the best instruction set this CPU has.
 pub(crate) fn run_task(
@@ -54,4 +56,35 @@ fn run_task_avx2(
     check: &Check<'_>,
 ) -> Result<(), TaskFailure> {
     run_task_inline(program, ins, outs, range, check)
+}
+
+/// One fused run over one block, compiled on its own (not inlined into the task's runner, where
+/// the whole executor is one function) so the tile loop keeps its chain in registers.
+#[inline(never)]
+pub(crate) fn run_fused<T: Typed>(
+    run: &Run,
+    ins: &[InPart<'_>],
+    slots: &mut [Array],
+    start: usize,
+    len: usize,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if avx2() {
+        #[allow(unsafe_code)]
+        // SAFETY: as in `run_task`: the CPU has AVX2 and FMA.
+        return unsafe { run_fused_avx2::<T>(run, ins, slots, start, len) };
+    }
+    execute_run::<T>(run, ins, slots, start, len);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn run_fused_avx2<T: Typed>(
+    run: &Run,
+    ins: &[InPart<'_>],
+    slots: &mut [Array],
+    start: usize,
+    len: usize,
+) {
+    execute_run::<T>(run, ins, slots, start, len);
 }

@@ -2,7 +2,7 @@
 //! evaluated block by block, blocks split across workers.
 //!
 //! # How it runs
-//! - Every intermediate lives in a *slot* of one block (8 KiB of the plan's widest dtype: 2,048
+//! - Every intermediate lives in a *slot* of one block (16 KiB of the plan's widest dtype: 4,096
 //!   `f32`), never in a full-size array.
 //!   Slots are assigned by liveness in evaluation order: a node's slot is taken before its
 //!   arguments' slots are given back (an op never writes a slot it reads), and a slot is reused
@@ -17,7 +17,7 @@
 //!
 //! # Memory
 //! Beyond inputs and outputs, a run allocates `tasks_at_once x sum over slots of
-//! min(block, n) x slot dtype size` bytes, `block` being 8 KiB of the plan's widest dtype ([`Plan::working_bytes`]), where `tasks_at_once` is
+//! min(block, n) x slot dtype size` bytes, `block` being 16 KiB of the plan's widest dtype ([`Plan::working_bytes`]), where `tasks_at_once` is
 //! the pool's worker count (1 below [`MIN_PER_WORKER`] elements); nothing else grows with `n`.
 
 use std::ops::Range;
@@ -28,10 +28,11 @@ use crate::dtype::with_type;
 use crate::elem::{Elem, Typed};
 use crate::{Array, ArrayMut, ArrayRef, DType, Op, Plan, RunError, Value, kernels};
 
-/// Bytes per slot: 8 KiB (2,048 `f32`), so a long chain's few live slots and the inputs' blocks
-/// stay in the first-level cache (measured here: 16 KiB slots ran the 64-node chain 1.8x
-/// slower). A program's block is this many elements of its widest dtype.
-pub(crate) const BLOCK_BYTES: usize = 8 * 1024;
+/// Bytes per slot: 16 KiB (4,096 `f32`). Measured on the 64-node 1M f32 chain (2026-11-30):
+/// 8 KiB blocks 1.55 ms, 16 KiB 1.45 ms (a fused run resolves its arguments once per block),
+/// while unfused chains ran 1.8x slower at 16 KiB than at 8 KiB before fused runs existed. A
+/// program's block is this many bytes of its widest dtype.
+pub(crate) const BLOCK_BYTES: usize = 16 * 1024;
 
 /// The fewest elements worth a worker of their own (below it a run uses one task): about 20 µs
 /// of a short plan.
@@ -72,7 +73,7 @@ enum Step {
 /// first argument and nothing else using it: evaluated [`TILE`] elements at a time with the chain
 /// value held in registers, one load per operand and one store per tile (not per instruction).
 #[derive(Debug)]
-struct Run {
+pub(crate) struct Run {
     dtype: DType,
     /// The first instruction's first argument.
     first: Operand,
@@ -469,7 +470,7 @@ pub(crate) fn run_task_inline(
                     }
                 }
                 Step::Fused(run) => {
-                    with_type!(run.dtype, T => execute_run::<T>(run, ins, &mut slots, start, len))
+                    with_type!(run.dtype, T => crate::dispatch::run_fused::<T>(run, ins, &mut slots, start, len))
                 }
             }
         }
@@ -579,7 +580,7 @@ fn fuse(
 // A fused run over one block: tile by tile, the chain value in a fixed-size array the compiler
 // keeps in registers, each op applied to the whole tile in turn.
 #[inline(always)]
-fn execute_run<T: Typed>(
+pub(crate) fn execute_run<T: Typed>(
     run: &Run,
     ins: &[InPart<'_>],
     slots: &mut [Array],

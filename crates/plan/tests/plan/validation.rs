@@ -175,8 +175,8 @@ fn a_budget_refuses_a_run_before_it_allocates() {
     let needed = plan.working_bytes(x.len(), &pool);
     assert_eq!(
         needed,
-        2 * 8192,
-        "one f32 slot of a block (8 KiB) per worker"
+        2 * 16 * 1024,
+        "one f32 slot of a block (16 KiB) per worker"
     );
     let refs = [x.as_array_ref()];
     let error = plan
