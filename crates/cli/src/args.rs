@@ -411,7 +411,7 @@ pub(crate) struct BenchPlanArgs {
     /// Dtypes to run (f32, f64, i32).
     #[arg(long, value_delimiter = ',', default_value = "f32,f64,i32", value_parser = parse_dtype, value_name = "D,...")]
     pub(crate) dtypes: Vec<lockstep_plan::DType>,
-    /// Runs per contender; the best is reported.
+    /// Runs per contender; the median is reported.
     #[arg(long, default_value_t = 15, value_name = "R")]
     pub(crate) repeats: usize,
     /// Where scripts/install-peers put the Python peers (numpy, numexpr in .venv).
