@@ -2,17 +2,14 @@
 
 use crate::{ArrayMut, ArrayRef, Plan, RunError};
 
-/// The number of elements a run computes: the plan's fixed length, else what the first input's
-/// view takes from its array, else what the first output's view fits in its array.
+/// The inputs checked against the plan: the number of elements they fix (the plan's fixed
+/// length, else what the first input's view takes from its array), `None` if the plan has no
+/// inputs and no fixed length.
 ///
 /// # Errors
-/// [`RunError::Binding`] for a wrong number of arrays, a dtype that is not the plan's, a view
+/// [`RunError::Binding`] for a wrong number of inputs, a dtype that is not the plan's, a view
 /// that reaches past its array, or inputs whose views take different numbers of elements.
-pub(crate) fn bind(
-    plan: &Plan,
-    inputs: &[ArrayRef<'_>],
-    outputs: &[ArrayMut<'_>],
-) -> Result<usize, RunError> {
+pub(crate) fn bind_inputs(plan: &Plan, inputs: &[ArrayRef<'_>]) -> Result<Option<usize>, RunError> {
     let binding = |at: String, message: String| RunError::Binding { at, message };
     if inputs.len() != plan.inputs.len() {
         return Err(binding(
@@ -21,16 +18,6 @@ pub(crate) fn bind(
                 "the plan has {} inputs, the run passed {}",
                 plan.inputs.len(),
                 inputs.len()
-            ),
-        ));
-    }
-    if outputs.len() != plan.outputs.len() {
-        return Err(binding(
-            "outputs".to_owned(),
-            format!(
-                "the plan has {} outputs, the run passed {}",
-                plan.outputs.len(),
-                outputs.len()
             ),
         ));
     }
@@ -62,9 +49,8 @@ pub(crate) fn bind(
             None => length = Some((n, at.clone())),
         }
     }
-    let n = match length {
-        Some((n, _)) => n,
-        None => plan.outputs[0].view.fitting(outputs[0].len()),
+    let Some((n, _)) = length else {
+        return Ok(None);
     };
     for (i, (input, array)) in plan.inputs.iter().zip(inputs).enumerate() {
         let span = input.view.span(n);
@@ -80,6 +66,36 @@ pub(crate) fn bind(
             ));
         }
     }
+    Ok(Some(n))
+}
+
+/// The number of elements a run computes ([`bind_inputs`], else what the first output's view
+/// fits in its array), with the outputs checked too.
+///
+/// # Errors
+/// As [`bind_inputs`], and for a wrong number of outputs, a dtype that is not the plan's, or a
+/// view that reaches past its array.
+pub(crate) fn bind(
+    plan: &Plan,
+    inputs: &[ArrayRef<'_>],
+    outputs: &[ArrayMut<'_>],
+) -> Result<usize, RunError> {
+    let binding = |at: String, message: String| RunError::Binding { at, message };
+    let fixed = bind_inputs(plan, inputs)?;
+    if outputs.len() != plan.outputs.len() {
+        return Err(binding(
+            "outputs".to_owned(),
+            format!(
+                "the plan has {} outputs, the run passed {}",
+                plan.outputs.len(),
+                outputs.len()
+            ),
+        ));
+    }
+    let n = match fixed {
+        Some(n) => n,
+        None => plan.outputs[0].view.fitting(outputs[0].len()),
+    };
     for (i, (output, array)) in plan.outputs.iter().zip(outputs).enumerate() {
         let at = format!("outputs[{i}] \"{}\"", output.id);
         if array.dtype() != output.dtype {

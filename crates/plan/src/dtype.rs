@@ -162,6 +162,16 @@ impl Array {
         with_type!(dtype, T => Array::from(vec![T::default(); len]))
     }
 
+    /// `len` zeros of `dtype`, or `None` if the memory cannot be reserved.
+    pub fn try_zeros(dtype: DType, len: usize) -> Option<Self> {
+        with_type!(dtype, T => {
+            let mut v: Vec<T> = Vec::new();
+            v.try_reserve_exact(len).ok()?;
+            v.resize(len, T::default());
+            Some(Array::from(v))
+        })
+    }
+
     /// The dtype of the elements.
     pub fn dtype(&self) -> DType {
         match self {

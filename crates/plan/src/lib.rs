@@ -146,17 +146,28 @@ impl Plan {
     /// Zeroed output arrays for a run over `inputs`, each as long as its view needs.
     ///
     /// # Errors
-    /// [`RunError::Binding`] if the inputs do not match the plan, or nothing fixes the length.
+    /// [`RunError::Binding`] if the inputs do not match the plan (checked before anything is
+    /// allocated), nothing fixes the length, or an output cannot be allocated.
     pub fn output_arrays(&self, inputs: &[ArrayRef<'_>]) -> Result<Vec<Array>, RunError> {
-        let n = self.element_count(inputs)?;
+        // The inputs first: a plan's lengths and strides are the user's, and nothing is allocated
+        // for a run they cannot feed.
+        let n = bind::bind_inputs(self, inputs)?.ok_or_else(|| RunError::Binding {
+            at: "inputs".to_owned(),
+            message: "nothing fixes the number of elements (no input, no view length)".to_owned(),
+        })?;
         self.outputs
             .iter()
-            .map(|output| {
+            .enumerate()
+            .map(|(i, output)| {
+                let at = format!("outputs[{i}] \"{}\"", output.id);
                 let len = output.view.span(n).ok_or_else(|| RunError::Binding {
-                    at: format!("output \"{}\"", output.id),
+                    at: at.clone(),
                     message: "its view's span overflows".to_owned(),
                 })?;
-                Ok(Array::zeros(output.dtype, len))
+                Array::try_zeros(output.dtype, len).ok_or_else(|| RunError::Binding {
+                    at,
+                    message: format!("{len} elements of {} cannot be allocated", output.dtype),
+                })
             })
             .collect()
     }

@@ -253,3 +253,43 @@ fn version_and_json_errors_are_typed() {
         Err(PlanError::Version { found: 7 })
     );
 }
+
+#[test]
+fn huge_lengths_and_strides_from_a_plan_are_errors_not_allocations() {
+    let pool = Pool::current_thread();
+    // A fixed length far past the input: refused before any output is allocated.
+    let long = Plan::from_json(
+        r#"{ "version": 1, "inputs": [{ "id": "x", "dtype": "f64", "view": { "length": 1000000000000 } }],
+             "nodes": [{ "id": "y", "op": "neg", "args": ["x"] }], "outputs": [{ "id": "o", "from": "y" }] }"#,
+    )
+    .unwrap();
+    let x = Array::from(vec![1.0f64; 4]);
+    assert_eq!(
+        long.run_to_arrays(
+            &pool,
+            &Control::new(),
+            &[x.as_array_ref()],
+            &RunOptions::default()
+        )
+        .unwrap_err()
+        .to_string(),
+        "inputs[0] \"x\": 1000000000000 elements at offset 0 stride 1 reach past its 4 elements"
+    );
+    // An output stride whose span cannot be allocated.
+    let wide = Plan::from_json(
+        r#"{ "version": 1, "inputs": [{ "id": "x", "dtype": "f64" }],
+             "nodes": [{ "id": "y", "op": "neg", "args": ["x"] }], "outputs": [{ "id": "o", "from": "y", "view": { "stride": 1000000000000000 } }] }"#,
+    )
+    .unwrap();
+    assert_eq!(
+        wide.run_to_arrays(
+            &pool,
+            &Control::new(),
+            &[x.as_array_ref()],
+            &RunOptions::default()
+        )
+        .unwrap_err()
+        .to_string(),
+        "outputs[0] \"o\": 3000000000000001 elements of f64 cannot be allocated"
+    );
+}
