@@ -1,9 +1,20 @@
+// @ts-check
 // The pool's errors: one class per outcome, each with a stable `code` and, where another error
 // caused it, that error as `cause`. Async APIs reject with these; only bad constructor options
-// throw (TypeError / RangeError).
+// throw (TypeError / RangeError). Their declared types are in index.d.ts.
+//
+// `details` are fields copied onto the error (exit code, versions, limits), as index.d.ts names
+// them for each class.
+
+/** @typedef {{ [field: string]: unknown }} Details */
 
 /** The base of every error the pool produces. */
 export class LockstepError extends Error {
+  /**
+   * @param {string} message
+   * @param {string} code
+   * @param {ErrorOptions} [options]
+   */
   constructor(message, code, options) {
     super(message, options);
     this.name = new.target.name;
@@ -18,6 +29,12 @@ export class LockstepError extends Error {
  * waiting for it and every later `run` reject with this error (no retries).
  */
 export class StartupError extends LockstepError {
+  /**
+   * @param {string} message
+   * @param {'timeout' | 'version' | 'asset' | 'crash'} reason
+   * @param {Details} [details]
+   * @param {ErrorOptions} [options]
+   */
   constructor(message, reason, details = {}, options) {
     super(message, 'ERR_WORKER_STARTUP', options);
     this.reason = reason;
@@ -27,6 +44,7 @@ export class StartupError extends LockstepError {
 
 /** The worker running the task exited or threw outside any task; it has been replaced. */
 export class WorkerCrashError extends LockstepError {
+  /** @param {string} message @param {Details} [details] @param {ErrorOptions} [options] */
   constructor(message, details = {}, options) {
     super(message, 'ERR_WORKER_CRASHED', options);
     Object.assign(this, details);
@@ -35,6 +53,7 @@ export class WorkerCrashError extends LockstepError {
 
 /** The running task reported no progress within the silence limit; its worker was replaced. */
 export class WorkerHangError extends LockstepError {
+  /** @param {string} message @param {Details} [details] */
   constructor(message, details = {}) {
     super(message, 'ERR_WORKER_SILENT');
     Object.assign(this, details);
@@ -43,6 +62,7 @@ export class WorkerHangError extends LockstepError {
 
 /** The task ran longer than its timeout (counted from when it started running). */
 export class TaskTimeoutError extends LockstepError {
+  /** @param {string} message @param {Details} [details] */
   constructor(message, details = {}) {
     super(message, 'ERR_TASK_TIMEOUT');
     Object.assign(this, details);
@@ -51,6 +71,7 @@ export class TaskTimeoutError extends LockstepError {
 
 /** The task's own code failed in the worker; `cause` carries the worker's error name and message. */
 export class TaskError extends LockstepError {
+  /** @param {string} message @param {ErrorOptions} [options] */
   constructor(message, options) {
     super(message, 'ERR_TASK_FAILED', options);
   }
@@ -58,6 +79,7 @@ export class TaskError extends LockstepError {
 
 /** A worker sent a message the protocol does not allow; the worker was replaced. */
 export class ProtocolError extends LockstepError {
+  /** @param {string} message */
   constructor(message) {
     super(message, 'ERR_PROTOCOL');
   }
@@ -65,6 +87,7 @@ export class ProtocolError extends LockstepError {
 
 /** The queue already holds `maxQueue` tasks (with `maxQueue: 0`, no worker was free). */
 export class QueueFullError extends LockstepError {
+  /** @param {string} message */
   constructor(message) {
     super(message, 'ERR_QUEUE_FULL');
   }
@@ -72,6 +95,7 @@ export class QueueFullError extends LockstepError {
 
 /** The task's reservation does not fit in what is left of the memory budget. */
 export class BudgetError extends LockstepError {
+  /** @param {string} message @param {Details} [details] */
   constructor(message, details = {}) {
     super(message, 'ERR_BUDGET');
     Object.assign(this, details);
@@ -80,6 +104,7 @@ export class BudgetError extends LockstepError {
 
 /** The task's input cannot be snapshotted (a detached buffer, a function, a symbol, an uncloneable object). */
 export class InputError extends LockstepError {
+  /** @param {string} message @param {ErrorOptions} [options] */
   constructor(message, options) {
     super(message, 'ERR_INPUT', options);
   }
@@ -87,6 +112,7 @@ export class InputError extends LockstepError {
 
 /** The task was cancelled through its AbortSignal; `cause` is the signal's reason. */
 export class AbortError extends LockstepError {
+  /** @param {string} message @param {ErrorOptions} [options] */
   constructor(message, options) {
     super(message, 'ABORT_ERR', options);
   }
@@ -94,6 +120,7 @@ export class AbortError extends LockstepError {
 
 /** The pool was closed before the task could finish (or `run` was called after `close`). */
 export class PoolClosedError extends LockstepError {
+  /** @param {string} message */
   constructor(message) {
     super(message, 'ERR_POOL_CLOSED');
   }

@@ -1,3 +1,4 @@
+// @ts-check
 // lockstep: a supervised worker pool for Node and browsers, and lockstep's engines on it.
 export { Pool, SILENCE_DEFAULTS, defaultReservation } from './pool.js';
 export { PROTOCOL_VERSION } from './protocol.js';

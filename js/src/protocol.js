@@ -1,3 +1,4 @@
+// @ts-check
 // The messages between the pool and its workers, and their validation. Both sides import this
 // file, so the shapes cannot drift apart.
 //
@@ -16,49 +17,79 @@ import { ProtocolError } from './errors.js';
 /** The version of the messages above. A worker of another version is refused at its handshake. */
 export const PROTOCOL_VERSION = 1;
 
-const isCount = (value) => Number.isSafeInteger(value) && value >= 0;
+// Each message as the receiving side may rely on it once checked. Fields the check does not
+// look at (a startup error's path, a task error's name and code) are `unknown`.
+/** @typedef {{ type: 'init', protocol: number, config: unknown }} InitMessage */
+/** @typedef {{ type: 'task', id: number, op: string, input: unknown }} TaskMessage */
+/** @typedef {InitMessage | TaskMessage} PoolMessage  pool -> worker */
+/** @typedef {{ type: 'hello', protocol: number, abi: number, asset: string }} HelloMessage */
+/** @typedef {{ type: 'startup-error', reason: string, message: string, path?: unknown }} StartupErrorMessage */
+/** @typedef {{ type: 'progress', id: number, done: number, total: number }} ProgressMessage */
+/** @typedef {{ type: 'result', id: number, output: unknown }} ResultMessage */
+/**
+ * @typedef {{ type: 'error', id: number, error: { name?: unknown, message: string, code?: unknown },
+ *             fatal: boolean }} ErrorMessage
+ */
+/**
+ * @typedef {HelloMessage | StartupErrorMessage | ProgressMessage | ResultMessage | ErrorMessage} WorkerMessage
+ *   worker -> pool
+ */
+
+/** Whether `value` is a whole number >= 0 (a version, a task id, a count). @param {unknown} value @returns {value is number} */
+export const isCount = (value) => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+/** @param {unknown} value @returns {value is string} */
 const isText = (value) => typeof value === 'string';
 
 /**
  * The message `data` from a worker, checked against the protocol: returns it, or throws a
  * ProtocolError that says what is wrong with it.
+ *
+ * @param {unknown} data
+ * @returns {WorkerMessage}
  */
 export function checkWorkerMessage(data) {
   if (data === null || typeof data !== 'object') {
     throw new ProtocolError(`worker sent ${describe(data)}, not a message object`);
   }
+  const fields = /** @type {{ readonly [field: string]: unknown }} */ (data);
+  /** @param {string} what @returns {never} */
   const fail = (what) => {
-    throw new ProtocolError(`worker sent a '${data.type}' message ${what}`);
+    throw new ProtocolError(`worker sent a '${fields.type}' message ${what}`);
   };
-  switch (data.type) {
+  // Each case returns the message once its fields are checked: that check is what the cast
+  // to the message's type stands for.
+  switch (fields.type) {
     case 'hello':
-      if (!isCount(data.protocol)) fail('without a protocol version');
-      if (!isCount(data.abi)) fail('without an ABI version');
-      if (!isText(data.asset)) fail('without the name of its asset');
-      return data;
+      if (!isCount(fields.protocol)) fail('without a protocol version');
+      if (!isCount(fields.abi)) fail('without an ABI version');
+      if (!isText(fields.asset)) fail('without the name of its asset');
+      return /** @type {HelloMessage} */ (data);
     case 'startup-error':
-      if (!isText(data.reason) || !isText(data.message)) fail('without a reason and a message');
-      return data;
+      if (!isText(fields.reason) || !isText(fields.message)) fail('without a reason and a message');
+      return /** @type {StartupErrorMessage} */ (data);
     case 'progress':
-      if (!isCount(data.id)) fail('without a task id');
-      if (!isCount(data.done) || !isCount(data.total)) fail('whose done/total are not counts');
-      return data;
+      if (!isCount(fields.id)) fail('without a task id');
+      if (!isCount(fields.done) || !isCount(fields.total)) fail('whose done/total are not counts');
+      return /** @type {ProgressMessage} */ (data);
     case 'result':
-      if (!isCount(data.id)) fail('without a task id');
+      if (!isCount(fields.id)) fail('without a task id');
       if (!('output' in data)) fail('without an output');
-      return data;
-    case 'error':
-      if (!isCount(data.id)) fail('without a task id');
-      if (data.error === null || typeof data.error !== 'object' || !isText(data.error.message)) {
+      return /** @type {ResultMessage} */ (data);
+    case 'error': {
+      if (!isCount(fields.id)) fail('without a task id');
+      const error = fields.error;
+      if (error === null || typeof error !== 'object' || !('message' in error) || !isText(error.message)) {
         fail('without an error message');
       }
-      if (typeof data.fatal !== 'boolean') fail('without saying whether it is fatal');
-      return data;
+      if (typeof fields.fatal !== 'boolean') fail('without saying whether it is fatal');
+      return /** @type {ErrorMessage} */ (data);
+    }
     default:
-      throw new ProtocolError(`worker sent a message of unknown type ${describe(data.type)}`);
+      throw new ProtocolError(`worker sent a message of unknown type ${describe(fields.type)}`);
   }
 }
 
+/** @param {unknown} value */
 function describe(value) {
   if (value === null) return 'null';
   if (typeof value === 'string') return JSON.stringify(value.slice(0, 40));

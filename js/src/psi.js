@@ -1,3 +1,4 @@
+// @ts-check
 // PSI on the supervised pool: a joiner's request computed by lockstep's wasm module in a worker,
 // byte-identical to `lockstep psi request` (native) for the same key and values.
 
@@ -6,6 +7,24 @@ import { Pool } from './pool.js';
 /** The ABI version of the wasm module this package's PSI ops speak (bindings/wasm ABI_VERSION). */
 export const WASM_ABI = 1;
 
+/**
+ * The config every PSI worker's `load` gets (psi-worker.js).
+ *
+ * @typedef {object} PsiConfig
+ * @property {'auto' | 'simd' | 'scalar'} [asset]
+ * @property {string} [assetBase]  the folder holding scalar/ and simd/, resolved against psi-worker.js
+ */
+
+/**
+ * The input of the 'psi.request' op (psi-worker.js): the key and packed values (packValues).
+ *
+ * @typedef {object} PsiInput
+ * @property {Uint8Array} key     a copy, wiped by the wasm module
+ * @property {Uint8Array} values
+ * @property {Uint32Array} ends
+ * @property {boolean} reveal
+ */
+
 /** The module the PSI pool's workers run. */
 export const PSI_WORKER_URL = new URL('./psi-worker.js', import.meta.url);
 
@@ -13,6 +32,8 @@ export const PSI_WORKER_URL = new URL('./psi-worker.js', import.meta.url);
  * A pool whose workers each load the wasm module. `asset`: 'auto' (simd128 where the engine has
  * it), 'simd' or 'scalar'; `assetBase`: the folder holding `scalar/` and `simd/` (default: the
  * package's `wasm/`). Other options are the Pool's.
+ *
+ * @param {import('./index.js').PsiPoolOptions} [options]
  */
 export function createPsiPool({ asset = 'auto', assetBase, ...options } = {}) {
   return new Pool({
@@ -29,6 +50,8 @@ const encoder = new TextEncoder();
 /**
  * `values` (strings, as UTF-8, or Uint8Arrays) packed as the wasm module takes them: their bytes
  * back to back and the end offset of each.
+ *
+ * @param {Array<string | Uint8Array>} values
  */
 export function packValues(values) {
   if (!Array.isArray(values)) throw new TypeError('values must be an array of strings or Uint8Arrays');
@@ -57,8 +80,14 @@ export function packValues(values) {
  *
  * Key material: `key` is copied once here; the copy moves to the worker, where the wasm module
  * wipes it after use. The caller's array is untouched.
+ *
+ * @param {import('./index.js').Pool} pool
+ * @param {{ key: Uint8Array, values: Array<string | Uint8Array>, reveal?: boolean }} request
+ * @param {Omit<import('./index.js').RunOptions<Uint8Array>, 'owned' | 'validate'>} [options]
+ * @returns {Promise<Uint8Array>}
  */
 export function psiRequest(pool, { key, values, reveal = true }, options = {}) {
+  /** @type {PsiInput} */
   let input;
   try {
     if (!(key instanceof Uint8Array)) throw new TypeError('key must be a Uint8Array');

@@ -1,13 +1,37 @@
+// @ts-check
 // Inputs are copied when a task is submitted, so what the caller does to them afterwards
 // (writing into a typed array, transferring or detaching its buffer) cannot reach the task. The
 // copies are compact (a subarray copies its own bytes, not its whole buffer) and are then
 // transferred to the worker, not copied a second time.
 
 import { InputError } from './errors.js';
+import { messageOf } from './fields.js';
 
+/**
+ * @template {ArrayBufferLike} [B=ArrayBufferLike]
+ * @typedef {Int8Array<B> | Uint8Array<B> | Uint8ClampedArray<B> | Int16Array<B> | Uint16Array<B> |
+ *   Int32Array<B> | Uint32Array<B> | Float32Array<B> | Float64Array<B> | BigInt64Array<B> |
+ *   BigUint64Array<B>} AnyTypedArray
+ */
+/** @typedef {new (source: AnyTypedArray) => AnyTypedArray<ArrayBuffer>} TypedArrayClass  copies `source` */
+
+/**
+ * %TypedArray%, the class every typed array class extends (it is not a global, and cannot be
+ * constructed itself).
+ *
+ * @type {abstract new () => AnyTypedArray}
+ */
 const TypedArray = Object.getPrototypeOf(Uint8Array);
 
+/**
+ * The intrinsic class of a typed array (Uint8Array for a Node Buffer, say): the prototype just
+ * below %TypedArray%.prototype in its chain.
+ *
+ * @param {AnyTypedArray} view
+ * @returns {TypedArrayClass}
+ */
 function intrinsicOf(view) {
+  /** @type {{ constructor: TypedArrayClass }} */
   let proto = Object.getPrototypeOf(view);
   while (Object.getPrototypeOf(proto) !== TypedArray.prototype) proto = Object.getPrototypeOf(proto);
   return proto.constructor;
@@ -22,10 +46,20 @@ function intrinsicOf(view) {
  * refuses, naming where in the input it is. Class instances other than those go through
  * structuredClone too, and so arrive as plain objects. Two views of one buffer become two
  * separate copies (each holds its own bytes only).
+ *
+ * @param {unknown} value
+ * @returns {{ value: unknown, transfer: ArrayBuffer[] }}
  */
 export function snapshot(value) {
+  /** @type {ArrayBuffer[]} */
   const transfer = [];
+  /** @type {Map<object, unknown>} the copy of each object met so far */
   const seen = new Map();
+  /**
+   * @param {unknown} item
+   * @param {string} path  where `item` is in the input, as `input${path}` names it
+   * @returns {unknown}
+   */
   const copy = (item, path) => {
     if (item === null || (typeof item !== 'object' && typeof item !== 'function')) {
       if (typeof item === 'symbol') throw new InputError(`input${path} is a symbol`);
@@ -33,22 +67,27 @@ export function snapshot(value) {
     }
     if (typeof item === 'function') throw new InputError(`input${path} is a function`);
     if (seen.has(item)) return seen.get(item);
+    /** @type {unknown} */
     let out;
     try {
       if (item instanceof ArrayBuffer) {
-        out = item.slice(0);
-        transfer.push(out);
+        const buffer = item.slice(0);
+        transfer.push(buffer);
+        out = buffer;
       } else if (item instanceof TypedArray) {
         // The intrinsic constructor, not item.slice(): Node's Buffer#slice does not copy.
-        out = new (intrinsicOf(item))(item);
-        transfer.push(out.buffer);
+        const view = new (intrinsicOf(item))(item);
+        transfer.push(view.buffer);
+        out = view;
       } else if (item instanceof DataView) {
         const bytes = new Uint8Array(item.buffer, item.byteOffset, item.byteLength);
-        out = new DataView(new Uint8Array(bytes).buffer);
-        transfer.push(out.buffer);
+        const view = new DataView(new Uint8Array(bytes).buffer);
+        transfer.push(view.buffer);
+        out = view;
       } else if (typeof SharedArrayBuffer === 'function' && item instanceof SharedArrayBuffer) {
-        out = new Uint8Array(item).slice().buffer;
-        transfer.push(out);
+        const buffer = new Uint8Array(item).slice().buffer;
+        transfer.push(buffer);
+        out = buffer;
       }
     } catch (error) {
       throw new InputError(`input${path} cannot be copied (is its buffer detached?)`, {
@@ -60,24 +99,29 @@ export function snapshot(value) {
       return out;
     }
     if (Array.isArray(item)) {
-      out = new Array(item.length);
-      seen.set(item, out);
-      for (let i = 0; i < item.length; i++) out[i] = copy(item[i], `${path}[${i}]`);
-      return out;
+      /** @type {unknown[]} */
+      const list = new Array(item.length);
+      seen.set(item, list);
+      for (let i = 0; i < item.length; i++) list[i] = copy(item[i], `${path}[${i}]`);
+      return list;
     }
+    /** @type {object | null} */
     const proto = Object.getPrototypeOf(item);
     if (proto === Object.prototype || proto === null) {
-      out = proto === null ? Object.create(null) : {};
-      seen.set(item, out);
+      /** @type {object} */
+      const record = proto === null ? Object.create(null) : {};
+      seen.set(item, record);
       for (const key of Object.keys(item)) {
-        Object.defineProperty(out, key, { value: copy(item[key], `${path}.${key}`), writable: true, enumerable: true, configurable: true });
+        /** @type {unknown} */
+        const field = Reflect.get(item, key);
+        Object.defineProperty(record, key, { value: copy(field, `${path}.${key}`), writable: true, enumerable: true, configurable: true });
       }
-      return out;
+      return record;
     }
     try {
       out = structuredClone(item);
     } catch (error) {
-      throw new InputError(`input${path} cannot be cloned: ${error.message}`, { cause: error });
+      throw new InputError(`input${path} cannot be cloned: ${messageOf(error)}`, { cause: error });
     }
     seen.set(item, out);
     return out;
@@ -88,10 +132,16 @@ export function snapshot(value) {
 /**
  * The ArrayBuffers inside `value` (the caller's own, for an input it hands over with
  * `owned: true`): they are transferred, and so detached on the caller's side.
+ *
+ * @param {unknown} value
+ * @returns {ArrayBuffer[]}
  */
 export function ownedBuffers(value) {
+  /** @type {Set<ArrayBuffer>} */
   const buffers = new Set();
+  /** @type {Set<object>} */
   const seen = new Set();
+  /** @param {unknown} item */
   const walk = (item) => {
     if (item === null || typeof item !== 'object' || seen.has(item)) return;
     seen.add(item);
@@ -108,10 +158,14 @@ export function ownedBuffers(value) {
 /**
  * The bytes `value` holds in buffers and strings (a string counts two bytes a character): the
  * size a task's default reservation is derived from. Computed before anything is copied.
+ *
+ * @param {unknown} value
  */
 export function inputBytes(value) {
   let total = 0;
+  /** @type {Set<object>} */
   const seen = new Set();
+  /** @param {unknown} item */
   const walk = (item) => {
     if (typeof item === 'string') {
       total += 2 * item.length;

@@ -1,3 +1,4 @@
+// @ts-check
 // The worker side of the pool's protocol (protocol.js). A worker module calls `serve` once:
 //
 //   import { serve } from 'lockstep/worker';
@@ -16,13 +17,22 @@
 // An op that throws fails its task and the worker stays; a WebAssembly.RuntimeError (a trap:
 // a Rust panic in wasm) also ends the worker, since its instance is no longer usable.
 
-import { PROTOCOL_VERSION } from './protocol.js';
+import { fieldOf, messageOf } from './fields.js';
+import { PROTOCOL_VERSION, isCount } from './protocol.js';
 import { workerPort } from './platform.js';
 
-const isCount = (value) => Number.isSafeInteger(value) && value >= 0;
+// The published types of this module (worker.d.ts: an import of './worker.js' resolves to it),
+// which the code below is checked against.
+/** @typedef {Parameters<typeof import('./worker.js').serve>[0]} ServeOptions */
+/** @typedef {import('./protocol.js').PoolMessage} PoolMessage */
 
 /** The error `load` throws for an asset it cannot find. */
 export class AssetError extends Error {
+  /**
+   * @param {string} path
+   * @param {string} message
+   * @param {ErrorOptions} [options]
+   */
   constructor(path, message, options) {
     super(message, options);
     this.name = 'AssetError';
@@ -31,22 +41,32 @@ export class AssetError extends Error {
   }
 }
 
-/** Serves the pool's protocol on this worker's port with `ops`, after `load`. */
+/**
+ * Serves the pool's protocol on this worker's port with `ops`, after `load`: answers `init`
+ * with the handshake (or the startup error `load` threw), then runs each task's op and posts
+ * its progress and its result or error. Messages that are neither are ignored.
+ *
+ * @param {ServeOptions} options
+ */
 export function serve({ load = async () => ({ asset: 'js', abi: 0 }), ops }) {
   const port = workerPort();
+  /** @type {unknown} */
   let context;
-  port.onMessage(async (data) => {
+  port.onMessage(async (received) => {
+    // From the pool, which only posts PoolMessages (protocol.js).
+    const data = /** @type {PoolMessage | undefined} */ (received);
     if (data?.type === 'init') {
       try {
         const loaded = await load(data.config);
         context = loaded.context;
         port.post({ type: 'hello', protocol: PROTOCOL_VERSION, abi: loaded.abi, asset: loaded.asset });
       } catch (error) {
+        const path = fieldOf(error, 'path');
         port.post({
           type: 'startup-error',
-          reason: error?.code === 'ERR_ASSET_MISSING' ? 'asset' : 'load',
-          message: String(error?.message ?? error),
-          path: error?.path === undefined ? undefined : String(error.path),
+          reason: fieldOf(error, 'code') === 'ERR_ASSET_MISSING' ? 'asset' : 'load',
+          message: String(messageOf(error) ?? error),
+          path: path === undefined ? undefined : String(path),
         });
       }
       return;
@@ -56,6 +76,7 @@ export function serve({ load = async () => ({ asset: 'js', abi: 0 }), ops }) {
     let running = true;
     // Counts only (the protocol's rule), checked here so a wrong call fails the op, not the
     // worker; silent once the task has ended, so a late call cannot reach the next task.
+    /** @param {number} done @param {number} total */
     const progress = (done, total) => {
       if (!isCount(done) || !isCount(total)) {
         throw new TypeError(`progress(done, total) takes whole numbers >= 0, not (${done}, ${total})`);
@@ -75,13 +96,14 @@ export function serve({ load = async () => ({ asset: 'js', abi: 0 }), ops }) {
       }
     } catch (error) {
       running = false;
+      const code = fieldOf(error, 'code');
       port.post({
         type: 'error',
         id,
         error: {
-          name: String(error?.name ?? 'Error'),
-          message: String(error?.message ?? error),
-          code: typeof error?.code === 'string' ? error.code : undefined,
+          name: String(fieldOf(error, 'name') ?? 'Error'),
+          message: String(messageOf(error) ?? error),
+          code: typeof code === 'string' ? code : undefined,
         },
         fatal: error instanceof WebAssembly.RuntimeError,
       });
@@ -91,12 +113,15 @@ export function serve({ load = async () => ({ asset: 'js', abi: 0 }), ops }) {
 
 // Whole-buffer views at the top of the output (or in a top-level array / plain object): their
 // buffers move to the pool. A view into a larger buffer (wasm memory, a pool of bytes) is copied.
+/** @param {unknown} output @returns {ArrayBuffer[]} */
 function transferable(output) {
+  /** @type {unknown[]} */
   const items = Array.isArray(output)
     ? output
-    : output !== null && Object.getPrototypeOf(output ?? 0) === Object.prototype
+    : output !== null && typeof output === 'object' && Object.getPrototypeOf(output) === Object.prototype
       ? Object.values(output)
       : [output];
+  /** @type {Set<ArrayBuffer>} */
   const buffers = new Set();
   for (const item of items) {
     if (

@@ -13,6 +13,7 @@ import {
   PoolClosedError,
   ProtocolError,
   QueueFullError,
+  SILENCE_DEFAULTS,
   StartupError,
   TaskError,
   TaskTimeoutError,
@@ -177,6 +178,17 @@ export const scenarios = [
       const error = await rejects(slow, WorkerHangError, /reported no progress on 'ticks'/);
       equal(error.limit, limit, 'the derived limit');
       equal(p.silenceLimit('other op'), 60_000, 'limits are per op');
+      await closed(p);
+    },
+  ],
+  [
+    'silence options given as undefined take their defaults',
+    async () => {
+      const p = pool({ silence: { initial: undefined, min: undefined, factor: undefined, window: undefined } });
+      equal(p.silenceLimit('ticks'), SILENCE_DEFAULTS.initial, 'the default initial limit');
+      equal(await p.run('ticks', ticks(3, 5)), 3, 'not taken for hung at once');
+      const limit = p.silenceLimit('ticks');
+      ok(limit >= SILENCE_DEFAULTS.min && limit < SILENCE_DEFAULTS.initial, `a measured limit, at least the default min (${limit} ms)`);
       await closed(p);
     },
   ],
