@@ -136,10 +136,14 @@ export declare function createPsiPool(options?: PsiPoolOptions): Pool;
 /** Values packed as the wasm module takes them. */
 export declare function packValues(values: Array<string | Uint8Array>): { bytes: Uint8Array; ends: Uint32Array };
 
-/** A joiner's psi_proto.Request bytes, identical to `lockstep psi request` for distinct values. */
+/**
+ * A joiner's psi_proto.Request bytes over its rows' values, grouped into distinct keys (empty
+ * values left out; normalized with `normalize: true`): identical to `lockstep psi request
+ * --input FILE [--normalize]` for a FILE of these values, one per line.
+ */
 export declare function psiRequest(
   pool: Pool,
-  request: { key: Uint8Array; values: Array<string | Uint8Array>; reveal?: boolean },
+  request: { key: Uint8Array; values: Array<string | Uint8Array>; reveal?: boolean; normalize?: boolean },
   options?: Omit<RunOptions<Uint8Array>, 'owned' | 'validate'>,
 ): Promise<Uint8Array>;
 

@@ -14,7 +14,7 @@ import { isNode } from './platform.js';
  * @property {() => boolean} simd
  * @property {() => number} abiVersion
  * @property {(key: Uint8Array, values: Uint8Array, ends: Uint32Array, reveal: boolean,
- *             progress: (done: number, total: number) => void) => Uint8Array} psiRequest
+ *             normalize: boolean, progress: (done: number, total: number) => void) => Uint8Array} psiRequest
  */
 
 // (module (func (result v128) i32.const 0 i8x16.splat i8x16.popcnt)): valid only where the
@@ -79,8 +79,8 @@ serve({
   },
   ops: {
     /** @param {import('./psi.js').PsiInput} input @param {import('./worker.js').OpContext} op */
-    'psi.request': ({ key, values, ends, reveal }, { progress, context }) =>
-      /** @type {WasmGlue} what load returned */ (context).psiRequest(key, values, ends, reveal, progress),
+    'psi.request': ({ key, values, ends, reveal, normalize }, { progress, context }) =>
+      /** @type {WasmGlue} what load returned */ (context).psiRequest(key, values, ends, reveal, normalize, progress),
     noop: (input) => input,
   },
 });

@@ -1,11 +1,12 @@
 // @ts-check
 // PSI on the supervised pool: a joiner's request computed by lockstep's wasm module in a worker,
-// byte-identical to `lockstep psi request` (native) for the same key and values.
+// byte-identical to `lockstep psi request` (native) for the same key and rows: the module groups
+// the rows' values into distinct keys with the CLI's own code (lockstep_psi::linkage).
 
 import { Pool } from './pool.js';
 
 /** The ABI version of the wasm module this package's PSI ops speak (bindings/wasm ABI_VERSION). */
-export const WASM_ABI = 1;
+export const WASM_ABI = 2;
 
 /**
  * The config every PSI worker's `load` gets (psi-worker.js).
@@ -23,6 +24,7 @@ export const WASM_ABI = 1;
  * @property {Uint8Array} values
  * @property {Uint32Array} ends
  * @property {boolean} reveal
+ * @property {boolean} normalize
  */
 
 /** The module the PSI pool's workers run. */
@@ -74,25 +76,29 @@ export function packValues(values) {
 }
 
 /**
- * The joiner's `psi_proto.Request` bytes for `values` masked with `key` (big-endian scalar
- * bytes, as `lockstep psi key new` writes them), in input order; `reveal: false` asks for the
- * size only. `options` are `run`'s (signal, onProgress, timeout, reserve).
+ * The joiner's `psi_proto.Request` bytes for its rows' `values` masked with `key` (big-endian
+ * scalar bytes, as `lockstep psi key new` writes them): the values grouped into distinct keys
+ * (each masked once, in order of first appearance; empty values left out; trimmed, lowercased
+ * and whitespace-collapsed first with `normalize: true`), byte for byte what
+ * `lockstep psi request --input FILE [--normalize]` writes for a FILE of these values, one per
+ * line. `reveal: false` asks for the size only. `options` are `run`'s (signal, onProgress,
+ * timeout, reserve); progress counts distinct keys.
  *
  * Key material: `key` is copied once here; the copy moves to the worker, where the wasm module
  * wipes it after use. The caller's array is untouched.
  *
  * @param {import('./index.js').Pool} pool
- * @param {{ key: Uint8Array, values: Array<string | Uint8Array>, reveal?: boolean }} request
+ * @param {{ key: Uint8Array, values: Array<string | Uint8Array>, reveal?: boolean, normalize?: boolean }} request
  * @param {Omit<import('./index.js').RunOptions<Uint8Array>, 'owned' | 'validate'>} [options]
  * @returns {Promise<Uint8Array>}
  */
-export function psiRequest(pool, { key, values, reveal = true }, options = {}) {
+export function psiRequest(pool, { key, values, reveal = true, normalize = false }, options = {}) {
   /** @type {PsiInput} */
   let input;
   try {
     if (!(key instanceof Uint8Array)) throw new TypeError('key must be a Uint8Array');
     const { bytes, ends } = packValues(values);
-    input = { key: key.slice(), values: bytes, ends, reveal: Boolean(reveal) };
+    input = { key: key.slice(), values: bytes, ends, reveal: Boolean(reveal), normalize: Boolean(normalize) };
   } catch (error) {
     return Promise.reject(error);
   }

@@ -2,8 +2,8 @@
 // Node (test/node/pool.test.js) and in headless Chromium (test/node/browser.test.js). Each
 // scenario closes its pool and checks that every reservation came back.
 //
-// `env`: { browser, psi: { key, values, request, sizeOnly } } where `request` and `sizeOnly` are
-// the bytes `lockstep psi request` (native) wrote for `key` and `values`.
+// `env`: { browser, psi: { key, values, distinct, request, sizeOnly, normalized } } where the
+// last three are the bytes `lockstep psi request` (native) wrote for `key` and `values`.
 
 import {
   AbortError,
@@ -543,13 +543,15 @@ export const scenarios = [
       for (const asset of ['scalar', 'simd']) {
         const p = createPsiPool({ workers: 2, asset, startupTimeout: 20_000 });
         const reports = [];
-        const [reveal, sizeOnly] = await Promise.all([
+        const [reveal, sizeOnly, normalized] = await Promise.all([
           psiRequest(p, { key: env.psi.key, values: env.psi.values }, { onProgress: (r) => reports.push(r.done) }),
           psiRequest(p, { key: env.psi.key, values: env.psi.values, reveal: false }),
+          psiRequest(p, { key: env.psi.key, values: env.psi.values, normalize: true }),
         ]);
         sameBytes(reveal, env.psi.request, `${asset}: reveal request`);
         sameBytes(sizeOnly, env.psi.sizeOnly, `${asset}: size-only request`);
-        equal(reports.at(-1), env.psi.values.length, 'progress reaches the end');
+        sameBytes(normalized, env.psi.normalized, `${asset}: normalized request`);
+        equal(reports.at(-1), env.psi.distinct, 'progress counts distinct keys, to the end');
         ok(env.psi.key.some((byte) => byte !== 0), "the caller's key is untouched");
         await rejects(psiRequest(p, { key: new Uint8Array(32), values: ['a'] }), TaskError, /key/);
         await closed(p);

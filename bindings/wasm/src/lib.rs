@@ -10,8 +10,9 @@
 //!   in its handshake and the pool refuses a module of another version.
 //! - [`simd`]: whether this is the simd128 build (the package ships a scalar and a simd128 build;
 //!   both give the same bytes).
-//! - [`psi_request`] (`psiRequest`): a joiner's OpenMined `psi_proto.Request`, on the portable
-//!   P-256 backend.
+//! - [`psi_request`] (`psiRequest`): a joiner's OpenMined `psi_proto.Request` over its rows'
+//!   values, grouped into distinct keys as `lockstep psi request` groups a file's rows (through
+//!   `lockstep_psi::linkage`, the CLI's own code), on the portable P-256 backend.
 //!
 //! Values cross the boundary packed: one byte array of all values back to back and one `u32`
 //! array of their end offsets, so a request of a million values is two transferable buffers,
@@ -32,8 +33,9 @@ use wasm_bindgen::prelude::*;
 pub use request::{PackError, RequestError, request};
 
 /// The version of this module's exports. It changes whenever an export's name, arguments or
-/// meaning change; the JS worker sends it in its handshake.
-pub const ABI_VERSION: u32 = 1;
+/// meaning change; the JS worker sends it in its handshake. 2: `psiRequest` masks distinct keys
+/// and takes `normalize`.
+pub const ABI_VERSION: u32 = 2;
 
 /// The version of this module's exports ([`ABI_VERSION`]).
 #[wasm_bindgen(js_name = abiVersion)]
@@ -48,8 +50,12 @@ pub fn simd() -> bool {
 }
 
 /// A joiner's request message (`psi_proto.Request` bytes, as `lockstep psi request` writes them):
-/// the values `values[ends[i-1]..ends[i]]` (with `ends[-1] = 0`) masked with `key` (32-byte
-/// big-endian scalar), in input order; `reveal` false makes a size-only request.
+/// the rows whose values are `values[ends[i-1]..ends[i]]` (with `ends[-1] = 0`), grouped into
+/// distinct keys (empty values left out, each key once in order of first appearance; trimmed,
+/// lowercased and whitespace-collapsed first when `normalize`), masked with `key` (32-byte
+/// big-endian scalar); `reveal` false makes a size-only request. The bytes equal
+/// `lockstep psi request --input FILE [--normalize]` for a plain-text FILE of the values, one per
+/// line.
 ///
 /// `progress`, if given, is called as `progress(done, total)` after each block of values; an
 /// exception it throws ends the call with that exception.
@@ -58,13 +64,15 @@ pub fn simd() -> bool {
 ///
 /// # Errors
 /// A JS `Error` naming the problem: a key out of range or weak, packed values whose offsets do
-/// not describe `values` (naming the first bad index), no values.
+/// not describe `values` (naming the first bad index), no non-empty value, a value that is not
+/// UTF-8 under normalization.
 #[wasm_bindgen(js_name = psiRequest)]
 pub fn psi_request(
     key: &mut [u8],
     values: &[u8],
     ends: &[u32],
     reveal: bool,
+    normalize: bool,
     progress: Option<js_sys::Function>,
 ) -> Result<Vec<u8>, JsValue> {
     let mut report = |done: usize, total: usize| -> Result<(), JsValue> {
@@ -79,7 +87,7 @@ pub fn psi_request(
             None => Ok(()),
         }
     };
-    match request(key, values, ends, reveal, &mut report) {
+    match request(key, values, ends, reveal, normalize, &mut report) {
         Ok(bytes) => Ok(bytes),
         Err(RequestError::Callback(thrown)) => Err(thrown),
         Err(error) => Err(JsError::new(&error.to_string()).into()),

@@ -1,5 +1,6 @@
 //! The joiner's request, over packed values, with progress per block.
 
+use lockstep_psi::linkage::{KeySpec, Party, Records};
 use lockstep_psi::{Backend, Element, Joiner, Key, Mode, PsiError, Request};
 use lockstep_shard::{Control, Pool};
 use zeroize::Zeroize;
@@ -40,43 +41,56 @@ pub enum RequestError<E> {
     /// The packed values are inconsistent.
     #[error(transparent)]
     Pack(#[from] PackError),
+    /// The values give no key (all empty), or one is not UTF-8 text under normalization; the
+    /// message is the CLI's for the same values, with `values` as the input's name.
+    #[error("{0}")]
+    Records(String),
     /// The progress callback failed; its error is returned as it came.
     #[error("the progress callback failed")]
     Callback(E),
 }
 
-/// The `psi_proto.Request` bytes for the values `values[ends[i-1]..ends[i]]`, masked with
-/// `key`, in input order; byte-identical to [`Joiner::request`] on any pool over the same key
-/// and values (the request masks each value on its own, so blocks concatenate).
+/// The `psi_proto.Request` bytes for the joiner's rows whose values are
+/// `values[ends[i-1]..ends[i]]`, masked with `key`: the rows grouped into distinct keys (each
+/// masked once, in order of first appearance; empty values left out), exactly as
+/// `lockstep psi request --input FILE` does for a plain-text FILE of those values, one per line
+/// (so byte-identical to it whenever no value holds a line break), `--normalize` when
+/// `normalize`. Byte-identical to [`lockstep_psi::linkage::request`] on any pool over the same key and keys
+/// (the request masks each key on its own, so blocks concatenate).
 ///
-/// `progress(done, total)` is called after every block of values; its first error ends the
-/// call. `key` is zeroed before this returns, whatever the outcome.
+/// `progress(done, total)` is called after every block of keys; its first error ends the call.
+/// `key` is zeroed before this returns, whatever the outcome.
 ///
 /// # Errors
-/// [`RequestError::Psi`] for a bad key or no values, [`RequestError::Pack`] for inconsistent
-/// offsets (checked before any masking), [`RequestError::Callback`] as described.
+/// [`RequestError::Psi`] for a bad key, [`RequestError::Pack`] for inconsistent offsets
+/// (checked before any masking), [`RequestError::Records`] for values without a key,
+/// [`RequestError::Callback`] as described.
 pub fn request<E>(
     key: &mut [u8],
     values: &[u8],
     ends: &[u32],
     reveal: bool,
+    normalize: bool,
     progress: &mut dyn FnMut(usize, usize) -> Result<(), E>,
 ) -> Result<Vec<u8>, RequestError<E>> {
     let parsed = Key::from_bytes(key);
     key.zeroize();
     let key = parsed?;
     let values = unpack(values, ends)?;
+    let spec = KeySpec {
+        columns: Vec::new(),
+        normalize,
+    };
+    let party = Party::from_records(Records::from_values(values), &spec)
+        .map_err(|e| RequestError::Records(e.in_file("values").to_string()))?;
+    let keys = party.keys().values();
     let mode = if reveal { Mode::Reveal } else { Mode::SizeOnly };
     let joiner = Joiner::new(&key, mode, Backend::Portable)?;
     let (pool, control) = (Pool::current_thread(), Control::new());
-    if values.is_empty() {
-        // The engine names the empty set.
-        joiner.request(&pool, &control, &values)?;
-    }
-    let mut elements: Vec<Element> = Vec::with_capacity(values.len());
-    for block in values.chunks(PROGRESS_BLOCK) {
+    let mut elements: Vec<Element> = Vec::with_capacity(keys.len());
+    for block in keys.chunks(PROGRESS_BLOCK) {
         elements.extend(joiner.request(&pool, &control, block)?.elements);
-        progress(elements.len(), values.len()).map_err(RequestError::Callback)?;
+        progress(elements.len(), keys.len()).map_err(RequestError::Callback)?;
     }
     Ok(Request { mode, elements }.to_bytes())
 }
@@ -131,43 +145,70 @@ mod tests {
         (bytes, ends)
     }
 
-    fn native(values: &[Vec<u8>], mode: Mode, workers: usize) -> Vec<u8> {
+    /// What the CLI's request does with a plain-text file of these values, one per line.
+    fn native(values: &[Vec<u8>], mode: Mode, normalize: bool, workers: usize) -> Vec<u8> {
         let key = Key::from_bytes(&KEY).unwrap();
         let joiner = Joiner::new(&key, mode, Backend::fastest()).unwrap();
         let pool = Pool::new(workers).unwrap();
-        joiner
-            .request(&pool, &Control::new(), values)
+        let file: Vec<u8> = values
+            .iter()
+            .flat_map(|v| [&v[..], b"\n"].concat())
+            .collect();
+        let spec = KeySpec {
+            columns: Vec::new(),
+            normalize,
+        };
+        let party = Party::read(&file[..], &spec).unwrap();
+        lockstep_psi::linkage::request(&joiner, &pool, &Control::new(), party.keys())
             .unwrap()
             .to_bytes()
     }
 
     #[test]
-    fn blocks_give_the_bytes_of_one_request_on_any_pool() {
-        // Crosses two block boundaries, with an empty value and a repeated one.
-        let mut values: Vec<Vec<u8>> = (0..2 * PROGRESS_BLOCK + 5)
+    fn distinct_keys_in_blocks_give_the_cli_bytes_on_any_pool() {
+        // Crosses two block boundaries of distinct keys, with an empty value, repeated values
+        // and values equal only once normalized.
+        let mut values: Vec<Vec<u8>> = (0..2 * PROGRESS_BLOCK + 9)
             .map(|i| format!("person-{i}@example.org").into_bytes())
             .collect();
         values[3] = Vec::new();
         values[PROGRESS_BLOCK] = values[1].clone();
+        values[7] = values[5].clone();
+        values[9] = b" PERSON-8@example.org ".to_vec();
         let (bytes, ends) = pack(&values);
-        for (reveal, mode) in [(true, Mode::Reveal), (false, Mode::SizeOnly)] {
-            let mut reports = Vec::new();
-            let mut key = KEY;
-            let got = request::<Infallible>(&mut key, &bytes, &ends, reveal, &mut |d, t| {
-                reports.push((d, t));
-                Ok(())
-            })
-            .unwrap();
-            assert_eq!(key, [0u8; 32], "the key copy is wiped");
-            let total = values.len();
-            let expected = vec![
-                (PROGRESS_BLOCK, total),
-                (2 * PROGRESS_BLOCK, total),
-                (total, total),
-            ];
-            assert_eq!(reports, expected);
-            for workers in [1, 2, 3, 5] {
-                assert_eq!(got, native(&values, mode, workers), "{workers} workers");
+        for normalize in [false, true] {
+            // Empty, and repeated: 3 rows (4 once normalized) share another row's key.
+            let distinct = values.len() - 3 - usize::from(normalize);
+            for (reveal, mode) in [(true, Mode::Reveal), (false, Mode::SizeOnly)] {
+                let mut reports = Vec::new();
+                let mut key = KEY;
+                let got = request::<Infallible>(
+                    &mut key,
+                    &bytes,
+                    &ends,
+                    reveal,
+                    normalize,
+                    &mut |d, t| {
+                        reports.push((d, t));
+                        Ok(())
+                    },
+                )
+                .unwrap();
+                assert_eq!(key, [0u8; 32], "the key copy is wiped");
+                let expected = vec![
+                    (PROGRESS_BLOCK, distinct),
+                    (2 * PROGRESS_BLOCK, distinct),
+                    (distinct, distinct),
+                ];
+                assert_eq!(reports, expected);
+                assert_eq!(Request::from_bytes(&got).unwrap().elements.len(), distinct);
+                for workers in [1, 2, 3, 5] {
+                    assert_eq!(
+                        got,
+                        native(&values, mode, normalize, workers),
+                        "{workers} workers"
+                    );
+                }
             }
         }
     }
@@ -179,12 +220,19 @@ mod tests {
             calls += 1;
             Ok(())
         };
-        let error = request(&mut KEY.clone(), b"abcdef", &[2, 1, 6], true, &mut count)
-            .unwrap_err()
-            .to_string();
+        let error = request(
+            &mut KEY.clone(),
+            b"abcdef",
+            &[2, 1, 6],
+            true,
+            false,
+            &mut count,
+        )
+        .unwrap_err()
+        .to_string();
         assert_eq!(error, "packed values: ends[1] = 1 is below ends[0] = 2");
         for (ends, last) in [(&[2u32, 5][..], 5), (&[2, 9][..], 9), (&[][..], 0)] {
-            let error = request(&mut KEY.clone(), b"abcdef", ends, true, &mut count)
+            let error = request(&mut KEY.clone(), b"abcdef", ends, true, false, &mut count)
                 .unwrap_err()
                 .to_string();
             assert_eq!(
@@ -199,18 +247,25 @@ mod tests {
     fn bad_keys_and_empty_sets_are_refused_and_the_key_is_still_wiped() {
         let mut ok = |_: usize, _: usize| -> Result<(), Infallible> { Ok(()) };
         let mut zero = [0u8; 32];
-        let error = request(&mut zero, b"a", &[1], true, &mut ok).unwrap_err();
+        let error = request(&mut zero, b"a", &[1], true, false, &mut ok).unwrap_err();
         assert!(
             matches!(error, RequestError::Psi(PsiError::KeyOutOfRange)),
             "{error}"
         );
-        let mut key = KEY;
-        let error = request(&mut key, b"", &[], true, &mut ok).unwrap_err();
-        assert!(
-            matches!(error, RequestError::Psi(PsiError::EmptySet(_))),
-            "{error}"
+        for (values, ends) in [(&b""[..], &[][..]), (&b""[..], &[0u32, 0][..])] {
+            let mut key = KEY;
+            let error = request(&mut key, values, ends, true, false, &mut ok).unwrap_err();
+            assert_eq!(
+                error.to_string(),
+                "values: no row has a non-empty key; nothing to intersect"
+            );
+            assert_eq!(key, [0u8; 32]);
+        }
+        let error = request(&mut KEY.clone(), b"\xff", &[1], true, true, &mut ok).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "values: row 1, column \"value\" is not UTF-8 text, which normalization needs"
         );
-        assert_eq!(key, [0u8; 32]);
     }
 
     #[test]
@@ -219,13 +274,20 @@ mod tests {
             .map(|i| i.to_le_bytes().to_vec())
             .collect();
         let (bytes, ends) = pack(&values);
-        let error = request(&mut KEY.clone(), &bytes, &ends, true, &mut |done, _| {
-            if done > PROGRESS_BLOCK {
-                Err("stop")
-            } else {
-                Ok(())
-            }
-        })
+        let error = request(
+            &mut KEY.clone(),
+            &bytes,
+            &ends,
+            true,
+            false,
+            &mut |done, _| {
+                if done > PROGRESS_BLOCK {
+                    Err("stop")
+                } else {
+                    Ok(())
+                }
+            },
+        )
         .unwrap_err();
         assert!(matches!(error, RequestError::Callback("stop")));
     }

@@ -132,11 +132,15 @@ pub enum CodecError {
 /// would be 300 TB of file).
 pub const MAX_POWER: u32 = 40;
 
+/// The largest power readers accept by default, and the largest a new ceremony may start with:
+/// 28, files of 77 GB.
+pub const DEFAULT_MAX_POWER: u32 = 28;
+
 /// Bounds on what a reader accepts before allocating for it, and what it knows of its input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
-    /// The largest domain size accepted, as a power of two (default 28: files of 77 GB; never
-    /// above [`MAX_POWER`]).
+    /// The largest domain size accepted, as a power of two (default [`DEFAULT_MAX_POWER`]: files
+    /// of 77 GB; never above [`MAX_POWER`]).
     pub max_power: u32,
     /// The exact power expected, if known (a contribution must match its predecessor).
     pub power: Option<u32>,
@@ -149,7 +153,7 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Self {
-            max_power: 28,
+            max_power: DEFAULT_MAX_POWER,
             power: None,
             file_len: None,
         }

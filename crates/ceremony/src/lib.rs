@@ -18,8 +18,16 @@
 
 pub mod codec;
 mod curve;
+mod file_kind;
 pub mod phase1;
 pub mod ptau;
 pub mod reference;
 
-pub use codec::{CodecError, Limits, Location, PointProblem};
+pub use codec::{CodecError, DEFAULT_MAX_POWER, Limits, Location, PointProblem};
+pub use file_kind::{FileKind, points_at_most};
+
+/// The ceremony's shard grain: a worker gets at least 128 points, milliseconds of curve work (a
+/// G1 decode with its subgroup check takes tens of microseconds, a G2 one and an update more),
+/// below which a thread costs more than it saves. Ask the shard policy for a run's workers in it:
+/// `policy.decide(points, GRAIN)`.
+pub const GRAIN: lockstep_shard::Grain = lockstep_shard::Grain::new(128, "points");

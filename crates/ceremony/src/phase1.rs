@@ -81,6 +81,10 @@ pub const BEACON_DST: &[u8] = b"Groth16 MPC Setup - Phase 1";
 /// system's randomness and the contributor's entropy.
 const CONTRIBUTION_DST: &[u8] = b"lockstep ceremony phase 1 contribution secrets";
 
+/// The most entropy text a contributor may mix in (1 MiB): more is surely a mistake (a file
+/// piped by accident), and front ends refuse it before reading further.
+pub const MAX_ENTROPY_BYTES: usize = 1 << 20;
+
 impl Secrets {
     /// Fresh secrets: 64 bytes of operating-system randomness, mixed with the SHA-256 of the
     /// contributor's `entropy` (may be empty) through `expand_message_xmd`, 64 bytes reduced

@@ -15,7 +15,7 @@ use crate::usage::UsageError;
 #[command(name = "lockstep", version, propagate_version = true)]
 pub(crate) struct Cli {
     /// Worker threads for every parallel step (default: LOCKSTEP_WORKERS, else the detected
-    /// parallelism). Output bytes never depend on it. `bench` takes a list: --workers 1,2.
+    /// parallelism). Output bytes never depend on it.
     #[arg(
         long,
         global = true,
@@ -46,9 +46,6 @@ pub(crate) enum Command {
     /// Typed-array compute plans: element-wise DAGs over raw or .npy arrays, run fused.
     #[command(subcommand)]
     Plan(PlanCommand),
-    /// Benchmarks against the peers, side by side.
-    #[command(subcommand)]
-    Bench(BenchCommand),
 }
 
 /// The plan engine's commands.
@@ -377,107 +374,6 @@ pub(crate) struct DemoArgs {
     pub(crate) dir: Option<PathBuf>,
 }
 
-#[derive(Debug, Subcommand)]
-pub(crate) enum BenchCommand {
-    /// PSI rows/s per operation, ours at each worker count beside @openmined/psi.js and
-    /// openmined.psi on the same rows.
-    Psi(BenchPsiArgs),
-    /// Ceremony phase 1 stages (new, contribute, decode, verify, seal) in ms: ours serial and at
-    /// each worker count beside gnark v0.15 (GOMAXPROCS=1 and 2) and snarkjs on the same power.
-    Ceremony(BenchCeremonyArgs),
-    /// Plan engine: chains of 3 and 64 additions in ms, fused (each worker count), node by
-    /// node and a bare loop, beside numpy (naive and in place) and numexpr on the same arrays.
-    Plan(BenchPlanArgs),
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct BenchPlanArgs {
-    /// Element counts to run.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "1024,262144,1048576",
-        value_name = "N,..."
-    )]
-    pub(crate) elements: Vec<usize>,
-    /// Chain lengths to run.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "3,64",
-        value_name = "K,..."
-    )]
-    pub(crate) nodes: Vec<usize>,
-    /// Dtypes to run (f32, f64, i32).
-    #[arg(long, value_delimiter = ',', default_value = "f32,f64,i32", value_parser = parse_dtype, value_name = "D,...")]
-    pub(crate) dtypes: Vec<lockstep_plan::DType>,
-    /// Runs per contender; the median is reported.
-    #[arg(long, default_value_t = 15, value_name = "R")]
-    pub(crate) repeats: usize,
-    /// Where scripts/install-peers put the Python peers (numpy, numexpr in .venv).
-    #[arg(long, default_value = "peers", value_name = "DIR")]
-    pub(crate) peers: PathBuf,
-    /// Skip numpy and numexpr (ours only).
-    #[arg(long)]
-    pub(crate) no_peers: bool,
-}
-
-fn parse_dtype(text: &str) -> Result<lockstep_plan::DType, String> {
-    lockstep_plan::DType::ALL
-        .into_iter()
-        .find(|d| d.name() == text)
-        .ok_or_else(|| format!("unknown dtype {text:?}"))
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct BenchCeremonyArgs {
-    /// Powers of two of the domain size to run.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "10,12,14",
-        value_name = "P,..."
-    )]
-    pub(crate) powers: Vec<u32>,
-    /// Rounds: each runs every contender once, interleaved; the best time is reported.
-    #[arg(long, default_value_t = 1, value_name = "R")]
-    pub(crate) repeats: usize,
-    /// Skip the serial reference (slow: one inversion per point) above this power.
-    #[arg(long, default_value_t = 14, value_name = "P")]
-    pub(crate) serial_max_power: u32,
-    /// Run snarkjs `powersoftau contribute`/`verify` up to this power (contribute takes 52 s at 14).
-    #[arg(long, default_value_t = 14, value_name = "P")]
-    pub(crate) snarkjs_max_power: u32,
-    /// Where scripts/install-peers put snarkjs.
-    #[arg(long, default_value = "peers", value_name = "DIR")]
-    pub(crate) peers: PathBuf,
-    /// The gnark harness directory (built with `go build` at the start).
-    #[arg(long, default_value = "interop/gnark", value_name = "DIR")]
-    pub(crate) gnark: PathBuf,
-    /// Skip gnark and snarkjs (ours only).
-    #[arg(long)]
-    pub(crate) no_peers: bool,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct BenchPsiArgs {
-    /// Rows per party.
-    #[arg(long, default_value_t = 100_000, value_name = "N")]
-    pub(crate) rows: usize,
-    /// Rounds: each runs every contender once, interleaved; the best rate is reported.
-    #[arg(long, default_value_t = 1, value_name = "R")]
-    pub(crate) repeats: usize,
-    /// Where scripts/install-peers put the peers.
-    #[arg(long, default_value = "peers", value_name = "DIR")]
-    pub(crate) peers: PathBuf,
-    /// Rows for psi.js, which is ~15x slower (default: the same as --rows).
-    #[arg(long, value_name = "N")]
-    pub(crate) psi_js_rows: Option<usize>,
-    /// Skip the peers (ours only).
-    #[arg(long)]
-    pub(crate) no_peers: bool,
-}
-
 impl Cli {
     /// The shard policy: `--workers`, else `LOCKSTEP_WORKERS` (read only without the flag),
     /// else the detected parallelism. A bad count is a usage error.
@@ -487,25 +383,13 @@ impl Cli {
             [one] => ShardPolicy::detected().with_request(*one, "--workers"),
             _ => {
                 return Err(UsageError(
-                    "--workers takes one count here; only `bench` takes a list".to_owned(),
+                    "--workers takes one count here; a list of counts is for `lockstep-bench`"
+                        .to_owned(),
                 )
                 .into());
             }
         };
-        Ok(policy
-            .map_err(|e| UsageError(e.to_string()))?
-            .with_min_items_per_worker(lockstep_psi::MIN_KEYS_PER_WORKER))
-    }
-
-    /// The worker counts `bench` runs at: the `--workers` list, else 1 and the policy's count.
-    pub(crate) fn bench_worker_counts(&self) -> anyhow::Result<Vec<usize>> {
-        if !self.workers.is_empty() {
-            return Ok(self.workers.iter().map(|w| w.get()).collect());
-        }
-        let base = ShardPolicy::from_env()
-            .map_err(|e| UsageError(e.to_string()))?
-            .base();
-        Ok(if base > 1 { vec![1, base] } else { vec![1] })
+        Ok(policy.map_err(|e| UsageError(e.to_string()))?)
     }
 }
 

@@ -3,16 +3,17 @@
 //! `main` parses arguments, calls library code and maps the outcome to an exit code:
 //! 0 on success, 1 on a failed run, 2 on a usage error (clap's own, and ours: conflicting flags,
 //! an output over an input, a bad worker count), which is always raised before any masking and
-//! before any output is written.
+//! before any output is written. Record rules, file formats and worker grains are the engines'
+//! (`lockstep-psi`, `lockstep-ceremony`, `lockstep-plan`); the rules of which files may be read
+//! and written are `lockstep-files`'.
 
 mod args;
-mod bench;
 mod ceremony;
-mod files;
 mod info;
 mod plan;
 mod progress;
 mod psi;
+mod session;
 mod usage;
 
 use std::io::Write;
@@ -20,7 +21,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::args::{BenchCommand, Cli, Command};
+use crate::args::{Cli, Command};
+use crate::session::Session;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -39,19 +41,11 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: &Cli) -> anyhow::Result<()> {
+    let policy = cli.policy()?;
     match &cli.command {
-        Command::Info => info::print(&mut std::io::stdout().lock(), &cli.policy()?),
-        Command::Psi(args) => psi::run(args, cli.policy()?, cli.quiet),
-        Command::Ceremony(command) => ceremony::run(command, cli.policy()?, cli.quiet),
-        Command::Plan(command) => plan::run(command, cli.policy()?, cli.quiet),
-        Command::Bench(BenchCommand::Psi(args)) => {
-            bench::psi(args, &cli.bench_worker_counts()?, cli.quiet)
-        }
-        Command::Bench(BenchCommand::Ceremony(args)) => {
-            bench::ceremony::run(args, &cli.bench_worker_counts()?, cli.quiet)
-        }
-        Command::Bench(BenchCommand::Plan(args)) => {
-            bench::plan::run(args, &cli.bench_worker_counts()?)
-        }
+        Command::Info => info::print(&mut std::io::stdout().lock(), &policy),
+        Command::Psi(args) => psi::run(args, Session::new(policy, cli.quiet)),
+        Command::Ceremony(command) => ceremony::run(command, Session::new(policy, cli.quiet)),
+        Command::Plan(command) => plan::run(command, &Session::new(policy, cli.quiet)),
     }
 }

@@ -1,22 +1,21 @@
-//! `lockstep plan validate | run`: plans over arrays in files (raw little-endian or `.npy`).
+//! `lockstep plan validate | run`: plans over arrays in files (raw little-endian or `.npy`, as
+//! `lockstep_plan::ArrayFormat` tells them apart).
 
 use std::io::Write as _;
-use std::path::Path;
-use std::time::Instant;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
-use lockstep_plan::{Array, DType, Plan, RunOptions, npy};
-use lockstep_shard::{Control, Pool, ShardPolicy};
+use lockstep_files::{Files, open_input};
+use lockstep_plan::{Array, ArrayFormat, BindingError, GRAIN, Plan, RunOptions, Side};
 
 use crate::args::{PlanCommand, PlanRunArgs};
-use crate::files::{Files, open_input};
-use crate::progress::StepBar;
+use crate::session::{Session, thousands, workers};
 use crate::usage::usage;
 
-pub(crate) fn run(command: &PlanCommand, policy: ShardPolicy, quiet: bool) -> anyhow::Result<()> {
+pub(crate) fn run(command: &PlanCommand, session: &Session) -> anyhow::Result<()> {
     match command {
         PlanCommand::Validate { plan } => validate(plan),
-        PlanCommand::Run(args) => run_plan(args, &policy, quiet),
+        PlanCommand::Run(args) => run_plan(args, session),
     }
 }
 
@@ -64,71 +63,32 @@ fn validate(path: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn is_npy(path: &Path) -> bool {
-    path.extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("npy"))
-}
-
-// An input file as the plan's `dtype`: `.npy` (its dtype must match) or raw little-endian.
-fn read_array(name: &str, path: &Path, dtype: DType) -> anyhow::Result<Array> {
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut open_input("--input", path)?, &mut bytes)
-        .with_context(|| format!("{}", path.display()))?;
-    let shown = path.display();
-    if is_npy(path) {
-        let array = npy::read(&bytes).with_context(|| format!("--input {name}={shown}"))?;
-        if array.dtype() != dtype {
-            anyhow::bail!(
-                "--input {name}={shown}: the file holds {} ('{}') but the plan's input \"{name}\" is {dtype} ('{}')",
-                array.dtype(),
-                npy::descr_of(array.dtype()),
-                npy::descr_of(dtype)
-            );
-        }
-        Ok(array)
-    } else {
-        Array::from_le_bytes(dtype, &bytes).with_context(|| format!("--input {name}={shown}"))
+/// The files bound to the plan's inputs (or outputs), in the plan's order; a binding the plan
+/// does not take, or one it lacks, is a usage error naming the flag.
+fn bound(plan: &Plan, side: Side, given: &[(String, PathBuf)]) -> anyhow::Result<Vec<PathBuf>> {
+    let flag = match side {
+        Side::Input => "--input",
+        Side::Output => "--output",
+    };
+    let error = match plan.bind_by_name(side, given) {
+        Ok(paths) => return Ok(paths.into_iter().cloned().collect()),
+        Err(error) => error,
+    };
+    match &error {
+        BindingError::Unknown { name, .. } => usage!("{flag} {name}=...: {error}"),
+        BindingError::Twice { name, .. } => usage!("{flag} {name}=... is given twice"),
+        BindingError::Missing { name, .. } => usage!(
+            "the plan's {} \"{name}\" needs {flag} {name}=FILE",
+            side.name()
+        ),
+        _ => usage!("{error}"),
     }
 }
 
-fn run_plan(args: &PlanRunArgs, policy: &ShardPolicy, quiet: bool) -> anyhow::Result<()> {
+fn run_plan(args: &PlanRunArgs, session: &Session) -> anyhow::Result<()> {
     let plan = read_plan(&args.plan)?;
-    // Every plan input and output named exactly once, and nothing else.
-    let bindings = |flag: &str, given: &[(String, std::path::PathBuf)], wanted: Vec<&str>| {
-        for (name, _) in given {
-            if !wanted.contains(&name.as_str()) {
-                usage!(
-                    "{flag} {name}=...: the plan has no {} named \"{name}\" (it has: {})",
-                    &flag[2..],
-                    wanted.join(", ")
-                );
-            }
-            if given.iter().filter(|(n, _)| n == name).count() > 1 {
-                usage!("{flag} {name}=... is given twice");
-            }
-        }
-        let mut paths = Vec::with_capacity(wanted.len());
-        for name in &wanted {
-            match given.iter().find(|(n, _)| n == name) {
-                Some((_, path)) => paths.push(path.clone()),
-                None => usage!(
-                    "the plan's {} \"{name}\" needs {flag} {name}=FILE",
-                    &flag[2..]
-                ),
-            }
-        }
-        Ok::<_, anyhow::Error>(paths)
-    };
-    let input_paths = bindings(
-        "--input",
-        &args.inputs,
-        plan.inputs().iter().map(|i| i.id.as_str()).collect(),
-    )?;
-    let output_paths = bindings(
-        "--output",
-        &args.outputs,
-        plan.outputs().iter().map(|o| o.id.as_str()).collect(),
-    )?;
+    let input_paths = bound(&plan, Side::Input, &args.inputs)?;
+    let output_paths = bound(&plan, Side::Output, &args.outputs)?;
 
     let mut files = Files::new();
     files.input("PLAN", &args.plan);
@@ -139,35 +99,28 @@ fn run_plan(args: &PlanRunArgs, policy: &ShardPolicy, quiet: bool) -> anyhow::Re
         .iter()
         .map(|path| files.output("--output", path, false))
         .collect();
-    let note = |line: &str| {
-        if !quiet {
-            let _ = writeln!(std::io::stderr().lock(), "{line}");
-        }
-    };
-    let mut staged = files.prepare(&note)?;
+    let mut staged = session.prepare(&files)?;
 
-    let inputs: Vec<Array> = plan
-        .inputs()
-        .iter()
-        .zip(&input_paths)
-        .map(|(input, path)| read_array(&input.id, path, input.dtype))
-        .collect::<anyhow::Result<_>>()?;
+    let mut inputs: Vec<Array> = Vec::with_capacity(input_paths.len());
+    for (input, path) in plan.inputs().iter().zip(&input_paths) {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut open_input("--input", path)?, &mut bytes)
+            .with_context(|| format!("{}", path.display()))?;
+        let array = ArrayFormat::of_name(path)
+            .read(&bytes, &input.id, input.dtype)
+            .with_context(|| format!("--input {}={}", input.id, path.display()))?;
+        inputs.push(array);
+    }
     let refs: Vec<_> = inputs.iter().map(Array::as_array_ref).collect();
     let mut outputs = plan.output_arrays(&refs)?;
     let n = plan.element_count(&refs)?;
-    let decision = policy.decide(n.div_ceil(lockstep_plan::MIN_PER_WORKER));
-    if let Some(lowered) = &decision.lowered {
-        note(&lowered.to_string());
-    }
-    let pool = Pool::new(decision.workers)?;
-    let bar = StepBar::counting("running", Some(n as u64), "elements", quiet);
-    let control = Control::new().with_progress(bar.progress().clone());
-    let started = Instant::now();
+    let pool = session.pool(n, GRAIN)?;
+    let step = session.step("running", Some(n as u64), "elements");
     {
         let mut views: Vec<_> = outputs.iter_mut().map(Array::as_array_mut).collect();
         plan.run(
             &pool,
-            &control,
+            step.control(),
             &refs,
             &mut views,
             &RunOptions {
@@ -175,22 +128,17 @@ fn run_plan(args: &PlanRunArgs, policy: &ShardPolicy, quiet: bool) -> anyhow::Re
             },
         )?;
     }
-    bar.finish();
-    let elapsed = started.elapsed();
+    let timing = step.finish();
     for ((array, path), id) in outputs.iter().zip(&output_paths).zip(ids) {
-        let bytes = if is_npy(path) {
-            npy::write(array)
-        } else {
-            array.to_le_bytes()
-        };
-        staged.write(id, &bytes)?;
+        staged.write(id, &ArrayFormat::of_name(path).write(array))?;
     }
     staged.commit()?;
-    note(&format!(
-        "plan: {n} elements through {} nodes in {:.1} ms on {} workers ({})",
+    session.note(&format!(
+        "plan: {} elements through {} nodes in {:.1} ms on {} ({})",
+        thousands(n),
         plan.nodes().len(),
-        elapsed.as_secs_f64() * 1e3,
-        pool.workers(),
+        timing.elapsed.as_secs_f64() * 1e3,
+        workers(pool.workers()),
         lockstep_plan::instruction_set()
     ));
     Ok(())

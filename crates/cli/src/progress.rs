@@ -12,12 +12,8 @@ pub(crate) struct StepBar {
 }
 
 impl StepBar {
-    /// A bar labelled `label`, for a step of `total` items (`None`: unknown, shows a spinner).
-    pub(crate) fn start(label: &str, total: Option<u64>, quiet: bool) -> Self {
-        Self::counting(label, total, "rows", quiet)
-    }
-
-    /// [`start`](Self::start) counting `unit` (`points`, ...) instead of rows.
+    /// A bar labelled `label`, for a step of `total` items (`None`: unknown, shows a spinner)
+    /// counted in `unit` (`rows`, `points`, ...).
     pub(crate) fn counting(label: &str, total: Option<u64>, unit: &str, quiet: bool) -> Self {
         let target = if quiet {
             ProgressDrawTarget::hidden()
@@ -68,7 +64,7 @@ mod tests {
 
     #[test]
     fn the_bar_follows_the_runtime() {
-        let step = StepBar::start("masking", Some(5000), true);
+        let step = StepBar::counting("masking", Some(5000), "rows", true);
         let pool = Pool::new(2).unwrap();
         let control = Control::new().with_progress(step.progress().clone());
         let items: Vec<u32> = (0..5000).collect();

@@ -1,129 +1,104 @@
 //! `lockstep psi ...`: the two parties' commands over files.
 //!
 //! Messages on disk are the raw protobuf bytes, so they interoperate with OpenMined's packages.
-//! Files are read and written under the rules of [`crate::files`]: no output over an input, all
-//! outputs or none, nothing left behind by an interruption.
+//! Record files, linkage files and every step of a round are `lockstep_psi::linkage`'s; files
+//! are opened and written under the rules of `lockstep_files`. This module opens paths, calls
+//! the engine and prints.
 
 mod demo;
 mod joiner;
 mod keys;
-mod link_files;
-mod records;
-mod sample;
 mod starter;
 
-use std::io::Write;
-use std::time::{Duration, Instant};
+use std::fs::File;
+use std::path::Path;
 
-use lockstep_psi::Backend;
-use lockstep_shard::{Control, Pool, ShardPolicy};
+use anyhow::Context as _;
+use lockstep_files::{SecretFile, open_input, open_input_at_most, read_secret};
+use lockstep_psi::linkage::{FileError, KeySpec, Party};
+use lockstep_psi::{Backend, Key, Limits};
 
-use crate::args::{PsiArgs, PsiCommand};
-use crate::files::{Files, Staged};
-use crate::progress::StepBar;
+use crate::args::{InputArgs, PsiArgs, PsiCommand};
+use crate::session::{Session, thousands};
 
 /// What every PSI command runs with.
 pub(crate) struct Context {
-    pub(crate) policy: ShardPolicy,
+    pub(crate) session: Session,
     pub(crate) backend: Backend,
-    pub(crate) quiet: bool,
     pub(crate) allow_open_key: bool,
 }
 
-/// A timed step with a progress bar.
-pub(crate) struct Step {
-    bar: StepBar,
-    control: Control,
-    started: Instant,
-    rows: usize,
-}
-
-/// What a finished step measured.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Timing {
-    pub(crate) rows: usize,
-    pub(crate) elapsed: Duration,
-}
-
-impl Timing {
-    pub(crate) fn rows_per_second(&self) -> f64 {
-        #[allow(clippy::cast_precision_loss, reason = "a rate for display")]
-        let rows = self.rows as f64;
-        rows / self.elapsed.as_secs_f64().max(1e-9)
-    }
-}
-
 impl Context {
-    /// A pool sized by the policy for `items` items; a worker count asked for (flag or
-    /// environment) and lowered because the input is small is said so, never silently.
-    pub(crate) fn pool(&self, items: usize) -> anyhow::Result<Pool> {
-        let decision = self.policy.decide(items);
-        if let Some(lowered) = decision.lowered {
-            self.note(&lowered.to_string());
-        }
-        Ok(Pool::new(decision.workers)?)
+    /// Reads a key file (see [`read_secret`]): 32 raw bytes, private to its owner unless
+    /// `--allow-open-key`.
+    pub(crate) fn read_key(&self, path: &Path) -> anyhow::Result<Key> {
+        let bytes = read_secret(
+            path,
+            &SecretFile {
+                what: "key",
+                len: Key::LEN as u64,
+                made_by: "`lockstep psi key new` writes one",
+                allow_open: self.allow_open_key,
+            },
+        )?;
+        Key::from_bytes(&bytes).with_context(|| format!("key {}", path.display()))
     }
 
-    /// Checks and stages a command's files (see [`Files::prepare`]), noting stale temporary
-    /// files removed.
-    pub(crate) fn prepare(&self, files: &Files) -> anyhow::Result<Staged> {
-        files.prepare(&|line| self.note(line))
-    }
-
-    /// Starts a step over `rows` rows with a progress bar labelled `label`.
-    pub(crate) fn step(&self, label: &str, rows: usize) -> Step {
-        let bar = StepBar::start(label, Some(rows as u64), self.quiet);
-        let control = Control::new().with_progress(bar.progress().clone());
-        Step {
-            bar,
-            control,
-            started: Instant::now(),
-            rows,
+    /// Reads a party's records (`--input`, with `--column` and `--normalize`) and their distinct
+    /// keys, noting the rows left out for an empty key.
+    pub(crate) fn load(&self, input: &InputArgs) -> anyhow::Result<Party> {
+        let shown = input.input.display().to_string();
+        let party = Party::read(open_input("--input", &input.input)?, &spec(input))
+            .map_err(|e| e.in_file(&shown))?;
+        let keys = party.keys();
+        if let Some(first) = keys.empty_rows().first() {
+            self.session.note(&format!(
+                "{shown}: left out {} rows with an empty key (first: row {})",
+                thousands(keys.empty_rows().len()),
+                first + 1
+            ));
         }
-    }
-
-    /// Prints a status line on stderr unless `--quiet`.
-    pub(crate) fn note(&self, line: &str) {
-        if !self.quiet {
-            let _ = writeln!(std::io::stderr().lock(), "{line}");
-        }
+        Ok(party)
     }
 }
 
-impl Step {
-    pub(crate) fn control(&self) -> &Control {
-        &self.control
-    }
-
-    pub(crate) fn finish(self) -> Timing {
-        let elapsed = self.started.elapsed();
-        self.bar.finish();
-        Timing {
-            rows: self.rows,
-            elapsed,
-        }
+/// The key spec of a party's `--column` and `--normalize` flags.
+pub(crate) fn spec(input: &InputArgs) -> KeySpec {
+    KeySpec {
+        columns: input.column.clone(),
+        normalize: input.normalize,
     }
 }
 
-/// Formats a count with thousands separators.
-pub(crate) fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+/// Opens a message of `what` (`request`, ...) given by `flag`, refusing a regular file larger
+/// than a message within `limits` can be before a byte of it is read.
+pub(crate) fn open_message(
+    flag: &str,
+    path: &Path,
+    what: &str,
+    limits: Limits,
+) -> anyhow::Result<File> {
+    Ok(match (limits.max_encoded_len(), limits.element_limit()) {
+        (Some(max), Some(count)) => open_input_at_most(
+            flag,
+            path,
+            max,
+            &format!("a {what} of at most {count} elements"),
+        )?,
+        _ => open_input(flag, path)?,
+    })
+}
+
+/// A linkage file error, naming the file as given.
+pub(crate) fn in_file(error: FileError, path: &Path) -> anyhow::Error {
+    error.in_file(path.display().to_string()).into()
 }
 
 /// Runs a `lockstep psi` subcommand.
-pub(crate) fn run(args: &PsiArgs, policy: ShardPolicy, quiet: bool) -> anyhow::Result<()> {
+pub(crate) fn run(args: &PsiArgs, session: Session) -> anyhow::Result<()> {
     let ctx = Context {
-        policy,
+        session,
         backend: args.backend,
-        quiet,
         allow_open_key: args.allow_open_key,
     };
     match &args.command {
@@ -134,18 +109,5 @@ pub(crate) fn run(args: &PsiArgs, policy: ShardPolicy, quiet: bool) -> anyhow::R
         PsiCommand::Intersect(a) => joiner::intersect(&ctx, a).map(drop),
         PsiCommand::Resolve(a) => starter::resolve(&ctx, a).map(drop),
         PsiCommand::Demo(a) => demo::run(&ctx, a),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::thousands;
-
-    #[test]
-    fn thousands_separators() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1000), "1,000");
-        assert_eq!(thousands(1_234_567), "1,234,567");
     }
 }

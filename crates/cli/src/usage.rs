@@ -22,7 +22,12 @@ macro_rules! usage {
 }
 pub(crate) use usage;
 
-/// Whether `error` (or anything in its chain) is a usage error.
+/// Whether `error` (or anything in its chain) is a usage error: ours, or the files layer's
+/// (an output over an input, `-` where standard output is not allowed).
 pub(crate) fn is_usage(error: &anyhow::Error) -> bool {
-    error.chain().any(|e| e.is::<UsageError>())
+    error.chain().any(|e| {
+        e.is::<UsageError>()
+            || e.downcast_ref::<lockstep_files::Error>()
+                .is_some_and(|e| e.kind() == lockstep_files::ErrorKind::Usage)
+    })
 }

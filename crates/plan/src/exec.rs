@@ -36,7 +36,7 @@ pub(crate) const BLOCK_BYTES: usize = 16 * 1024;
 
 /// The fewest elements worth a worker of their own (below it a run uses one task): about 20 µs
 /// of a short plan.
-pub const MIN_PER_WORKER: usize = 32 * 1024;
+pub(crate) const MIN_PER_WORKER: usize = 32 * 1024;
 
 /// Tasks per worker: a little slack for uneven workers, few enough that slot setup is nothing.
 const TASKS_PER_WORKER: usize = 4;

@@ -18,7 +18,10 @@
 //! - [`Plan::working_bytes`]: the run's extra memory, known before the run; a budget refuses a
 //!   run over it before anything is allocated.
 //! - [`mod@reference`]: the node-by-node scalar reference the executor must equal bit for bit.
-//! - [`npy`]: numpy's `.npy` files in and out (one-dimensional, little-endian).
+//! - [`npy`]: numpy's `.npy` files in and out (one-dimensional, little-endian);
+//!   [`ArrayFormat`]: which of `.npy` and raw a file is, by its name, as every front end reads
+//!   and writes arrays; [`Plan::bind_by_name`]: inputs and outputs bound by name.
+//! - [`GRAIN`]: how many elements a worker must get.
 //!
 //! ```
 //! use lockstep_plan::{Array, Plan, RunOptions};
@@ -49,6 +52,7 @@
 //! one block of each slot. Nothing grows with the number of elements.
 #![deny(unsafe_code)]
 
+mod array_file;
 mod bind;
 mod constant;
 mod dispatch;
@@ -63,14 +67,19 @@ mod op;
 mod plan;
 pub mod reference;
 
+pub use array_file::{ArrayFileError, ArrayFormat, BindingError, Side};
 pub use dispatch::instruction_set;
 pub use dtype::{Array, ArrayMut, ArrayRef, DType, LengthError};
 pub use error::{PlanError, RunError};
-pub use exec::MIN_PER_WORKER;
 pub use op::Op;
 pub use plan::{Constant, Input, Node, Output, Plan, Value, View};
 
-use lockstep_shard::{Control, Pool};
+use lockstep_shard::{Control, Grain, Pool};
+
+/// The plan engine's shard grain: a worker gets at least 32,768 elements (two blocks of f32 at
+/// the least, tens of microseconds of fused work), below which a thread costs more than it
+/// saves. Ask the shard policy for a run's workers in it: `policy.decide(elements, GRAIN)`.
+pub const GRAIN: Grain = Grain::new(exec::MIN_PER_WORKER, "elements");
 
 /// Options of a run.
 #[derive(Clone, Debug, Default)]

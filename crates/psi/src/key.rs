@@ -30,6 +30,10 @@ pub struct Key {
 }
 
 impl Key {
+    /// The length of an exported key ([`to_bytes`](Self::to_bytes)) and of a key file: 32
+    /// big-endian bytes, left-padded with zeros.
+    pub const LEN: usize = 32;
+
     /// A fresh key from the operating system's random number generator, uniform in `[2, n - 2]`
     /// (rejection sampling: a draw outside is redrawn).
     ///

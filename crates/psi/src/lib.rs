@@ -20,8 +20,11 @@
 //! - [`Backend`]: OpenSSL's P-256 ([`Backend::Native`]) or RustCrypto's ([`Backend::Portable`]);
 //!   identical bytes.
 //! - [`reference`](mod@reference): the single-threaded algorithms the sharded engine must equal.
-//! - [`linkage`]: record linkage in memory (rows, keys, the raw setup's permutation, the
-//!   joiner's pairs, resolving them to rows), with no file I/O.
+//! - [`linkage`]: record linkage (record files, distinct keys, a round step by step, the raw
+//!   setup's permutation, the joiner's pairs, their file formats, resolving them to rows), over
+//!   `Read` and `Write`: every front end's rules in one place.
+//! - [`sample`]: built-in sample data (two organisations' record files).
+//! - [`GRAIN`]: how many keys a worker must get.
 //!
 //! ```
 //! use lockstep_psi::{Backend, Joiner, Key, Mode, SetupFormat, SetupParams, Starter};
@@ -64,13 +67,14 @@ pub mod linkage;
 mod message;
 mod params;
 pub mod reference;
+pub mod sample;
 mod starter;
 mod wire;
 
-/// The fewest keys a PSI worker should get (a shard policy's minimum of items per worker): 256
-/// keys are about 15 ms of curve work on one core, below which a thread costs more than it
-/// saves.
-pub const MIN_KEYS_PER_WORKER: usize = 256;
+/// PSI's shard grain: a worker gets at least 256 keys (or elements), about 15 ms of curve work
+/// on one core, below which a thread costs more than it saves. Ask the shard policy for a run's
+/// workers in it: `policy.decide(keys, GRAIN)`.
+pub const GRAIN: lockstep_shard::Grain = lockstep_shard::Grain::new(256, "keys");
 
 pub use backend::{Backend, UnknownBackend};
 pub use curve::{ELEMENT_LEN, Element};

@@ -1,34 +1,56 @@
-//! Record linkage over the protocol, in memory: from rows to keys to setup positions and back.
+//! Record linkage over the protocol: from rows to keys to setup positions and back, and the
+//! files a round reads and writes. Every front end (the CLI, wasm, Node) goes through this
+//! module, so the same records and keys give the same bytes everywhere.
 //!
 //! The protocol matches distinct byte strings; people match rows of files. This module is the
-//! bridge, with no file I/O and no file format (a front end reads and writes files, CSV or
-//! anything else, and hands rows over as fields):
+//! bridge. It reads and writes through `Read` and `Write` only: opening paths, and the rules of
+//! which paths may be written, are the front end's (`lockstep-files` natively).
 //!
+//! - [`Records`]: record files (CSV with a header, or one value per line), the rules they are
+//!   read by (byte-order mark, blank lines, quoting, lines of at most [`MAX_LINE`], 1-based row
+//!   numbers), and matched rows written back out.
 //! - [`KeySpec`] / [`KeyColumns`]: which fields of a row form its key, and how (exact bytes,
 //!   normalized text, or an unambiguous composite of several columns).
 //! - [`KeyTable`]: every row's key grouped into distinct keys (each masked once, so duplicate
 //!   rows neither reveal their count nor lose their match), with the rows left out for an empty
 //!   key, the row count, and a [`Digest`] of the key column that later proves the same rows are
 //!   being resolved.
+//! - [`Party`], [`setup`], [`request`], [`intersect`], [`write_resolved`]: a round step by step,
+//!   over a party's distinct keys ([`round`](mod@round)).
 //! - [`Permutation`]: the starter's map from raw-setup positions to its own rows, with the
 //!   digests of its key column and of the setup message. It is the starter's alone.
 //! - [`Pairs`]: what the joiner sends back after a raw round: each matched joiner row with its
 //!   key's number (among the matched keys) and setup position, its row and key counts, and the
 //!   setup's digest.
+//! - [`write_permutation`], [`read_permutation`], [`write_pairs`], [`read_pairs`]: the two
+//!   linkage files' format ([`link_files`](mod@link_files)).
 //! - [`resolve`]: pairs through the permutation to `(joiner row, starter row)` pairs, refusing
 //!   an input that is not the one the setup was made from and pairs no honest joiner could send.
+//! - [`FileError`]: how reading or writing those files fails, naming line and field;
+//!   [`FileError::in_file`] adds the file as every front end shows it.
 //!
-//! Rows and indexes are 0-based here; front ends show rows 1-based.
+//! Rows and indexes are 0-based in this API; files and messages show rows 1-based.
 
 mod digest;
+mod file_error;
 mod keys;
+pub mod link_files;
 mod pairs;
 mod permutation;
+mod records;
+pub mod round;
 
 pub use digest::{Digest, DigestingReader};
+pub use file_error::{FileError, InFile};
 pub use keys::{KeyColumns, KeySpec, KeyTable, KeyTableBuilder, normalize};
+pub use link_files::{read_pairs, read_permutation, write_pairs, write_permutation};
 pub use pairs::{Pair, Pairs, RowPair, resolve};
 pub use permutation::Permutation;
+pub use records::{LineLimit, MAX_LINE, Records};
+pub use round::{
+    Intersection, Learn, LinkedSetup, MatchedRow, Party, intersect, plain_join, request, setup,
+    write_resolved,
+};
 
 /// Errors of record linkage. Each names what is wrong in terms of rows, columns, keys and
 /// positions; a front end adds the file.

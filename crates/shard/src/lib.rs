@@ -6,7 +6,8 @@
 //! worker count. This crate holds the pieces that make that promise cheap to keep:
 //!
 //! - [`ShardPolicy`] decides how many workers a run gets (detected parallelism, the
-//!   `LOCKSTEP_WORKERS` override, an explicit request, a cap, a minimum of work per worker).
+//!   `LOCKSTEP_WORKERS` override, an explicit request, a cap), for a run of so much work in an
+//!   engine's [`Grain`] (the least work a worker must get, in the engine's unit).
 //! - [`split`] cuts `N` items into contiguous ranges: balanced, fixed-size, or weighted by
 //!   per-segment cost.
 //! - [`Pool`] owns exactly `W` threads, or none ([`Pool::current_thread`]: everything inline,
@@ -64,8 +65,8 @@ pub use merge::{MergeError, Merged, SortedShard, merge_sorted_by_bytes};
 pub use owners::{Owned, OwnedError};
 pub use pipeline::PipelineStats;
 pub use policy::{
-    DEFAULT_CAP, Decision, Lowered, LoweredBy, PolicyError, ShardPolicy, WORKERS_ENV, WorkerSource,
-    parse_workers,
+    DEFAULT_CAP, Decision, Grain, Lowered, LoweredBy, PolicyError, ShardPolicy, WORKERS_ENV,
+    WorkerSource, parse_workers,
 };
 pub use pool::Pool;
 pub use progress::{Progress, Report};

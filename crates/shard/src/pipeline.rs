@@ -19,7 +19,8 @@ impl Pool {
     ///
     /// - `read(buf, n)` appends up to `n` items of the stream to the empty `buf`, in stream order;
     ///   appending none means the stream has ended. It runs on the calling thread, and reading
-    ///   chunk `i + 1` overlaps the workers' processing of chunk `i`.
+    ///   chunk `i + 1` overlaps the workers' processing of chunk `i` (on a pool of two workers or
+    ///   more: one worker reads and processes in turn, on the calling thread).
     /// - `process(position, &item)` maps one item; the items of a chunk are processed in
     ///   parallel, each into its fixed offset of the chunk's output.
     /// - `write(first_position, outputs)` receives each chunk's outputs, chunks in stream order,

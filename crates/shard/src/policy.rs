@@ -52,15 +52,43 @@ pub struct Lowered {
     pub by: LoweredBy,
 }
 
+/// How much work a worker must get to be worth a thread, in the unit an engine counts its work
+/// in: each engine exports its own (PSI keys, plan elements, ceremony points), and a run asks
+/// the policy in that unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Grain {
+    /// The fewest units a worker gets (at least 1).
+    pub min_per_worker: usize,
+    /// The unit, plural, for messages: `keys`, `elements`, `points`.
+    pub unit: &'static str,
+}
+
+impl Grain {
+    /// At least `min_per_worker` (0 counts as 1) `unit` per worker.
+    pub const fn new(min_per_worker: usize, unit: &'static str) -> Self {
+        Self {
+            min_per_worker: if min_per_worker == 0 {
+                1
+            } else {
+                min_per_worker
+            },
+            unit,
+        }
+    }
+
+    /// One item per worker: no minimum beyond one.
+    pub const ITEMS: Self = Self::new(1, "items");
+}
+
 /// Why a requested worker count was lowered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LoweredBy {
-    /// The input is small: `items` items at `min_items_per_worker` each.
+    /// The input is small: `items` units, at least `grain.min_per_worker` per worker.
     SmallInput {
-        /// The items of the run.
+        /// The run's work, in the grain's unit.
         items: usize,
-        /// The policy's minimum of items per worker.
-        min_items_per_worker: usize,
+        /// The engine's grain.
+        grain: Grain,
     },
     /// The policy's cap, set after the request.
     Cap,
@@ -70,12 +98,10 @@ impl std::fmt::Display for Lowered {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let (name, asked, used) = (self.source.name(), self.requested, self.workers);
         match self.by {
-            LoweredBy::SmallInput {
-                items,
-                min_items_per_worker,
-            } => write!(
+            LoweredBy::SmallInput { items, grain } => write!(
                 f,
-                "{name} {asked} lowered to {used} for {items} items: a worker gets at least {min_items_per_worker}"
+                "{name} {asked} lowered to {used} for {items} {}: a worker gets at least {}",
+                grain.unit, grain.min_per_worker
             ),
             LoweredBy::Cap => write!(f, "{name} {asked} lowered to {used}, the cap"),
         }
@@ -115,10 +141,10 @@ pub enum PolicyError {
     },
 }
 
-/// Decides the worker count of a run. One function, [`workers_for`](Self::workers_for), holds the
-/// whole rule:
+/// Decides the worker count of a run. One function, [`decide`](Self::decide), holds the whole
+/// rule, for a run of `work` units of an engine's [`Grain`]:
 ///
-/// `workers = min(base, cap, max(1, items / min_items_per_worker))`
+/// `workers = min(base, cap, max(1, work / grain.min_per_worker))`
 ///
 /// where `base` is the explicit request if any, else the `LOCKSTEP_WORKERS` override if any, else
 /// the detected parallelism. An explicit request above the cap is an error, not silently lowered;
@@ -134,12 +160,11 @@ pub struct ShardPolicy {
     source: WorkerSource,
     detected: NonZeroUsize,
     cap: NonZeroUsize,
-    min_items_per_worker: usize,
 }
 
 impl ShardPolicy {
     /// The policy from the environment: `LOCKSTEP_WORKERS` if set, else the detected parallelism,
-    /// with the default cap and one item per worker at least.
+    /// with the default cap.
     ///
     /// # Errors
     /// [`PolicyError`] if `LOCKSTEP_WORKERS` is set to something other than a positive integer no
@@ -157,7 +182,6 @@ impl ShardPolicy {
             source: WorkerSource::Detected,
             detected,
             cap: DEFAULT_CAP_NONZERO,
-            min_items_per_worker: 1,
         }
     }
 
@@ -195,39 +219,29 @@ impl ShardPolicy {
         self
     }
 
-    /// Sets the minimum number of items each worker must get, so small inputs stay on one worker.
-    /// Zero is treated as one; the default is one. Each engine sets its own (what a worker's
-    /// share must hold to be worth a thread: PSI's 256 keys are 15 ms of curve work, a plan's
-    /// elements or a ceremony's points cost otherwise).
-    pub fn with_min_items_per_worker(mut self, items: usize) -> Self {
-        self.min_items_per_worker = items.max(1);
-        self
-    }
-
     /// Overrides the detected parallelism (for tests and for hosts that report it wrongly).
     pub fn with_detected(mut self, detected: NonZeroUsize) -> Self {
         self.detected = detected;
         self
     }
 
-    /// The worker count for a run over `items` items: see the type's documentation for the rule.
-    /// Always at least 1, at most the cap.
-    pub fn workers_for(&self, items: usize) -> usize {
-        self.decide(items).workers
+    /// The worker count for a run of `work` units of `grain`: see the type's documentation for
+    /// the rule. Always at least 1, at most the cap.
+    pub fn workers_for(&self, work: usize, grain: Grain) -> usize {
+        self.decide(work, grain).workers
     }
 
-    /// The worker count for a run over `items` items, and, when a count that was asked for
-    /// (not merely detected) is lowered by the per-worker minimum, what to tell the user.
-    pub fn decide(&self, items: usize) -> Decision {
-        let by_work = (items / self.min_items_per_worker).max(1);
+    /// The worker count for a run of `work` units of `grain` (an engine's: so that small inputs
+    /// stay on one worker), and, when a count that was asked for (not merely detected) is
+    /// lowered by the grain, what to tell the user.
+    pub fn decide(&self, work: usize, grain: Grain) -> Decision {
+        let items = work;
+        let by_work = (items / grain.min_per_worker.max(1)).max(1);
         let asked = self.requested.unwrap_or(self.detected).get();
         let base = self.base();
         let workers = base.min(by_work);
         let by = if workers < base {
-            LoweredBy::SmallInput {
-                items,
-                min_items_per_worker: self.min_items_per_worker,
-            }
+            LoweredBy::SmallInput { items, grain }
         } else {
             LoweredBy::Cap
         };
@@ -259,11 +273,6 @@ impl ShardPolicy {
     /// The cap.
     pub fn cap(&self) -> usize {
         self.cap.get()
-    }
-
-    /// The per-worker minimum.
-    pub fn min_items_per_worker(&self) -> usize {
-        self.min_items_per_worker
     }
 
     fn request(
@@ -310,12 +319,17 @@ mod tests {
         ShardPolicy::detected().with_detected(nz(cores))
     }
 
+    const KEYS: Grain = Grain::new(256, "keys");
+
     #[test]
     fn detected_parallelism_is_the_default_and_is_capped() {
-        assert_eq!(host(8).workers_for(1_000_000), 8);
+        assert_eq!(host(8).workers_for(1_000_000, Grain::ITEMS), 8);
         assert_eq!(host(8).source(), WorkerSource::Detected);
-        assert_eq!(host(512).workers_for(1_000_000), DEFAULT_CAP);
-        assert_eq!(host(8).with_cap(nz(4)).workers_for(1_000_000), 4);
+        assert_eq!(host(512).workers_for(1_000_000, Grain::ITEMS), DEFAULT_CAP);
+        assert_eq!(
+            host(8).with_cap(nz(4)).workers_for(1_000_000, Grain::ITEMS),
+            4
+        );
     }
 
     #[test]
@@ -363,42 +377,46 @@ mod tests {
 
     #[test]
     fn small_inputs_stay_on_one_worker() {
-        let p = host(16).with_min_items_per_worker(1000);
-        assert_eq!(p.workers_for(0), 1);
-        assert_eq!(p.workers_for(999), 1);
-        assert_eq!(p.workers_for(1999), 1);
-        assert_eq!(p.workers_for(2000), 2);
-        assert_eq!(p.workers_for(10_000_000), 16);
-        assert_eq!(host(4).with_min_items_per_worker(0).workers_for(3), 3);
+        let p = host(16);
+        let grain = Grain::new(1000, "points");
+        assert_eq!(p.workers_for(0, grain), 1);
+        assert_eq!(p.workers_for(999, grain), 1);
+        assert_eq!(p.workers_for(1999, grain), 1);
+        assert_eq!(p.workers_for(2000, grain), 2);
+        assert_eq!(p.workers_for(10_000_000, grain), 16);
+        assert_eq!(host(4).workers_for(3, Grain::new(0, "items")), 3);
+        // Each engine's grain, on one policy: the grain decides, not the policy.
+        assert_eq!(
+            p.workers_for(1 << 20, Grain::new(32 * 1024, "elements")),
+            16
+        );
+        assert_eq!(p.workers_for(1 << 20, Grain::new(1 << 19, "elements")), 2);
     }
 
     #[test]
     fn a_lowered_request_is_said_never_a_detected_count() {
-        let p = host(16).with_min_items_per_worker(256);
-        assert_eq!(p.decide(1000).lowered, None);
+        let p = host(16);
+        assert_eq!(p.decide(1000, KEYS).lowered, None);
         let asked = p.clone().with_request(nz(5), "--workers").unwrap();
-        let decision = asked.decide(700);
+        let decision = asked.decide(700, KEYS);
         assert_eq!(decision.workers, 2);
         assert_eq!(
             decision.lowered.unwrap().to_string(),
-            "--workers 5 lowered to 2 for 700 items: a worker gets at least 256"
+            "--workers 5 lowered to 2 for 700 keys: a worker gets at least 256"
         );
-        assert_eq!(asked.decide(5 * 256).lowered, None);
+        assert_eq!(asked.decide(5 * 256, KEYS).lowered, None);
         // A cap set after the request lowers it too, and says so.
         let capped = host(16)
             .with_request(nz(8), "--workers")
             .unwrap()
             .with_cap(nz(4));
         assert_eq!(
-            capped.decide(1 << 20).lowered.unwrap().to_string(),
+            capped.decide(1 << 20, KEYS).lowered.unwrap().to_string(),
             "--workers 8 lowered to 4, the cap"
         );
-        let env = host(16)
-            .with_min_items_per_worker(256)
-            .with_env_value(Some("4"))
-            .unwrap();
+        let env = host(16).with_env_value(Some("4")).unwrap();
         assert!(
-            env.decide(10)
+            env.decide(10, KEYS)
                 .lowered
                 .unwrap()
                 .to_string()

@@ -14,6 +14,8 @@ const env = {
     values: vector.values,
     request: [...vector.request],
     sizeOnly: [...vector.sizeOnly],
+    normalized: [...vector.normalized],
+    distinct: vector.distinct,
   },
 };
 let server;

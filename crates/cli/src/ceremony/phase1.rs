@@ -2,32 +2,37 @@
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use anyhow::Context as _;
-use lockstep_ceremony::Limits;
-use lockstep_ceremony::phase1::{self, Phase1, Secrets};
+use lockstep_ceremony::phase1::{self, MAX_ENTROPY_BYTES, Phase1, Secrets};
+use lockstep_ceremony::{DEFAULT_MAX_POWER, Limits};
+use lockstep_files::Files;
 
 use super::{Context, hex, parse_hex};
-use crate::files::Files;
+use crate::session::Timing;
 use crate::usage::UsageError;
-
-/// The largest power `new` accepts (files of 77 GB).
-const MAX_POWER: u32 = 28;
 
 /// `phase1 new`: the initial object.
 pub(crate) fn new(ctx: &Context, power: u32, out: &Path) -> anyhow::Result<()> {
-    if !(1..=MAX_POWER).contains(&power) {
-        return Err(UsageError(format!("--power: {power} is outside 1 to {MAX_POWER}")).into());
+    if !(1..=DEFAULT_MAX_POWER).contains(&power) {
+        return Err(UsageError(format!(
+            "--power: {power} is outside 1 to {DEFAULT_MAX_POWER}"
+        ))
+        .into());
     }
+    let started = Instant::now();
     let mut files = Files::new();
     let id = files.public_output("--out", out);
-    let mut staged = ctx.prepare(&files)?;
+    let mut staged = ctx.session.prepare(&files)?;
     let object = Phase1::initial(power);
-    let pool = ctx.pool(object.srs.stored_points())?;
-    let hash = ctx.write_staged(&mut staged, id, object.srs.stored_points(), |control, w| {
+    let points = object.srs.stored_points();
+    let pool = ctx.pool(points)?;
+    let hash = ctx.write_staged(&mut staged, id, points, |control, w| {
         object.write(&pool, control, w)
     })?;
     staged.commit()?;
+    ctx.done("new", timing(points, started), &pool);
     writeln!(
         std::io::stdout().lock(),
         "initial object for 2^{power}: {}",
@@ -43,10 +48,11 @@ pub(crate) fn contribute(
     out: &Path,
     entropy: Option<&str>,
 ) -> anyhow::Result<()> {
+    let started = Instant::now();
     let mut files = Files::new();
     files.input("--in", input);
     let id = files.public_output("--out", out);
-    let mut staged = ctx.prepare(&files)?;
+    let mut staged = ctx.session.prepare(&files)?;
     let pool = ctx.pool_for_file(input)?;
     let (previous, previous_hash) = ctx.read_phase1(&pool, "--in", input, &Limits::default())?;
     let points = previous.srs.stored_points();
@@ -57,7 +63,7 @@ pub(crate) fn contribute(
     };
     let secrets = Secrets::random(&text);
     zeroize::Zeroize::zeroize(&mut text);
-    let step = ctx.step("contributing", Some(points));
+    let step = ctx.session.step("contributing", Some(points), "points");
     let next = phase1::contribute(&pool, step.control(), previous, &previous_hash, &secrets)
         .context("contributing")?;
     step.finish();
@@ -66,7 +72,8 @@ pub(crate) fn contribute(
         next.write(&pool, control, w)
     })?;
     staged.commit()?;
-    ctx.note(&format!(
+    ctx.done("contribute", timing(points, started), &pool);
+    ctx.session.note(&format!(
         "contribution written to {}; publish its hash:",
         out.display()
     ));
@@ -78,9 +85,9 @@ pub(crate) fn contribute(
     Ok(())
 }
 
-/// Reads `--entropy -` from standard input (at most 1 MiB).
+/// Reads `--entropy -` from standard input (at most [`MAX_ENTROPY_BYTES`]).
 fn read_entropy(input: impl Read) -> anyhow::Result<Vec<u8>> {
-    const MAX: u64 = 1 << 20;
+    const MAX: u64 = MAX_ENTROPY_BYTES as u64;
     let mut text = Vec::new();
     input
         .take(MAX + 1)
@@ -106,6 +113,7 @@ pub(crate) fn verify(
         Some((_, text)) => Some(parse_hex("--beacon", text)?),
         None => None,
     };
+    let started = Instant::now();
     let mut stdout = std::io::stdout().lock();
     let first = &chain[0];
     let pool = ctx.pool_for_file(first)?;
@@ -155,6 +163,8 @@ pub(crate) fn verify(
         )?;
         (last, last_hash, contributions) = (next, hash, contributions + 1);
     }
+    // Every file read, and the seal's points if it is checked too.
+    let points = last.srs.stored_points() * (chain.len() as u64 + u64::from(sealed.is_some()));
     if let (Some((path, _)), Some(beacon)) = (sealed, beacon) {
         let challenge = phase1::beacon_challenge(&beacon, iterations);
         let (srs, hash) = ctx.read_srs(
@@ -166,7 +176,9 @@ pub(crate) fn verify(
                 ..Limits::default()
             },
         )?;
-        let step = ctx.step("sealing", Some(last.srs.stored_points()));
+        let step = ctx
+            .session
+            .step("sealing", Some(last.srs.stored_points()), "points");
         let expected =
             phase1::seal(&pool, step.control(), last, &last_hash, &challenge).context("sealing")?;
         step.finish();
@@ -183,6 +195,7 @@ pub(crate) fn verify(
             hex(&hash)
         )?;
     }
+    ctx.done("verify", timing(points, started), &pool);
     writeln!(
         stdout,
         "verified: {contributions} contribution(s), all valid"
@@ -198,7 +211,7 @@ fn verify_one(
     next: &Phase1,
     path: &Path,
 ) -> anyhow::Result<()> {
-    let step = ctx.step("verifying", None);
+    let step = ctx.session.step("verifying", None, "points");
     let result = phase1::verify_contribution(pool, step.control(), previous, previous_hash, next);
     step.finish();
     result.map_err(|error| anyhow::anyhow!("{}: REJECTED: {error}", path.display()))
@@ -213,15 +226,16 @@ pub(crate) fn seal(
     out: &Path,
 ) -> anyhow::Result<()> {
     let beacon = parse_hex("--beacon", beacon)?;
+    let started = Instant::now();
     let mut files = Files::new();
     files.input("--in", input);
     let id = files.public_output("--out", out);
-    let mut staged = ctx.prepare(&files)?;
+    let mut staged = ctx.session.prepare(&files)?;
     let pool = ctx.pool_for_file(input)?;
     let (last, last_hash) = ctx.read_phase1(&pool, "--in", input, &Limits::default())?;
     let points = last.srs.stored_points();
     let challenge = phase1::beacon_challenge(&beacon, iterations);
-    let step = ctx.step("sealing", Some(points));
+    let step = ctx.session.step("sealing", Some(points), "points");
     let srs =
         phase1::seal(&pool, step.control(), last, &last_hash, &challenge).context("sealing")?;
     step.finish();
@@ -229,6 +243,15 @@ pub(crate) fn seal(
         srs.write(&pool, control, w)
     })?;
     staged.commit()?;
+    ctx.done("seal", timing(points, started), &pool);
     writeln!(std::io::stdout().lock(), "sealed SRS hash: {}", hex(&hash))?;
     Ok(())
+}
+
+/// `points` of work since `started`.
+pub(crate) fn timing(points: u64, started: Instant) -> Timing {
+    Timing {
+        items: points,
+        elapsed: started.elapsed(),
+    }
 }

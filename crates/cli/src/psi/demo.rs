@@ -1,56 +1,59 @@
 //! `psi demo`: both parties in one process, on built-in sample data, through the same commands
-//! a user runs, checked against the plain intersection of the two files.
+//! a user runs, checked against the plain join of the two files.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::Path;
 
-use lockstep_psi::SetupFormat;
-use lockstep_psi::linkage::KeySpec;
+use lockstep_files::{Files, open_input};
+use lockstep_psi::linkage::{self, KeySpec, Party, RowPair};
+use lockstep_psi::{GRAIN, SetupFormat, sample};
 
 use super::joiner::{intersect, request};
 use super::keys::key_command;
-use super::records::Table;
 use super::starter::{resolve, respond, setup};
-use super::{Context, Timing, sample, thousands};
+use super::{Context, in_file};
 use crate::args::{
     DemoArgs, InputArgs, IntersectArgs, KeyCommand, RequestArgs, ResolveArgs, RespondArgs,
     SetupArgs,
 };
+use crate::session::{Timing, thousands, workers};
 
 fn input(path: &Path) -> InputArgs {
     InputArgs {
         input: path.to_owned(),
-        column: vec!["email".to_owned()],
+        column: vec![sample::KEY_COLUMN.to_owned()],
         normalize: true,
     }
 }
 
-/// The plain join of the two files on the normalized email: `(joiner row, starter row)`, 1-based.
-fn plain_join(starter: &Path, joiner: &Path) -> anyhow::Result<BTreeSet<(usize, usize)>> {
+/// A sample file read back, keyed on the normalized email.
+fn party(path: &Path) -> anyhow::Result<Party> {
     let spec = KeySpec {
-        columns: vec!["email".to_owned()],
+        columns: vec![sample::KEY_COLUMN.to_owned()],
         normalize: true,
     };
-    let (s, j) = (
-        Table::read("--input", starter, &spec)?.keys(&spec)?,
-        Table::read("--input", joiner, &spec)?.keys(&spec)?,
-    );
-    let starter_rows: HashMap<&Vec<u8>, &[usize]> = s
-        .values()
-        .iter()
-        .enumerate()
-        .map(|(k, v)| (v, s.rows(k)))
-        .collect();
-    let mut pairs = BTreeSet::new();
-    for (k, value) in j.values().iter().enumerate() {
-        if let Some(rows) = starter_rows.get(value) {
-            for &jr in j.rows(k) {
-                pairs.extend(rows.iter().map(|&sr| (jr + 1, sr + 1)));
-            }
-        }
-    }
-    Ok(pairs)
+    Party::read(open_input("--input", path)?, &spec).map_err(|e| in_file(e, path))
+}
+
+/// Writes the two sample files; returns their row counts.
+fn write_samples(
+    ctx: &Context,
+    starter: &Path,
+    joiner: &Path,
+    n: usize,
+) -> anyhow::Result<(usize, usize)> {
+    let orgs = sample::organisations(n);
+    let mut files = Files::new();
+    let ids = [
+        files.output("--dir", starter, false),
+        files.output("--dir", joiner, false),
+    ];
+    let mut staged = ctx.session.prepare(&files)?;
+    staged.write(ids[0], &orgs.starter)?;
+    staged.write(ids[1], &orgs.joiner)?;
+    staged.commit()?;
+    Ok((orgs.starter_rows, orgs.joiner_rows))
 }
 
 /// Runs the demo.
@@ -67,7 +70,7 @@ pub(crate) fn run(ctx: &Context, args: &DemoArgs) -> anyhow::Result<()> {
         }
     };
     let path = |name: &str| dir.join(name);
-    let (starter_rows, joiner_rows) = sample::write(
+    let (starter_rows, joiner_rows) = write_samples(
         ctx,
         &path("starter.csv"),
         &path("joiner.csv"),
@@ -86,10 +89,10 @@ pub(crate) fn run(ctx: &Context, args: &DemoArgs) -> anyhow::Result<()> {
     writeln!(
         out,
         "lockstep psi demo: a starter with {} rows and a joiner with {} rows match on email (--normalize),\n\
-         {} workers, {} backend, files in {}\n",
+         {}, {} backend, files in {}\n",
         thousands(starter_rows),
         thousands(joiner_rows),
-        ctx.policy.workers_for(starter_rows),
+        workers(ctx.session.workers_for(starter_rows, GRAIN)),
         ctx.backend,
         if args.dir.is_some() {
             dir.display().to_string()
@@ -99,9 +102,8 @@ pub(crate) fn run(ctx: &Context, args: &DemoArgs) -> anyhow::Result<()> {
     )?;
 
     let quiet = Context {
-        policy: ctx.policy.clone(),
+        session: ctx.session.quietly(),
         backend: ctx.backend,
-        quiet: true,
         allow_open_key: false,
     };
     let request_timing = request(
@@ -113,7 +115,7 @@ pub(crate) fn run(ctx: &Context, args: &DemoArgs) -> anyhow::Result<()> {
             out: path("request.bin"),
         },
     )?;
-    let joiner_count = request_timing.rows as u64;
+    let joiner_count = request_timing.items;
     let setup_timing = setup(
         &quiet,
         &SetupArgs {
@@ -160,7 +162,7 @@ pub(crate) fn run(ctx: &Context, args: &DemoArgs) -> anyhow::Result<()> {
         },
     )?;
     let resolve_timing = Timing {
-        rows: resolved.len(),
+        items: resolved.len() as u64,
         elapsed: started.elapsed(),
     };
 
@@ -179,20 +181,20 @@ pub(crate) fn run(ctx: &Context, args: &DemoArgs) -> anyhow::Result<()> {
         writeln!(
             out,
             "{name:<28} {:>9} {:>9.3} {:>10.0}",
-            thousands(t.rows),
+            thousands(t.items),
             t.elapsed.as_secs_f64(),
-            t.rows_per_second()
+            t.per_second()
         )?;
     }
 
-    let expected = plain_join(&path("starter.csv"), &path("joiner.csv"))?;
-    let got: BTreeSet<(usize, usize)> = resolved.iter().copied().collect();
-    let joiner_matched: BTreeSet<usize> = found.pairs.iter().map(|&(r, _)| r + 1).collect();
-    let expected_joiner: BTreeSet<usize> = expected.iter().map(|&(j, _)| j).collect();
-    if got != expected || joiner_matched != expected_joiner {
+    let (starter, joiner) = (party(&path("starter.csv"))?, party(&path("joiner.csv"))?);
+    let expected = linkage::plain_join(starter.keys(), joiner.keys());
+    let joiner_matched: BTreeSet<usize> = found.intersection.rows.iter().map(|m| m.row).collect();
+    let expected_joiner: BTreeSet<usize> = expected.iter().map(|p| p.joiner_row).collect();
+    if resolved != expected || joiner_matched != expected_joiner {
         anyhow::bail!(
-            "the demo's matches differ from the plain intersection of the two files ({} pairs found, {} expected): this is a bug",
-            got.len(),
+            "the demo's matches differ from the plain join of the two files ({} pairs found, {} expected): this is a bug",
+            resolved.len(),
             expected.len()
         );
     }
@@ -200,22 +202,16 @@ pub(crate) fn run(ctx: &Context, args: &DemoArgs) -> anyhow::Result<()> {
         out,
         "\nmatched {} distinct emails: {} joiner rows <-> starter rows in {} pairs,\n\
          equal to the plain join of the two files on the normalized email.",
-        thousands(found.size),
+        thousands(found.intersection.size),
         thousands(joiner_matched.len()),
-        thousands(got.len())
+        thousands(resolved.len())
     )?;
-    let spec = KeySpec {
-        columns: vec!["email".to_owned()],
-        normalize: false,
-    };
-    let (starter_table, joiner_table) = (
-        Table::read("--input", &path("starter.csv"), &spec)?,
-        Table::read("--input", &path("joiner.csv"), &spec)?,
-    );
-    let show = |t: &Table, row: usize| {
-        t.row(row - 1)
-            .map(|r| {
-                r.iter()
+    let show = |party: &Party, row: usize| {
+        party
+            .records()
+            .row(row)
+            .map(|fields| {
+                fields
                     .take(3)
                     .map(|f| String::from_utf8_lossy(f).into_owned())
                     .collect::<Vec<_>>()
@@ -224,13 +220,19 @@ pub(crate) fn run(ctx: &Context, args: &DemoArgs) -> anyhow::Result<()> {
             .unwrap_or_default()
     };
     writeln!(out, "for example:")?;
-    let step = (got.len() / 4).max(1);
-    for &(j, s) in got.iter().step_by(step).take(4) {
+    let step = (resolved.len() / 4).max(1);
+    for &RowPair {
+        joiner_row,
+        starter_row,
+    } in resolved.iter().step_by(step).take(4)
+    {
         writeln!(
             out,
-            "  joiner row {j:>5} [{}]  <->  starter row {s:>5} [{}]",
-            show(&joiner_table, j),
-            show(&starter_table, s)
+            "  joiner row {:>5} [{}]  <->  starter row {:>5} [{}]",
+            joiner_row + 1,
+            show(&joiner, joiner_row),
+            starter_row + 1,
+            show(&starter, starter_row)
         )?;
     }
     Ok(())

@@ -3,14 +3,13 @@
 use std::io::Write;
 
 use anyhow::Context as _;
-use lockstep_psi::linkage::{DigestingReader, Pairs};
-use lockstep_psi::{Joiner, Limits, Mode, PsiError, Request, Response, ServerSetup};
+use lockstep_files::Files;
+use lockstep_psi::linkage::{self, DigestingReader, Intersection, Learn, write_pairs};
+use lockstep_psi::{GRAIN, Joiner, Limits, Mode, PsiError, Request, Response, ServerSetup};
 
-use super::link_files::write_pairs;
-use super::starter::load;
-use super::{Context, Timing, thousands};
+use super::{Context, in_file, open_message};
 use crate::args::{IntersectArgs, RequestArgs};
-use crate::files::{Files, read_key, read_message};
+use crate::session::{Timing, thousands, workers};
 use crate::usage::usage;
 
 /// `psi request`.
@@ -20,43 +19,40 @@ pub(crate) fn request(ctx: &Context, args: &RequestArgs) -> anyhow::Result<Timin
         .input("--key", &args.key)
         .input("--input", &args.input.input);
     let out = files.output("--out", &args.out, true);
-    let mut staged = ctx.prepare(&files)?;
-    let key = read_key(&args.key, ctx.allow_open_key)?;
-    let (_, keys) = load(ctx, &args.input)?;
+    let mut staged = ctx.session.prepare(&files)?;
+    let key = ctx.read_key(&args.key)?;
+    let party = ctx.load(&args.input)?;
+    let keys = party.keys();
     let mode = if args.size_only {
         Mode::SizeOnly
     } else {
         Mode::Reveal
     };
     let joiner = Joiner::new(&key, mode, ctx.backend)?;
-    let pool = ctx.pool(keys.len())?;
-    let step = ctx.step("request", keys.len());
-    let request = joiner.request(&pool, step.control(), keys.values())?;
+    let pool = ctx.session.pool(keys.len(), GRAIN)?;
+    let step = ctx.session.step("request", Some(keys.len() as u64), "rows");
+    let request = linkage::request(&joiner, &pool, step.control(), keys)?;
     let timing = step.finish();
     staged.write(out, &request.to_bytes())?;
     staged.commit()?;
-    ctx.note(&format!(
-        "request: {} distinct keys masked in {:.2} s ({:.0} rows/s, {} workers) -> {} ({mode}); \
+    ctx.session.note(&format!(
+        "request: {} distinct keys masked in {:.2} s ({:.0} rows/s, {}) -> {} ({mode}); \
          tell the starter --joiner-count {}",
         thousands(keys.len()),
         timing.elapsed.as_secs_f64(),
-        timing.rows_per_second(),
-        pool.workers(),
+        timing.per_second(),
+        workers(pool.workers()),
         args.out.display(),
         keys.len()
     ));
     Ok(timing)
 }
 
-/// What `psi intersect` found.
+/// What `psi intersect` found, and how long it took.
 #[derive(Clone, Debug)]
 pub(crate) struct Found {
     pub(crate) timing: Timing,
-    /// Matching `(joiner row, setup position)` pairs, 0-based rows; the position is `None` for
-    /// GCS and Bloom setups. Empty with `--size`.
-    pub(crate) pairs: Vec<(usize, Option<usize>)>,
-    /// Distinct keys found in the setup.
-    pub(crate) size: usize,
+    pub(crate) intersection: Intersection,
 }
 
 /// `psi intersect`.
@@ -75,19 +71,19 @@ pub(crate) fn intersect(ctx: &Context, args: &IntersectArgs) -> anyhow::Result<F
         .pairs_out
         .as_deref()
         .map(|p| files.output("--pairs-out", p, false));
-    let mut staged = ctx.prepare(&files)?;
-    let key = read_key(&args.key, ctx.allow_open_key)?;
-    let (table, keys) = load(ctx, &args.input)?;
+    let mut staged = ctx.session.prepare(&files)?;
+    let key = ctx.read_key(&args.key)?;
+    let party = ctx.load(&args.input)?;
+    let keys = party.keys();
     let n = keys.len();
 
     // The setup is hashed as it is decoded: the pairs name the setup they answer.
     let mut setup_reader =
-        DigestingReader::new(read_message("--setup", &args.setup, "setup", Limits::NONE)?);
+        DigestingReader::new(open_message("--setup", &args.setup, "setup", Limits::NONE)?);
     let setup = ServerSetup::read(&mut setup_reader, Limits::NONE)
         .with_context(|| args.setup.display().to_string())?;
     let setup_digest = setup_reader.digest();
-    let raw = matches!(setup, ServerSetup::Raw(_));
-    if args.pairs_out.is_some() && !raw {
+    if args.pairs_out.is_some() && !matches!(setup, ServerSetup::Raw(_)) {
         usage!(
             "--pairs-out needs a raw setup: {} is a {} setup, which carries no positions",
             args.setup.display(),
@@ -97,104 +93,68 @@ pub(crate) fn intersect(ctx: &Context, args: &IntersectArgs) -> anyhow::Result<F
     // A response, and the request it answers, hold one element per distinct key.
     let limits = Limits::max_elements(n as u64);
     let response = Response::read(
-        read_message("--response", &args.response, "response", limits)?,
+        open_message("--response", &args.response, "response", limits)?,
         limits,
     )
     .with_context(|| args.response.display().to_string())?;
     let request = match &args.request {
         Some(path) => Some(
-            Request::read(read_message("--request", path, "request", limits)?, limits)
+            Request::read(open_message("--request", path, "request", limits)?, limits)
                 .with_context(|| path.display().to_string())?,
         ),
         None => None,
     };
-    let mode = if args.size {
-        Mode::SizeOnly
+    let (mode, learn) = if args.size {
+        (Mode::SizeOnly, Learn::Size)
     } else {
-        Mode::Reveal
+        (Mode::Reveal, Learn::Rows)
     };
     let joiner = Joiner::new(&key, mode, ctx.backend)?;
     joiner
         .check_response(&response, n, request.as_ref())
         .map_err(|e| response_hint(e, args))?;
 
-    let pool = ctx.pool(n)?;
-    let step = ctx.step("intersect", n);
-    let mut found_pairs = Vec::new();
-    let mut pairs_file = None;
-    let in_file = |e: PsiError| message_error(e, args);
-    let size = if args.size {
-        joiner
-            .intersection_size(&pool, step.control(), &setup, &response, n)
-            .map_err(in_file)?
-    } else if raw {
-        let table_pairs = joiner
-            .association_table(&pool, step.control(), &setup, &response, n)
-            .map_err(in_file)?;
-        let pairs = Pairs::from_table(&table_pairs, &keys, setup_digest)?;
-        found_pairs = pairs
-            .pairs
-            .iter()
-            .map(|p| (p.joiner_row, Some(p.setup_position)))
-            .collect();
-        let mut distinct: Vec<usize> = table_pairs.iter().map(|m| m.joiner_index).collect();
-        distinct.sort_unstable();
-        distinct.dedup();
-        pairs_file = Some(pairs);
-        distinct.len()
-    } else {
-        let found = joiner
-            .intersect(&pool, step.control(), &setup, &response, n)
-            .map_err(in_file)?;
-        found_pairs = keys
-            .rows_of(&found)
-            .into_iter()
-            .map(|r| (r, None))
-            .collect();
-        found.len()
-    };
+    let pool = ctx.session.pool(n, GRAIN)?;
+    let step = ctx.session.step("intersect", Some(n as u64), "rows");
+    let intersection = linkage::intersect(
+        &joiner,
+        &pool,
+        step.control(),
+        &setup,
+        setup_digest,
+        &response,
+        keys,
+        learn,
+    )
+    .map_err(|e| message_error(e, args))?;
     let timing = step.finish();
 
     if let Some(id) = out {
-        let shown = staged.shown(id).display().to_string();
-        let file = staged.file(id);
-        let written = if raw {
-            let rows = found_pairs.iter().map(|&(row, position)| {
-                let position = position.map_or_else(String::new, |p| p.to_string());
-                ([(row + 1).to_string(), position], row)
-            });
-            table.write_rows(file, ["joiner_row", "setup_position"], rows)
-        } else {
-            let rows = found_pairs
-                .iter()
-                .map(|&(row, _)| ([(row + 1).to_string()], row));
-            table.write_rows(file, ["joiner_row"], rows)
-        };
-        written.with_context(|| format!("writing {shown}"))?;
+        intersection
+            .write_rows(party.records(), staged.file(id))
+            .map_err(|e| in_file(e, staged.shown(id)))?;
     }
-    if let (Some(id), Some(pairs)) = (pairs_out, &pairs_file) {
-        let shown = staged.shown(id).display().to_string();
-        write_pairs(staged.file(id), pairs).with_context(|| format!("writing {shown}"))?;
+    if let (Some(id), Some(pairs)) = (pairs_out, &intersection.pairs) {
+        write_pairs(staged.file(id), pairs).map_err(|e| in_file(e, staged.shown(id)))?;
     }
     // Every output is complete before any replaces anything.
     staged.commit()?;
     if args.size {
-        writeln!(std::io::stdout().lock(), "{size}")?;
+        writeln!(std::io::stdout().lock(), "{}", intersection.size)?;
     }
-    ctx.note(&format!(
-        "intersect: {} of {} distinct keys found ({} rows) in {:.2} s ({:.0} rows/s, {} workers, {} setup)",
-        thousands(size),
+    ctx.session.note(&format!(
+        "intersect: {} of {} distinct keys found ({} rows) in {:.2} s ({:.0} rows/s, {}, {} setup)",
+        thousands(intersection.size),
         thousands(n),
-        thousands(found_pairs.len()),
+        thousands(intersection.rows.len()),
         timing.elapsed.as_secs_f64(),
-        timing.rows_per_second(),
-        pool.workers(),
+        timing.per_second(),
+        workers(pool.workers()),
         setup.format_name()
     ));
     Ok(Found {
         timing,
-        pairs: found_pairs,
-        size,
+        intersection,
     })
 }
 

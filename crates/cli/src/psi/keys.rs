@@ -1,10 +1,10 @@
 //! `psi key new`: a fresh key file.
 
+use lockstep_files::Files;
 use lockstep_psi::Key;
 
 use super::Context;
 use crate::args::KeyCommand;
-use crate::files::Files;
 
 /// `psi key new`: a new key, never over an existing file unless `--force` (and then still
 /// atomically: the old key stays whole until the new one replaces it).
@@ -17,7 +17,7 @@ pub(crate) fn key_command(ctx: &Context, command: &KeyCommand) -> anyhow::Result
             } else {
                 files.new_output("--out", out)
             };
-            let mut staged = ctx.prepare(&files)?;
+            let mut staged = ctx.session.prepare(&files)?;
             if std::fs::metadata(out).is_ok_and(|m| !m.is_file()) {
                 anyhow::bail!("{}: a key is written to a regular file only", out.display());
             }
@@ -30,7 +30,7 @@ pub(crate) fn key_command(ctx: &Context, command: &KeyCommand) -> anyhow::Result
             }
             let key = Key::generate()?;
             staged.write(id, key.to_bytes().as_ref())?;
-            staged.commit()
+            Ok(staged.commit()?)
         }
     }
 }

@@ -1,48 +1,17 @@
 //! The starter's commands: setup, respond, resolve.
 
 use anyhow::Context as _;
-use lockstep_psi::linkage::{self, Digest, KeySpec, KeyTable, LinkageError, Permutation};
-use lockstep_psi::{Limits, Mode, Request, SetupFormat, SetupParams, Starter};
+use lockstep_files::{Files, open_input};
+use lockstep_psi::linkage::{
+    self, FileError, KeySpec, LinkageError, Records, RowPair, read_pairs, read_permutation,
+    write_permutation,
+};
+use lockstep_psi::{GRAIN, Limits, Mode, Request, SetupFormat, SetupParams, Starter};
 
-use super::link_files::{read_pairs, read_permutation, write_permutation};
-use super::records::Table;
-use super::{Context, Timing, thousands};
-use crate::args::{InputArgs, ResolveArgs, RespondArgs, SetupArgs};
-use crate::files::{Files, read_key, read_message};
+use super::{Context, in_file, open_message, spec};
+use crate::args::{ResolveArgs, RespondArgs, SetupArgs};
+use crate::session::{Timing, thousands, workers};
 use crate::usage::usage;
-
-/// The key spec of a party's `--column` and `--normalize` flags.
-pub(crate) fn spec(input: &InputArgs) -> KeySpec {
-    KeySpec {
-        columns: input.column.clone(),
-        normalize: input.normalize,
-    }
-}
-
-/// Reads a party's records and their distinct keys, reporting rows left out.
-///
-/// # Errors
-/// The file cannot be read, its keys cannot be taken, or no row has a key.
-pub(crate) fn load(ctx: &Context, input: &InputArgs) -> anyhow::Result<(Table, KeyTable)> {
-    let spec = spec(input);
-    let table = Table::read("--input", &input.input, &spec)?;
-    let keys = table.keys(&spec)?;
-    if let Some(first) = keys.empty_rows().first() {
-        ctx.note(&format!(
-            "{}: left out {} rows with an empty key (first: row {})",
-            input.input.display(),
-            thousands(keys.empty_rows().len()),
-            first + 1
-        ));
-    }
-    if keys.is_empty() {
-        anyhow::bail!(
-            "{}: no row has a non-empty key; nothing to intersect",
-            input.input.display()
-        );
-    }
-    Ok((table, keys))
-}
 
 /// `psi setup`.
 pub(crate) fn setup(ctx: &Context, args: &SetupArgs) -> anyhow::Result<Timing> {
@@ -67,34 +36,32 @@ pub(crate) fn setup(ctx: &Context, args: &SetupArgs) -> anyhow::Result<Timing> {
         .permutation_out
         .as_deref()
         .map(|p| files.output("--permutation-out", p, false));
-    let mut staged = ctx.prepare(&files)?;
-    let key = read_key(&args.key, ctx.allow_open_key)?;
-    let (_, keys) = load(ctx, &args.input)?;
+    let mut staged = ctx.session.prepare(&files)?;
+    let key = ctx.read_key(&args.key)?;
+    let party = ctx.load(&args.input)?;
+    let keys = party.keys();
     let starter = Starter::new(&key, Mode::Reveal, ctx.backend)?;
-    let pool = ctx.pool(keys.len())?;
-    let step = ctx.step("setup", keys.len());
-    let setup = starter.setup(&pool, step.control(), keys.values(), &params)?;
+    let pool = ctx.session.pool(keys.len(), GRAIN)?;
+    let step = ctx.session.step("setup", Some(keys.len() as u64), "rows");
+    let setup = linkage::setup(&starter, &pool, step.control(), keys, &params)?;
     let timing = step.finish();
-    let bytes = setup.message.to_bytes()?;
-    staged.write(out, &bytes)?;
-    if let (Some(id), Some(order)) = (permutation_out, &setup.permutation) {
-        let permutation = Permutation::new(order, &keys, Digest::of(&bytes))?;
-        let shown = staged.shown(id).display().to_string();
-        write_permutation(staged.file(id), &permutation, &spec(&args.input))
-            .with_context(|| format!("writing {shown}"))?;
+    staged.write(out, &setup.bytes)?;
+    if let (Some(id), Some(permutation)) = (permutation_out, &setup.permutation) {
+        write_permutation(staged.file(id), permutation, &spec(&args.input))
+            .map_err(|e| in_file(e, staged.shown(id)))?;
     }
     // Both files are complete before either replaces anything.
     staged.commit()?;
-    ctx.note(&format!(
-        "setup: {} distinct keys masked in {:.2} s ({:.0} rows/s, {} workers, {} backend) -> {} ({} setup, {} bytes)",
+    ctx.session.note(&format!(
+        "setup: {} distinct keys masked in {:.2} s ({:.0} rows/s, {}, {} backend) -> {} ({} setup, {} bytes)",
         thousands(keys.len()),
         timing.elapsed.as_secs_f64(),
-        timing.rows_per_second(),
-        pool.workers(),
+        timing.per_second(),
+        workers(pool.workers()),
         ctx.backend,
         args.out.display(),
         setup.message.format_name(),
-        thousands(bytes.len())
+        thousands(setup.bytes.len())
     ));
     Ok(timing)
 }
@@ -109,11 +76,11 @@ pub(crate) fn respond(ctx: &Context, args: &RespondArgs) -> anyhow::Result<Timin
         .input("--key", &args.key)
         .input("--request", &args.request);
     let out = files.output("--out", &args.out, true);
-    let mut staged = ctx.prepare(&files)?;
-    let key = read_key(&args.key, ctx.allow_open_key)?;
+    let mut staged = ctx.session.prepare(&files)?;
+    let key = ctx.read_key(&args.key)?;
     let limits = Limits::max_elements(args.joiner_count);
     let request = Request::read(
-        read_message("--request", &args.request, "request", limits)?,
+        open_message("--request", &args.request, "request", limits)?,
         limits,
     )
     .with_context(|| args.request.display().to_string())?;
@@ -123,36 +90,40 @@ pub(crate) fn respond(ctx: &Context, args: &RespondArgs) -> anyhow::Result<Timin
         Mode::Reveal
     };
     let starter = Starter::new(&key, mode, ctx.backend)?;
-    let pool = ctx.pool(request.elements.len())?;
-    let step = ctx.step("respond", request.elements.len());
+    let pool = ctx.session.pool(request.elements.len(), GRAIN)?;
+    let step = ctx
+        .session
+        .step("respond", Some(request.elements.len() as u64), "rows");
     let response = starter
         .respond(&pool, step.control(), &request)
         .with_context(|| args.request.display().to_string())?;
     let timing = step.finish();
     staged.write(out, &response.to_bytes())?;
     staged.commit()?;
-    ctx.note(&format!(
-        "respond: {} elements re-masked in {:.2} s ({:.0} rows/s, {} workers) -> {}",
+    ctx.session.note(&format!(
+        "respond: {} elements re-masked in {:.2} s ({:.0} rows/s, {}) -> {}",
         thousands(response.elements.len()),
         timing.elapsed.as_secs_f64(),
-        timing.rows_per_second(),
-        pool.workers(),
+        timing.per_second(),
+        workers(pool.workers()),
         args.out.display()
     ));
     Ok(timing)
 }
 
 /// `psi resolve`: the joiner's pairs, through the permutation, to the starter's rows.
-/// Returns the matched `(joiner row, starter row)` pairs, 1-based.
-pub(crate) fn resolve(ctx: &Context, args: &ResolveArgs) -> anyhow::Result<Vec<(usize, usize)>> {
+/// Returns the matched pairs (0-based rows).
+pub(crate) fn resolve(ctx: &Context, args: &ResolveArgs) -> anyhow::Result<Vec<RowPair>> {
     let mut files = Files::new();
     files
         .input("--permutation", &args.permutation)
         .input("--matches", &args.matches)
         .input("--input", &args.input.input);
     let out = files.output("--out", &args.out, true);
-    let mut staged = ctx.prepare(&files)?;
-    let (permutation, made_with) = read_permutation(&args.permutation)?;
+    let mut staged = ctx.session.prepare(&files)?;
+    let (permutation, made_with) =
+        read_permutation(open_input("--permutation", &args.permutation)?)
+            .map_err(|e| in_file(e, &args.permutation))?;
     let spec = spec(&args.input);
     if made_with != spec {
         usage!(
@@ -162,9 +133,13 @@ pub(crate) fn resolve(ctx: &Context, args: &ResolveArgs) -> anyhow::Result<Vec<(
             describe(&spec)
         );
     }
-    let table = Table::read("--input", &args.input.input, &spec)?;
-    let keys = table.keys(&spec)?;
-    let pairs = read_pairs(&args.matches)?;
+    let records = Records::read(open_input("--input", &args.input.input)?, &spec)
+        .map_err(|e| in_file(e, &args.input.input))?;
+    let keys = records
+        .keys(&spec)
+        .map_err(|e| in_file(FileError::from(e), &args.input.input))?;
+    let pairs = read_pairs(open_input("--matches", &args.matches)?)
+        .map_err(|e| in_file(e, &args.matches))?;
     let resolved = linkage::resolve(&permutation, &keys, &pairs).map_err(|e| {
         let file = match e {
             LinkageError::RowCountChanged { .. } | LinkageError::KeysChanged => &args.input.input,
@@ -172,26 +147,15 @@ pub(crate) fn resolve(ctx: &Context, args: &ResolveArgs) -> anyhow::Result<Vec<(
         };
         anyhow::Error::new(e).context(file.display().to_string())
     })?;
-    let rows = resolved.iter().map(|p| {
-        let numbers = [
-            (p.joiner_row + 1).to_string(),
-            (p.starter_row + 1).to_string(),
-        ];
-        (numbers, p.starter_row)
-    });
-    table
-        .write_rows(staged.file(out), ["joiner_row", "starter_row"], rows)
-        .with_context(|| format!("writing {}", args.out.display()))?;
+    linkage::write_resolved(&records, &resolved, staged.file(out))
+        .map_err(|e| in_file(e, &args.out))?;
     staged.commit()?;
-    ctx.note(&format!(
+    ctx.session.note(&format!(
         "resolve: {} matched row pairs -> {}",
         thousands(resolved.len()),
         args.out.display()
     ));
-    Ok(resolved
-        .iter()
-        .map(|p| (p.joiner_row + 1, p.starter_row + 1))
-        .collect())
+    Ok(resolved)
 }
 
 /// A key spec as its flags: `--column name --column dob --normalize`.

@@ -290,3 +290,61 @@ pub(crate) fn chain(d: &std::path::Path, power: u32, contributions: usize) {
         );
     }
 }
+
+/// Every ceremony command says the worker count it ran on, asked in the ceremony's grain
+/// (points): 2 workers asked for a power-6 chain (318 points) get 2; the same request on a
+/// power-1 object (8 points) is lowered to 1, and says so.
+#[test]
+fn every_command_runs_on_the_workers_asked_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let two = |args: &[&str]| {
+        let run = ok(d, &[&["--workers", "2"][..], args].concat());
+        assert!(
+            run.stderr.contains(" on 2 workers"),
+            "{args:?}: {}",
+            run.stderr
+        );
+        assert!(!run.stderr.contains("lowered"), "{args:?}: {}", run.stderr);
+        run
+    };
+    two(&["ceremony", "phase1", "new", "--power", "6", "--out", "c0"]);
+    two(&[
+        "ceremony",
+        "phase1",
+        "contribute",
+        "--in",
+        "c0",
+        "--out",
+        "c1",
+    ]);
+    two(&["ceremony", "phase1", "verify", "c0", "c1"]);
+    two(&[
+        "ceremony", "phase1", "seal", "--in", "c1", "--beacon", "00", "--out", "srs",
+    ]);
+    two(&["ceremony", "info", "c1"]);
+    two(&["ceremony", "ptau", "export", "c1", "--out", "c1.ptau"]);
+    two(&["ceremony", "ptau", "import", "c1.ptau", "--out", "back"]);
+    let small = ok(
+        d,
+        &[
+            "--workers",
+            "2",
+            "ceremony",
+            "phase1",
+            "new",
+            "--power",
+            "1",
+            "--out",
+            "tiny",
+        ],
+    );
+    assert!(
+        small
+            .stderr
+            .contains("--workers 2 lowered to 1 for 8 points: a worker gets at least 128"),
+        "{}",
+        small.stderr
+    );
+    assert!(small.stderr.contains(" on 1 worker\n"), "{}", small.stderr);
+}

@@ -48,5 +48,8 @@ fn bad_worker_counts_are_clear_errors() {
     assert!(stderr.contains("above the cap of 256"), "{stderr}");
     let (ok, _, stderr) = lockstep(&["--workers", "1,2", "info"], &[]);
     assert!(!ok);
-    assert!(stderr.contains("only `bench` takes a list"), "{stderr}");
+    assert!(
+        stderr.contains("a list of counts is for `lockstep-bench`"),
+        "{stderr}"
+    );
 }

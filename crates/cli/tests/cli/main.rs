@@ -3,6 +3,7 @@
 //! - `info`: version, parallelism, worker policy and its errors.
 //! - `psi`: every PSI subcommand over real files, the demo, worker counts.
 //! - `psi_files`: outputs never over inputs, all outputs or none, interruptions, special files.
+//! - `psi_fixtures`: every PSI output byte for byte against files an earlier binary made.
 //! - `psi_resolve`: resolve refuses another input and pairs no honest joiner sends.
 //! - `psi_limits`: memory bounded on hostile messages and inputs.
 //! - `psi_errors`: clear errors, safe defaults, usage errors exit 2.
@@ -21,6 +22,7 @@ mod plan;
 mod psi;
 mod psi_errors;
 mod psi_files;
+mod psi_fixtures;
 pub(crate) mod psi_limits;
 mod psi_resolve;
 
@@ -96,6 +98,15 @@ pub(crate) fn fails_with(dir: &Path, args: &[&str], code: i32, message: &str) ->
 /// Runs in `dir`, which must fail (exit 1) with `message` in its error.
 pub(crate) fn fails(dir: &Path, args: &[&str], message: &str) -> Run {
     fails_with(dir, args, 1, message)
+}
+
+/// How a command's status line names the worker count it ran on: `1 worker`, `3 workers`.
+pub(crate) fn ran_on(workers: &str) -> String {
+    if workers == "1" {
+        "1 worker".to_owned()
+    } else {
+        format!("{workers} workers")
+    }
 }
 
 /// `base` followed by `more`.

@@ -66,7 +66,7 @@ fn run_reads_raw_and_npy_and_writes_what_the_library_computes() {
     fs::write(d.join("k.raw"), k.to_le_bytes()).unwrap();
     let want = expected(&x, &k);
     for workers in ["1", "2", "3"] {
-        ok(
+        let run = ok(
             d,
             &[
                 "--workers",
@@ -83,6 +83,13 @@ fn run_reads_raw_and_npy_and_writes_what_the_library_computes() {
                 "--output",
                 "zi=zi.raw",
             ],
+        );
+        // 100,003 elements: at least 32,768 a worker, so up to 3 workers each.
+        assert!(
+            run.stderr
+                .contains(&format!(" on {} (", crate::ran_on(workers))),
+            "{}",
+            run.stderr
         );
         assert_eq!(
             npy::read(&fs::read(d.join("z.npy")).unwrap()).unwrap(),
@@ -345,5 +352,42 @@ fn results_equal_numpy_where_ieee_fixes_them() {
             break;
         }
         assert!(compared, "{dtype}: 20 plans in a row produced a NaN");
+    }
+}
+
+/// A plan over a million elements asked to run on 2 workers runs on 2 (the plan engine's grain is
+/// elements, not PSI's keys), and one over a thousand is lowered to 1 and says so.
+#[test]
+fn a_million_elements_run_on_the_workers_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fs::write(d.join("plan.json"), PLAN).unwrap();
+    for (n, said) in [(1 << 20, "on 2 workers ("), (1000, "on 1 worker (")] {
+        let (x, k) = inputs(n);
+        fs::write(d.join("x.npy"), npy::write(&x)).unwrap();
+        fs::write(d.join("k.raw"), k.to_le_bytes()).unwrap();
+        let run = ok(
+            d,
+            &[
+                "--workers",
+                "2",
+                "plan",
+                "run",
+                "plan.json",
+                "--input",
+                "x=x.npy",
+                "--input",
+                "k=k.raw",
+                "--output",
+                "z=z.npy",
+                "--output",
+                "zi=zi.raw",
+            ],
+        );
+        assert!(run.stderr.contains(said), "{n}: {}", run.stderr);
+        assert_eq!(
+            npy::read(&fs::read(d.join("z.npy")).unwrap()).unwrap(),
+            expected(&x, &k)[0]
+        );
     }
 }

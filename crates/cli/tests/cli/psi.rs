@@ -1,7 +1,7 @@
 //! Whole rounds over files, worker counts, keys, the demo.
 
 use crate::{
-    CLINIC, fails, intersect, lockstep_in, ok, organisations, raw_round, resolve_args, with,
+    CLINIC, fails, intersect, lockstep_in, ok, organisations, ran_on, raw_round, resolve_args, with,
 };
 
 #[test]
@@ -155,7 +155,7 @@ fn outputs_do_not_depend_on_the_worker_count() {
             ],
         );
         assert!(
-            setup.stderr.contains(&format!(" {workers} workers, ")),
+            setup.stderr.contains(&format!(" {}, ", ran_on(workers))),
             "{}",
             setup.stderr
         );
@@ -176,13 +176,67 @@ fn outputs_do_not_depend_on_the_worker_count() {
             ],
         );
         assert!(
-            request.stderr.contains(&format!(" {workers} workers)")),
+            request.stderr.contains(&format!(" {})", ran_on(workers))),
             "{}",
             request.stderr
         );
+        let respond = ok(
+            dir,
+            &[
+                "--workers",
+                workers,
+                "psi",
+                "respond",
+                "--key",
+                "k",
+                "--request",
+                &format!("request{workers}.bin"),
+                "--joiner-count",
+                "1300",
+                "--out",
+                &format!("response{workers}.bin"),
+            ],
+        );
+        assert!(
+            respond.stderr.contains(&format!(" {})", ran_on(workers))),
+            "{}",
+            respond.stderr
+        );
+        let intersect = ok(
+            dir,
+            &[
+                "--workers",
+                workers,
+                "psi",
+                "intersect",
+                "--key",
+                "k",
+                "--setup",
+                &format!("setup{workers}.bin"),
+                "--response",
+                &format!("response{workers}.bin"),
+                "--input",
+                "values.txt",
+                "--request",
+                &format!("request{workers}.bin"),
+                "--out",
+                &format!("matches{workers}.csv"),
+            ],
+        );
+        assert!(
+            intersect
+                .stderr
+                .contains(&format!(" {}, raw setup)", ran_on(workers))),
+            "{}",
+            intersect.stderr
+        );
     }
-    for name in ["setup", "perm", "request"] {
-        let ext = if name == "perm" { "csv" } else { "bin" };
+    for name in ["setup", "perm", "request", "response", "matches"] {
+        let ext = if matches!(name, "perm" | "matches") {
+            "csv"
+        } else {
+            "bin"
+        };
         let one = std::fs::read(dir.join(format!("{name}1.{ext}"))).unwrap();
         for workers in ["2", "3", "5"] {
             assert_eq!(
@@ -211,7 +265,7 @@ fn outputs_do_not_depend_on_the_worker_count() {
     );
     assert!(
         run.stderr
-            .contains("--workers 5 lowered to 1 for 3 items: a worker gets at least 256"),
+            .contains("--workers 5 lowered to 1 for 3 keys: a worker gets at least 256"),
         "{}",
         run.stderr
     );

@@ -308,7 +308,7 @@ fn usage_errors_exit_2_before_any_work() {
         dir,
         &with(&["--workers", "1,2"], &setup(&["--joiner-count", "3"])),
         2,
-        "only `bench` takes a list",
+        "a list of counts is for `lockstep-bench`",
     );
     fails_with(
         dir,

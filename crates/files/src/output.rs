@@ -4,18 +4,17 @@ use std::fs::File;
 use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};
 
-use anyhow::Context as _;
 use tempfile::NamedTempFile;
 
-use super::kind::FileId;
-use super::paths::{Destination, input_id, resolve_output};
-use super::signals;
-use crate::usage::usage;
+use crate::error::{Error, OrIo};
+use crate::kind::FileId;
+use crate::paths::{Destination, input_id, resolve_output};
+use crate::signals;
 
 /// The files a command reads and writes, declared before any work so that every rule of
-/// [`files`](super) can be checked at once by [`prepare`](Self::prepare).
+/// [the crate](crate) can be checked at once by [`prepare`](Self::prepare).
 #[derive(Default)]
-pub(crate) struct Files {
+pub struct Files {
     inputs: Vec<(&'static str, PathBuf)>,
     outputs: Vec<Planned>,
 }
@@ -33,26 +32,22 @@ struct Planned {
 
 /// Which declared output to write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct OutputId(usize);
+pub struct OutputId(usize);
 
 impl Files {
-    pub(crate) fn new() -> Self {
+    /// No files declared yet.
+    pub fn new() -> Self {
         Self::default()
     }
 
     /// Declares an input given by `flag`.
-    pub(crate) fn input(&mut self, flag: &'static str, path: &Path) -> &mut Self {
+    pub fn input(&mut self, flag: &'static str, path: &Path) -> &mut Self {
         self.inputs.push((flag, path.to_owned()));
         self
     }
 
     /// Declares an output given by `flag`; `-` means standard output when `stdout_allowed`.
-    pub(crate) fn output(
-        &mut self,
-        flag: &'static str,
-        path: &Path,
-        stdout_allowed: bool,
-    ) -> OutputId {
+    pub fn output(&mut self, flag: &'static str, path: &Path, stdout_allowed: bool) -> OutputId {
         self.outputs.push(Planned {
             flag,
             path: path.to_owned(),
@@ -65,7 +60,7 @@ impl Files {
 
     /// Declares a regular-file output given by `flag` that others are meant to read (a
     /// ceremony's files, which participants publish): it is created 0644 instead of 0600.
-    pub(crate) fn public_output(&mut self, flag: &'static str, path: &Path) -> OutputId {
+    pub fn public_output(&mut self, flag: &'static str, path: &Path) -> OutputId {
         let id = self.output(flag, path, false);
         self.outputs[id.0].public = true;
         id
@@ -73,7 +68,7 @@ impl Files {
 
     /// Declares a regular-file output given by `flag` that must not exist: if a file appears at
     /// `path` before the commit, the commit fails rather than replace it.
-    pub(crate) fn new_output(&mut self, flag: &'static str, path: &Path) -> OutputId {
+    pub fn new_output(&mut self, flag: &'static str, path: &Path) -> OutputId {
         let id = self.output(flag, path, false);
         self.outputs[id.0].no_clobber = true;
         id
@@ -86,14 +81,14 @@ impl Files {
     /// # Errors
     /// A usage error if an output names an input or another output; otherwise the first output
     /// that cannot be written (missing directory, a directory or block device, no permission).
-    pub(crate) fn prepare(&self, note: &dyn Fn(&str)) -> anyhow::Result<Staged> {
+    pub fn prepare(&self, note: &dyn Fn(&str)) -> Result<Staged, Error> {
         let mut destinations = Vec::with_capacity(self.outputs.len());
         for planned in &self.outputs {
             if planned.path.as_os_str() == "-" && !planned.stdout_allowed {
-                usage!(
+                return Err(Error::usage(format!(
                     "{} cannot be `-`: this output is never written to standard output (name a file; ./- is a file named -)",
                     planned.flag
-                );
+                )));
             }
             destinations.push(resolve_output(&planned.path, planned.stdout_allowed)?);
         }
@@ -104,24 +99,24 @@ impl Files {
             .collect();
         for (planned, destination) in self.outputs.iter().zip(&destinations) {
             if let Some((flag, path, _)) = inputs.iter().find(|(_, _, id)| destination.is(*id)) {
-                usage!(
+                return Err(Error::usage(format!(
                     "{} {} is the same file as {flag} {}: an output never replaces an input (nothing was written)",
                     planned.flag,
                     planned.path.display(),
                     path.display()
-                );
+                )));
             }
         }
         for (i, (a, da)) in self.outputs.iter().zip(&destinations).enumerate() {
             for (b, db) in self.outputs.iter().zip(&destinations).skip(i + 1) {
                 if da.same_file(db) || (*da == Destination::Stdout && *db == Destination::Stdout) {
-                    usage!(
+                    return Err(Error::usage(format!(
                         "{} {} and {} {} are the same file: each output needs its own (nothing was written)",
                         a.flag,
                         a.path.display(),
                         b.flag,
                         b.path.display()
-                    );
+                    )));
                 }
             }
         }
@@ -149,7 +144,7 @@ impl Files {
 }
 
 /// Every output of a command, staged: written to temporary files, none in place yet.
-pub(crate) struct Staged {
+pub struct Staged {
     outputs: Vec<Stage>,
 }
 
@@ -186,7 +181,7 @@ impl Drop for Registered {
 }
 
 impl Stage {
-    fn new(planned: &Planned, destination: Destination) -> anyhow::Result<Self> {
+    fn new(planned: &Planned, destination: Destination) -> Result<Self, Error> {
         let shown = planned.path.clone();
         let file = match &destination {
             Destination::File { target, .. } => {
@@ -200,7 +195,7 @@ impl Stage {
                     let mode = if planned.public { 0o644 } else { 0o600 };
                     builder.permissions(std::fs::Permissions::from_mode(mode));
                 }
-                let temp = builder.tempfile_in(dir).with_context(|| {
+                let temp = builder.tempfile_in(dir).or_io(|| {
                     format!(
                         "{}: cannot create a file in {}",
                         shown.display(),
@@ -215,7 +210,7 @@ impl Stage {
                 Staging::Beside(Registered(Some(temp)))
             }
             Destination::Stdout | Destination::Stream { .. } => {
-                Staging::Unnamed(tempfile::tempfile().with_context(|| {
+                Staging::Unnamed(tempfile::tempfile().or_io(|| {
                     format!(
                         "{}: cannot create its unnamed temporary file",
                         shown.display()
@@ -245,7 +240,7 @@ impl Stage {
 
 impl Staged {
     /// The staged file of output `id`, to write the output into.
-    pub(crate) fn file(&mut self, id: OutputId) -> &mut File {
+    pub fn file(&mut self, id: OutputId) -> &mut File {
         self.outputs[id.0].file()
     }
 
@@ -253,15 +248,15 @@ impl Staged {
     ///
     /// # Errors
     /// A write failure, naming the output.
-    pub(crate) fn write(&mut self, id: OutputId, bytes: &[u8]) -> anyhow::Result<()> {
+    pub fn write(&mut self, id: OutputId, bytes: &[u8]) -> Result<(), Error> {
         let shown = self.outputs[id.0].shown.clone();
         self.file(id)
             .write_all(bytes)
-            .with_context(|| format!("writing {}", shown.display()))
+            .or_io(|| format!("writing {}", shown.display()))
     }
 
     /// Where output `id` goes, as the command line gave it.
-    pub(crate) fn shown(&self, id: OutputId) -> &Path {
+    pub fn shown(&self, id: OutputId) -> &Path {
         &self.outputs[id.0].shown
     }
 
@@ -274,7 +269,10 @@ impl Staged {
     /// # Errors
     /// The first failure, naming its output (and, in the unlikely case that a rename fails after
     /// another succeeded, which outputs were replaced).
-    pub(crate) fn commit(mut self) -> anyhow::Result<()> {
+    ///
+    /// # Panics
+    /// Never: `commit` takes `self`, so each staged file is renamed once (an invariant).
+    pub fn commit(mut self) -> Result<(), Error> {
         for stage in &mut self.outputs {
             let shown = stage.shown.display().to_string();
             // Some file systems report a full disk only here: never rename a short file. (An
@@ -283,7 +281,7 @@ impl Staged {
                 stage
                     .file()
                     .sync_all()
-                    .with_context(|| format!("writing {shown}"))?;
+                    .or_io(|| format!("writing {shown}"))?;
             }
         }
         for stage in &mut self.outputs {
@@ -292,19 +290,19 @@ impl Staged {
             match &stage.destination {
                 Destination::Stdout => {
                     let file = stage.file();
-                    file.rewind().with_context(context)?;
+                    file.rewind().or_io(context)?;
                     let mut out = std::io::stdout().lock();
-                    std::io::copy(file, &mut out).with_context(context)?;
-                    out.flush().with_context(context)?;
+                    std::io::copy(file, &mut out).or_io(context)?;
+                    out.flush().or_io(context)?;
                 }
                 Destination::Stream { target, .. } => {
                     let mut stream = std::fs::OpenOptions::new()
                         .write(true)
                         .open(target)
-                        .with_context(context)?;
+                        .or_io(context)?;
                     let file = stage.file();
-                    file.rewind().with_context(context)?;
-                    std::io::copy(file, &mut stream).with_context(context)?;
+                    file.rewind().or_io(context)?;
+                    std::io::copy(file, &mut stream).or_io(context)?;
                 }
                 Destination::File { .. } => {}
             }
@@ -336,11 +334,14 @@ impl Staged {
                 } else {
                     format!(" ({} already replaced)", replaced.join(", "))
                 };
-                return Err(anyhow::Error::new(e.error).context(format!(
-                    "{} {}: replacing it failed{done}",
-                    stage.flag,
-                    stage.shown.display()
-                )));
+                return Err(Error::io(
+                    format!(
+                        "{} {}: replacing it failed{done}",
+                        stage.flag,
+                        stage.shown.display()
+                    ),
+                    e.error,
+                ));
             }
             replaced.push(format!("{} {}", stage.flag, stage.shown.display()));
             if let Some(dir) = target.parent()
@@ -357,5 +358,166 @@ impl Staged {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ErrorKind;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn outputs_appear_only_at_the_commit_all_together() {
+        let temp = tempfile::tempdir().unwrap();
+        let dir = temp.path();
+        std::fs::write(dir.join("b.txt"), b"old b").unwrap();
+        let mut files = Files::new();
+        let a = files.output("--a", &dir.join("a.txt"), false);
+        let b = files.public_output("--b", &dir.join("b.txt"));
+        let mut staged = files.prepare(&|_| {}).unwrap();
+        staged.write(a, b"new a").unwrap();
+        staged.file(b).write_all(b"new b").unwrap();
+        // Staged, not in place: the old file is whole, the new one absent, two temporaries.
+        assert_eq!(std::fs::read(dir.join("b.txt")).unwrap(), b"old b");
+        assert!(!dir.join("a.txt").exists());
+        let temporaries = names(dir)
+            .into_iter()
+            .filter(|n| n.starts_with(signals::PREFIX))
+            .count();
+        assert_eq!(temporaries, 2);
+        staged.commit().unwrap();
+        assert_eq!(names(dir), ["a.txt", "b.txt"]);
+        assert_eq!(std::fs::read(dir.join("a.txt")).unwrap(), b"new a");
+        assert_eq!(std::fs::read(dir.join("b.txt")).unwrap(), b"new b");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode =
+                |n: &str| std::fs::metadata(dir.join(n)).unwrap().permissions().mode() & 0o777;
+            assert_eq!((mode("a.txt"), mode("b.txt")), (0o600, 0o644));
+        }
+    }
+
+    #[test]
+    fn a_run_that_never_commits_changes_nothing_and_leaves_nothing() {
+        let temp = tempfile::tempdir().unwrap();
+        let dir = temp.path();
+        std::fs::write(dir.join("out.bin"), b"keep").unwrap();
+        let mut files = Files::new();
+        let id = files.output("--out", &dir.join("out.bin"), true);
+        let mut staged = files.prepare(&|_| {}).unwrap();
+        staged.write(id, b"half a resu").unwrap();
+        drop(staged); // the work failed
+        assert_eq!(names(dir), ["out.bin"]);
+        assert_eq!(std::fs::read(dir.join("out.bin")).unwrap(), b"keep");
+    }
+
+    #[test]
+    fn a_file_appearing_at_a_new_output_fails_the_commit_before_any_rename() {
+        let temp = tempfile::tempdir().unwrap();
+        let dir = temp.path();
+        std::fs::write(dir.join("other.txt"), b"old").unwrap();
+        let mut files = Files::new();
+        let key = files.new_output("--out", &dir.join("new.key"));
+        let other = files.output("--other", &dir.join("other.txt"), false);
+        let mut staged = files.prepare(&|_| {}).unwrap();
+        staged.write(key, b"secret").unwrap();
+        staged.write(other, b"new").unwrap();
+        std::fs::write(dir.join("new.key"), b"someone else's").unwrap();
+        let err = staged.commit().unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Io);
+        assert!(err.to_string().starts_with("--out "), "{err}");
+        assert!(err.to_string().ends_with("replacing it failed"), "{err}");
+        assert_eq!(
+            std::fs::read(dir.join("new.key")).unwrap(),
+            b"someone else's"
+        );
+        assert_eq!(std::fs::read(dir.join("other.txt")).unwrap(), b"old");
+        assert_eq!(names(dir), ["new.key", "other.txt"]);
+    }
+
+    #[test]
+    fn outputs_over_inputs_or_each_other_are_usage_errors_before_any_file() {
+        let temp = tempfile::tempdir().unwrap();
+        let dir = temp.path();
+        std::fs::write(dir.join("in.csv"), b"rows").unwrap();
+        let mut files = Files::new();
+        files.input("--input", &dir.join("in.csv"));
+        files.output("--out", &dir.join("sub/../in.csv"), false);
+        std::fs::create_dir(dir.join("sub")).unwrap();
+        let err = files.prepare(&|_| {}).err().unwrap();
+        assert_eq!(err.kind(), ErrorKind::Usage);
+        assert!(
+            err.to_string().contains("is the same file as --input"),
+            "{err}"
+        );
+        let mut files = Files::new();
+        files.output("--a", &dir.join("x"), true);
+        files.output("--b", &dir.join("./x"), false);
+        let err = files.prepare(&|_| {}).err().unwrap();
+        assert_eq!(err.kind(), ErrorKind::Usage);
+        assert!(err.to_string().contains("are the same file"), "{err}");
+        let mut files = Files::new();
+        files.output("--permutation-out", Path::new("-"), false);
+        let err = files.prepare(&|_| {}).err().unwrap();
+        assert_eq!(err.kind(), ErrorKind::Usage);
+        assert_eq!(names(dir), ["in.csv", "sub"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_is_followed_and_kept_and_a_device_is_written_in_place() {
+        let temp = tempfile::tempdir().unwrap();
+        let dir = temp.path();
+        std::fs::write(dir.join("target.txt"), b"old").unwrap();
+        std::os::unix::fs::symlink("target.txt", dir.join("link")).unwrap();
+        let mut files = Files::new();
+        let link = files.output("--out", &dir.join("link"), false);
+        let null = files.output("--log", Path::new("/dev/null"), false);
+        let mut staged = files.prepare(&|_| {}).unwrap();
+        staged.write(link, b"new").unwrap();
+        staged.write(null, b"discarded").unwrap();
+        staged.commit().unwrap();
+        assert!(
+            std::fs::symlink_metadata(dir.join("link"))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read(dir.join("target.txt")).unwrap(), b"new");
+        assert!(Path::new("/dev/null").exists());
+    }
+
+    #[test]
+    fn stale_temporaries_of_a_killed_run_are_removed_and_noted() {
+        let temp = tempfile::tempdir().unwrap();
+        let dir = temp.path();
+        let stale = dir.join(format!("{}1-left", signals::PREFIX));
+        std::fs::write(&stale, b"x").unwrap();
+        File::options()
+            .write(true)
+            .open(&stale)
+            .unwrap()
+            .set_modified(std::time::SystemTime::now() - 2 * signals::STALE_AFTER)
+            .unwrap();
+        let mut files = Files::new();
+        files.output("--out", &dir.join("out"), false);
+        let notes = std::cell::RefCell::new(Vec::new());
+        let staged = files
+            .prepare(&|line| notes.borrow_mut().push(line.to_owned()))
+            .unwrap();
+        assert!(!stale.exists());
+        assert_eq!(notes.borrow().len(), 1);
+        assert!(notes.borrow()[0].starts_with("removed 1 temporary file(s)"));
+        drop(staged);
     }
 }

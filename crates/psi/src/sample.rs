@@ -1,4 +1,5 @@
-//! Built-in sample data: synthetic people for two organisations with realistic overlaps.
+//! Built-in sample data: synthetic people for two organisations with realistic overlaps, for
+//! demos and tests of every front end (the same rows everywhere).
 //!
 //! Person `i` of an endless, deterministic population has a name, an email, a birth date and a
 //! phone number derived from `i` alone. The starter holds people `0..n`, the joiner people
@@ -7,12 +8,12 @@
 //! rows, each file has a few duplicate rows and a few rows without an email.
 
 use std::io::Write;
-use std::path::Path;
 
-use anyhow::Context as _;
+/// The columns of both files.
+pub const HEADER: [&str; 5] = ["first_name", "last_name", "email", "birth_date", "phone"];
 
-use super::Context;
-use crate::files::Files;
+/// The key column the two organisations match on (normalized).
+pub const KEY_COLUMN: &str = "email";
 
 const FIRST: [&str; 40] = [
     "Ada",
@@ -120,7 +121,7 @@ fn pick<'a>(list: &[&'a str], r: u64) -> &'a str {
 }
 
 /// Person `i`'s fields: first name, last name, email, birth date, phone.
-pub(crate) fn person(i: usize) -> [String; 5] {
+pub fn person(i: usize) -> [String; 5] {
     let r = mix(i as u64);
     let (first, last) = (pick(&FIRST, r), pick(&LAST, r >> 16));
     let domain = pick(&DOMAINS, r >> 32);
@@ -160,40 +161,45 @@ fn rows(start: usize, count: usize, retyped: bool) -> Vec<[String; 5]> {
     out
 }
 
-/// Writes the two organisations' CSV files and returns their row counts.
-pub(crate) fn write(
-    ctx: &Context,
-    starter: &Path,
-    joiner: &Path,
-    n: usize,
-) -> anyhow::Result<(usize, usize)> {
-    let header = ["first_name", "last_name", "email", "birth_date", "phone"];
-    let mut files = Files::new();
-    let ids = [
-        files.output("--dir", starter, false),
-        files.output("--dir", joiner, false),
-    ];
-    let mut staged = ctx.prepare(&files)?;
-    let mut counts = [0; 2];
-    for (k, (path, start, count, retyped)) in
-        [(starter, 0, n, false), (joiner, 3 * n / 5, 4 * n / 5, true)]
-            .into_iter()
-            .enumerate()
-    {
-        let mut csv = csv::Writer::from_writer(std::io::BufWriter::new(staged.file(ids[k])));
-        csv.write_record(header)?;
+/// The two organisations' record files, as CSV.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Organisations {
+    /// The starter's file: people `0..n`.
+    pub starter: Vec<u8>,
+    /// Its data rows.
+    pub starter_rows: usize,
+    /// The joiner's file: people `3n/5 .. 3n/5 + 4n/5`, some emails retyped.
+    pub joiner: Vec<u8>,
+    /// Its data rows.
+    pub joiner_rows: usize,
+}
+
+/// The two organisations' CSV files for a starter of `n` people.
+///
+/// # Panics
+/// Never: the files are written into memory, which cannot fail.
+pub fn organisations(n: usize) -> Organisations {
+    let file = |start: usize, count: usize, retyped: bool| {
         let people = rows(start, count, retyped);
-        counts[k] = people.len();
-        for p in &people {
-            csv.write_record(p)?;
-        }
-        csv.into_inner()
-            .map_err(|e| e.into_error())?
-            .flush()
-            .with_context(|| format!("writing {}", path.display()))?;
+        let mut csv = csv::Writer::from_writer(Vec::new());
+        let written = csv
+            .write_record(HEADER)
+            .and_then(|()| people.iter().try_for_each(|p| csv.write_record(p)));
+        written.expect("invariant: writing CSV into memory cannot fail");
+        let mut bytes = csv
+            .into_inner()
+            .expect("invariant: flushing CSV into memory cannot fail");
+        bytes.flush().expect("invariant: a Vec flushes");
+        (bytes, people.len())
+    };
+    let (starter, starter_rows) = file(0, n, false);
+    let (joiner, joiner_rows) = file(3 * n / 5, 4 * n / 5, true);
+    Organisations {
+        starter,
+        starter_rows,
+        joiner,
+        joiner_rows,
     }
-    staged.commit()?;
-    Ok((counts[0], counts[1]))
 }
 
 #[cfg(test)]
@@ -210,5 +216,17 @@ mod tests {
         assert!(retyped.iter().any(|p| p[2].starts_with(' ')));
         assert!(retyped.iter().any(|p| p[2].is_empty()));
         assert!(retyped.len() > 1000);
+    }
+
+    #[test]
+    fn the_files_are_csv_with_the_header() {
+        let orgs = organisations(100);
+        assert!(
+            orgs.starter
+                .starts_with(b"first_name,last_name,email,birth_date,phone\n")
+        );
+        let lines = orgs.joiner.iter().filter(|&&b| b == b'\n').count();
+        assert_eq!(lines, orgs.joiner_rows + 1);
+        assert!(orgs.starter_rows >= 100 && orgs.joiner_rows >= 80);
     }
 }

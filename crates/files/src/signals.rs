@@ -17,11 +17,11 @@ use std::sync::{Mutex, MutexGuard, Once, PoisonError};
 use std::time::Duration;
 
 /// The name every temporary output file starts with, followed by the writing process's id.
-pub(crate) const PREFIX: &str = ".lockstep-tmp-";
+pub const PREFIX: &str = ".lockstep-tmp-";
 
 /// How old an unlocked temporary file must be to be taken for stale: a writer locks its file
 /// microseconds after creating it, so a young unlocked file may be one being born.
-pub(crate) const STALE_AFTER: Duration = Duration::from_secs(10);
+pub const STALE_AFTER: Duration = Duration::from_secs(10);
 
 static REGISTERED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 static HANDLER: Once = Once::new();

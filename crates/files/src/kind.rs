@@ -4,19 +4,27 @@ use std::fs::Metadata;
 
 /// The kinds of file the rules treat differently.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Kind {
+#[non_exhaustive]
+pub enum Kind {
+    /// A regular file.
     Regular,
+    /// A directory.
     Directory,
+    /// A character device (`/dev/null`, a terminal).
     CharDevice,
+    /// A block device (a disk).
     BlockDevice,
+    /// A named pipe.
     Fifo,
+    /// A Unix socket.
     Socket,
+    /// Anything else the platform has.
     Other,
 }
 
 impl Kind {
     /// The kind of the file `metadata` describes (of a link's target when followed).
-    pub(crate) fn of(metadata: &Metadata) -> Self {
+    pub fn of(metadata: &Metadata) -> Self {
         let file_type = metadata.file_type();
         if file_type.is_file() {
             return Self::Regular;
@@ -44,7 +52,7 @@ impl Kind {
     }
 
     /// "a directory", "a character device", ... for messages.
-    pub(crate) fn described(self) -> &'static str {
+    pub fn described(self) -> &'static str {
         match self {
             Self::Regular => "a regular file",
             Self::Directory => "a directory",

@@ -1,4 +1,4 @@
-//! `lockstep bench plan`: the plan engine in milliseconds beside numpy and numexpr, in one run
+//! `lockstep-bench plan`: the plan engine in milliseconds beside numpy and numexpr, in one run
 //! (this machine is shared and noisy: only same-run ratios mean anything).
 //!
 //! The plans are chains of `nodes` additions of the constant 1 (`x + 1 + 1 + ...`), as the
@@ -18,7 +18,7 @@ use anyhow::Context as _;
 use lockstep_plan::{Array, ArrayMut, DType, Plan, RunOptions};
 use lockstep_shard::{Control, Pool};
 
-use crate::args::BenchPlanArgs;
+use crate::BenchPlanArgs;
 
 fn chain(dtype: DType, nodes: usize) -> anyhow::Result<Plan> {
     let mut list = vec![r#"{ "id": "n0", "op": "add", "args": ["x", "one"] }"#.to_owned()];

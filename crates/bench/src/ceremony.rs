@@ -1,4 +1,4 @@
-//! `lockstep bench ceremony`: phase 1 stages in milliseconds, ours (serial reference, then each
+//! `lockstep-bench ceremony`: phase 1 stages in milliseconds, ours (serial reference, then each
 //! worker count) beside gnark v0.15 through the harness (GOMAXPROCS=1 and 2) and snarkjs 0.7.6,
 //! with ratios taken in the same run (this machine is shared and noisy).
 
@@ -13,7 +13,7 @@ use lockstep_ceremony::{Limits, reference};
 use lockstep_shard::{Control, Pool};
 use sha2::{Digest, Sha256};
 
-use crate::args::BenchCeremonyArgs;
+use crate::BenchCeremonyArgs;
 
 /// The stages, as the gnark harness names them.
 const STAGES: [&str; 5] = ["new", "contribute", "read", "verify", "seal"];

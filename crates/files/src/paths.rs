@@ -2,9 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context as _;
-
-use super::kind::{FileId, Kind};
+use crate::error::{Error, OrIo};
+use crate::kind::{FileId, Kind};
 
 /// Symbolic links followed before giving up (Linux's own limit).
 const MAX_LINKS: usize = 40;
@@ -74,27 +73,29 @@ enum Identity<'a> {
 /// A missing or non-directory parent; a path naming no file (`dir/`, `..`); a directory, block
 /// device, socket or other special file; a regular file that cannot be opened for writing; too
 /// many symbolic links. Each names `path`.
-pub(crate) fn resolve_output(path: &Path, stdout_allowed: bool) -> anyhow::Result<Destination> {
+pub(crate) fn resolve_output(path: &Path, stdout_allowed: bool) -> Result<Destination, Error> {
     if path.as_os_str() == "-" && stdout_allowed {
         return Ok(Destination::Stdout);
     }
     let shown = path.display();
     // `x/` names a directory, even when `x` does not exist (Path would drop the slash).
     if path.as_os_str().to_string_lossy().ends_with('/') {
-        anyhow::bail!("{shown} names a directory, not a file");
+        return Err(Error::refused(format!(
+            "{shown} names a directory, not a file"
+        )));
     }
     let mut current = path.to_owned();
     for _ in 0..MAX_LINKS {
         let metadata = match std::fs::symlink_metadata(&current) {
             Ok(m) if m.file_type().is_symlink() => {
                 let link = std::fs::read_link(&current)
-                    .with_context(|| format!("{shown}: reading the link {}", current.display()))?;
+                    .or_io(|| format!("{shown}: reading the link {}", current.display()))?;
                 current = parent_of(&current).join(link);
                 continue;
             }
             Ok(m) => Some(m),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(e).with_context(|| format!("{shown}: cannot inspect it")),
+            Err(e) => return Err(Error::io(format!("{shown}: cannot inspect it"), e)),
         };
         let target = resolved(path, &current)?;
         let Some(metadata) = metadata else {
@@ -108,7 +109,7 @@ pub(crate) fn resolve_output(path: &Path, stdout_allowed: bool) -> anyhow::Resul
                 std::fs::OpenOptions::new()
                     .write(true)
                     .open(&target)
-                    .with_context(|| format!("{shown}: cannot write it"))?;
+                    .or_io(|| format!("{shown}: cannot write it"))?;
                 Ok(Destination::File { target, id })
             }
             Kind::CharDevice => {
@@ -117,7 +118,7 @@ pub(crate) fn resolve_output(path: &Path, stdout_allowed: bool) -> anyhow::Resul
                 std::fs::OpenOptions::new()
                     .write(true)
                     .open(&target)
-                    .with_context(|| format!("{shown}: cannot write it"))?;
+                    .or_io(|| format!("{shown}: cannot write it"))?;
                 Ok(Destination::Stream {
                     target,
                     id,
@@ -129,13 +130,15 @@ pub(crate) fn resolve_output(path: &Path, stdout_allowed: bool) -> anyhow::Resul
                 id,
                 device: false,
             }),
-            other => anyhow::bail!(
+            other => Err(Error::refused(format!(
                 "{shown} is {}: outputs are regular files, character devices (such as /dev/null) or FIFOs",
                 other.described()
-            ),
+            ))),
         };
     }
-    anyhow::bail!("{shown}: more than {MAX_LINKS} symbolic links to follow")
+    Err(Error::refused(format!(
+        "{shown}: more than {MAX_LINKS} symbolic links to follow"
+    )))
 }
 
 /// The directory `path` is in (`.` for a bare name).
@@ -147,24 +150,30 @@ fn parent_of(path: &Path) -> &Path {
 }
 
 /// `current` (the end of `path`'s links) as an absolute path with its directory canonical.
-fn resolved(path: &Path, current: &Path) -> anyhow::Result<PathBuf> {
+fn resolved(path: &Path, current: &Path) -> Result<PathBuf, Error> {
     let shown = path.display();
     let Some(name) = current.file_name() else {
-        anyhow::bail!("{shown} does not name a file");
+        return Err(Error::refused(format!("{shown} does not name a file")));
     };
     let dir = parent_of(current);
     let canonical = std::fs::canonicalize(dir).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
-            anyhow::anyhow!("{shown}: the directory {} does not exist", dir.display())
-        } else {
-            anyhow::Error::new(e).context(format!(
-                "{shown}: cannot open the directory {}",
+            Error::refused(format!(
+                "{shown}: the directory {} does not exist",
                 dir.display()
             ))
+        } else {
+            Error::io(
+                format!("{shown}: cannot open the directory {}", dir.display()),
+                e,
+            )
         }
     })?;
     if !canonical.is_dir() {
-        anyhow::bail!("{shown}: {} is not a directory", dir.display());
+        return Err(Error::refused(format!(
+            "{shown}: {} is not a directory",
+            dir.display()
+        )));
     }
     Ok(canonical.join(name))
 }

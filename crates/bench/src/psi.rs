@@ -1,9 +1,6 @@
-//! `lockstep bench psi`: our rows/s per operation at each worker count, beside the peers' on the
+//! `lockstep-bench psi`: our rows/s per operation at each worker count, beside the peers' on the
 //! same rows in the same run, as ratios (this machine is shared and noisy: only same-run ratios
 //! mean anything).
-
-pub(crate) mod ceremony;
-pub(crate) mod plan;
 
 use std::io::Write;
 use std::path::Path;
@@ -15,7 +12,7 @@ use lockstep_psi::{Backend, Joiner, Key, Mode, SetupFormat, SetupParams, Starter
 use lockstep_shard::{Control, Pool};
 use serde_json::Value;
 
-use crate::args::BenchPsiArgs;
+use crate::BenchPsiArgs;
 
 /// The operations, as the peers' bench scripts name them.
 const OPERATIONS: [&str; 6] = [
@@ -127,7 +124,7 @@ fn peak_rss() -> Option<u64> {
 }
 
 /// Runs the bench and prints the table.
-pub(crate) fn psi(args: &BenchPsiArgs, worker_counts: &[usize], quiet: bool) -> anyhow::Result<()> {
+pub(crate) fn run(args: &BenchPsiArgs, worker_counts: &[usize], quiet: bool) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     let rows = args.rows.max(2);
     let note = |text: &str| {

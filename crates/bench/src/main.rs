@@ -1,0 +1,176 @@
+//! `lockstep-bench`: lockstep's benches against its peers, each printing ours and the peer's
+//! figures side by side from one run, as ratios (this machine is shared and noisy: only same-run
+//! ratios mean anything). Not shipped in the `lockstep` binary.
+//!
+//! ```text
+//! cargo run --release -p lockstep-bench -- psi --rows 100000
+//! cargo run --release -p lockstep-bench -- --workers 1,2 ceremony --powers 10,12,14
+//! cargo run --release -p lockstep-bench -- --workers 1,2 plan --repeats 21
+//! ```
+
+mod ceremony;
+mod plan;
+mod psi;
+
+use std::io::Write;
+use std::num::NonZeroUsize;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use lockstep_shard::{ShardPolicy, parse_workers};
+
+/// Benchmarks against the peers, side by side.
+#[derive(Debug, Parser)]
+#[command(name = "lockstep-bench", version)]
+struct Cli {
+    /// Worker counts to run ours at (default: 1 and the detected parallelism, or
+    /// LOCKSTEP_WORKERS): --workers 1,2.
+    #[arg(
+        long,
+        global = true,
+        value_name = "N,...",
+        value_delimiter = ',',
+        value_parser = parse_workers_flag
+    )]
+    workers: Vec<NonZeroUsize>,
+
+    /// No progress lines on stderr.
+    #[arg(long, short, global = true)]
+    quiet: bool,
+
+    #[command(subcommand)]
+    command: BenchCommand,
+}
+
+fn parse_workers_flag(text: &str) -> Result<NonZeroUsize, String> {
+    parse_workers("--workers", text).map_err(|e| e.to_string())
+}
+
+#[derive(Debug, Subcommand)]
+enum BenchCommand {
+    /// PSI rows/s per operation, ours at each worker count beside @openmined/psi.js and
+    /// openmined.psi on the same rows.
+    Psi(BenchPsiArgs),
+    /// Ceremony phase 1 stages (new, contribute, decode, verify, seal) in ms: ours serial and at
+    /// each worker count beside gnark v0.15 (GOMAXPROCS=1 and 2) and snarkjs on the same power.
+    Ceremony(BenchCeremonyArgs),
+    /// Plan engine: chains of 3 and 64 additions in ms, fused (each worker count), node by
+    /// node and a bare loop, beside numpy (naive and in place) and numexpr on the same arrays.
+    Plan(BenchPlanArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct BenchPlanArgs {
+    /// Element counts to run.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "1024,262144,1048576",
+        value_name = "N,..."
+    )]
+    pub(crate) elements: Vec<usize>,
+    /// Chain lengths to run.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "3,64",
+        value_name = "K,..."
+    )]
+    pub(crate) nodes: Vec<usize>,
+    /// Dtypes to run (f32, f64, i32).
+    #[arg(long, value_delimiter = ',', default_value = "f32,f64,i32", value_parser = parse_dtype, value_name = "D,...")]
+    pub(crate) dtypes: Vec<lockstep_plan::DType>,
+    /// Runs per contender; the median is reported.
+    #[arg(long, default_value_t = 15, value_name = "R")]
+    pub(crate) repeats: usize,
+    /// Where scripts/install-peers put the Python peers (numpy, numexpr in .venv).
+    #[arg(long, default_value = "peers", value_name = "DIR")]
+    pub(crate) peers: PathBuf,
+    /// Skip numpy and numexpr (ours only).
+    #[arg(long)]
+    pub(crate) no_peers: bool,
+}
+
+fn parse_dtype(text: &str) -> Result<lockstep_plan::DType, String> {
+    lockstep_plan::DType::ALL
+        .into_iter()
+        .find(|d| d.name() == text)
+        .ok_or_else(|| format!("unknown dtype {text:?}"))
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct BenchCeremonyArgs {
+    /// Powers of two of the domain size to run.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "10,12,14",
+        value_name = "P,..."
+    )]
+    pub(crate) powers: Vec<u32>,
+    /// Rounds: each runs every contender once, interleaved; the best time is reported.
+    #[arg(long, default_value_t = 1, value_name = "R")]
+    pub(crate) repeats: usize,
+    /// Skip the serial reference (slow: one inversion per point) above this power.
+    #[arg(long, default_value_t = 14, value_name = "P")]
+    pub(crate) serial_max_power: u32,
+    /// Run snarkjs `powersoftau contribute`/`verify` up to this power (contribute takes 52 s at 14).
+    #[arg(long, default_value_t = 14, value_name = "P")]
+    pub(crate) snarkjs_max_power: u32,
+    /// Where scripts/install-peers put snarkjs.
+    #[arg(long, default_value = "peers", value_name = "DIR")]
+    pub(crate) peers: PathBuf,
+    /// The gnark harness directory (built with `go build` at the start).
+    #[arg(long, default_value = "interop/gnark", value_name = "DIR")]
+    pub(crate) gnark: PathBuf,
+    /// Skip gnark and snarkjs (ours only).
+    #[arg(long)]
+    pub(crate) no_peers: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct BenchPsiArgs {
+    /// Rows per party.
+    #[arg(long, default_value_t = 100_000, value_name = "N")]
+    pub(crate) rows: usize,
+    /// Rounds: each runs every contender once, interleaved; the best rate is reported.
+    #[arg(long, default_value_t = 1, value_name = "R")]
+    pub(crate) repeats: usize,
+    /// Where scripts/install-peers put the peers.
+    #[arg(long, default_value = "peers", value_name = "DIR")]
+    pub(crate) peers: PathBuf,
+    /// Rows for psi.js, which is ~15x slower (default: the same as --rows).
+    #[arg(long, value_name = "N")]
+    pub(crate) psi_js_rows: Option<usize>,
+    /// Skip the peers (ours only).
+    #[arg(long)]
+    pub(crate) no_peers: bool,
+}
+
+impl Cli {
+    /// The worker counts to run at: the `--workers` list, else 1 and the policy's count.
+    fn worker_counts(&self) -> anyhow::Result<Vec<usize>> {
+        if !self.workers.is_empty() {
+            return Ok(self.workers.iter().map(|w| w.get()).collect());
+        }
+        let base = ShardPolicy::from_env()?.base();
+        Ok(if base > 1 { vec![1, base] } else { vec![1] })
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = cli.worker_counts().and_then(|workers| match &cli.command {
+        BenchCommand::Psi(args) => psi::run(args, &workers, cli.quiet),
+        BenchCommand::Ceremony(args) => ceremony::run(args, &workers, cli.quiet),
+        BenchCommand::Plan(args) => plan::run(args, &workers),
+    });
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            let _ = writeln!(std::io::stderr(), "lockstep-bench: error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

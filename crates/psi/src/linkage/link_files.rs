@@ -1,0 +1,426 @@
+//! The two record-linkage files of a raw round: the starter's permutation and the joiner's
+//! pairs. Both are CSV preceded by `# name: value` lines (pandas reads them with
+//! `comment="#"`):
+//!
+//! ```text
+//! # lockstep psi permutation v1
+//! # setup positions -> your rows; keep this file to yourself
+//! # starter_rows: 5
+//! # setup_positions: 3
+//! # key_columns: name,dob
+//! # normalize: true
+//! # key_sha256: 1b4f...
+//! # setup_sha256: 9c0e...
+//! # entries_sha256: 5d21...
+//! setup_position,starter_row
+//! 0,3
+//! ```
+//!
+//! ```text
+//! # lockstep psi pairs v1
+//! # matched joiner rows, for the starter's `lockstep psi resolve`
+//! # joiner_rows: 3
+//! # joiner_keys: 3
+//! # setup_sha256: 9c0e...
+//! joiner_row,joiner_key,setup_position
+//! 1,0,1
+//! ```
+//!
+//! Rows are 1-based, key numbers and positions 0-based. `setup_sha256` is the `sha256sum` of the
+//! setup message file; `key_sha256` a digest of the starter's key column (see
+//! [`KeyTable::digest`](super::KeyTable::digest)); `entries_sha256` a digest of the
+//! permutation's own rows. Reading keeps memory proportional to the data rows, whatever the
+//! header lines claim, accepts at most [`MAX_PREAMBLE_LINES`] `#` lines and no line longer than
+//! [`MAX_LINE`](super::MAX_LINE).
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+
+use super::records::LineLimit;
+use super::{Digest, FileError, KeySpec, Pair, Pairs, Permutation, quoted};
+
+/// The most `#` lines a file may start with (ours write nine at most).
+pub const MAX_PREAMBLE_LINES: usize = 64;
+
+/// The first line of a permutation file.
+pub const PERMUTATION_MAGIC: &str = "# lockstep psi permutation v1";
+/// The first line of a pairs file.
+pub const PAIRS_MAGIC: &str = "# lockstep psi pairs v1";
+
+const PERMUTATION_COLUMNS: [&str; 2] = ["setup_position", "starter_row"];
+const PAIRS_COLUMNS: [&str; 3] = ["joiner_row", "joiner_key", "setup_position"];
+
+/// Writes `permutation`, made with key `spec`, as a permutation file.
+///
+/// # Errors
+/// [`FileError::Write`] for a write failure.
+pub fn write_permutation(
+    out: impl Write,
+    permutation: &Permutation,
+    spec: &KeySpec,
+) -> Result<(), FileError> {
+    let mut columns = csv::WriterBuilder::new().from_writer(Vec::new());
+    if !spec.columns.is_empty() {
+        columns
+            .write_record(&spec.columns)
+            .map_err(FileError::from_csv_write)?;
+    }
+    let columns = columns
+        .into_inner()
+        .map_err(|e| FileError::Write(e.into_error()))?;
+    let columns = String::from_utf8_lossy(&columns);
+    let mut out = std::io::BufWriter::new(out);
+    let preamble = format!(
+        "{PERMUTATION_MAGIC}\n\
+         # setup positions -> your rows; keep this file to yourself\n\
+         # starter_rows: {}\n\
+         # setup_positions: {}\n\
+         # key_columns: {}\n\
+         # normalize: {}\n\
+         # key_sha256: {}\n\
+         # setup_sha256: {}\n\
+         # entries_sha256: {}\n",
+        permutation.starter_rows(),
+        permutation.positions(),
+        columns.trim_end(),
+        spec.normalize,
+        permutation.key_digest(),
+        permutation.setup_digest(),
+        permutation.entries_digest()
+    );
+    out.write_all(preamble.as_bytes())
+        .map_err(FileError::Write)?;
+    let mut csv = csv::Writer::from_writer(out);
+    csv.write_record(PERMUTATION_COLUMNS)
+        .map_err(FileError::from_csv_write)?;
+    for (position, row) in permutation.entries() {
+        csv.write_record([position.to_string(), (row + 1).to_string()])
+            .map_err(FileError::from_csv_write)?;
+    }
+    csv.into_inner()
+        .map_err(|e| FileError::Write(e.into_error()))?
+        .flush()
+        .map_err(FileError::Write)
+}
+
+/// Reads a permutation file and the key spec it was made with.
+///
+/// # Errors
+/// Not a permutation file, a missing or malformed field, a malformed row (each naming the
+/// line and field), or an invalid permutation ([`FileError::Linkage`]).
+pub fn read_permutation(reader: impl Read) -> Result<(Permutation, KeySpec), FileError> {
+    let (fields, reader) = read_preamble(reader, PERMUTATION_MAGIC, "psi setup --permutation-out")?;
+    let (starter_rows, positions) = (
+        fields.parse("starter_rows")?,
+        fields.parse("setup_positions")?,
+    );
+    let (key_digest, setup_digest): (Digest, Digest) =
+        (fields.parse("key_sha256")?, fields.parse("setup_sha256")?);
+    let entries_digest: Digest = fields.parse("entries_sha256")?;
+    let normalize: bool = fields.parse("normalize")?;
+    let columns_text = fields.get("key_columns")?;
+    let columns = if columns_text.is_empty() {
+        Vec::new()
+    } else {
+        csv::ReaderBuilder::new()
+            .has_headers(false)
+            .from_reader(columns_text.as_bytes())
+            .records()
+            .next()
+            .transpose()
+            .ok()
+            .flatten()
+            .map(|r| r.iter().map(str::to_owned).collect())
+            .ok_or(FileError::BadField {
+                field: "key_columns",
+                value: quoted(columns_text.as_bytes()),
+            })?
+    };
+    let mut entries = Vec::new();
+    read_rows(reader, PERMUTATION_COLUMNS, |line, [position, row]| {
+        if row == 0 {
+            return Err(FileError::RowZero {
+                line,
+                field: "starter_row",
+            });
+        }
+        entries.push((position, row - 1));
+        Ok(())
+    })?;
+    let permutation = Permutation::from_entries(
+        starter_rows,
+        key_digest,
+        setup_digest,
+        positions,
+        &entries,
+        Some(entries_digest),
+    )?;
+    Ok((permutation, KeySpec { columns, normalize }))
+}
+
+/// Writes `pairs` as a pairs file.
+///
+/// # Errors
+/// [`FileError::Write`] for a write failure.
+pub fn write_pairs(out: impl Write, pairs: &Pairs) -> Result<(), FileError> {
+    let mut out = std::io::BufWriter::new(out);
+    let preamble = format!(
+        "{PAIRS_MAGIC}\n\
+         # matched joiner rows, for the starter's `lockstep psi resolve`\n\
+         # joiner_rows: {}\n\
+         # joiner_keys: {}\n\
+         # setup_sha256: {}\n",
+        pairs.joiner_rows, pairs.joiner_keys, pairs.setup_digest
+    );
+    out.write_all(preamble.as_bytes())
+        .map_err(FileError::Write)?;
+    let mut csv = csv::Writer::from_writer(out);
+    csv.write_record(PAIRS_COLUMNS)
+        .map_err(FileError::from_csv_write)?;
+    for pair in &pairs.pairs {
+        csv.write_record([
+            (pair.joiner_row + 1).to_string(),
+            pair.joiner_key.to_string(),
+            pair.setup_position.to_string(),
+        ])
+        .map_err(FileError::from_csv_write)?;
+    }
+    csv.into_inner()
+        .map_err(|e| FileError::Write(e.into_error()))?
+        .flush()
+        .map_err(FileError::Write)
+}
+
+/// Reads a pairs file, in file order.
+///
+/// # Errors
+/// Not a pairs file, a missing or malformed field, or a malformed row, each naming the line
+/// and field.
+pub fn read_pairs(reader: impl Read) -> Result<Pairs, FileError> {
+    let (fields, reader) = read_preamble(reader, PAIRS_MAGIC, "psi intersect --pairs-out")?;
+    let joiner_rows = fields.parse("joiner_rows")?;
+    let joiner_keys = fields.parse("joiner_keys")?;
+    let setup_digest = fields.parse("setup_sha256")?;
+    let mut pairs = Vec::new();
+    read_rows(reader, PAIRS_COLUMNS, |line, [row, key, position]| {
+        if row == 0 {
+            return Err(FileError::RowZero {
+                line,
+                field: "joiner_row",
+            });
+        }
+        pairs.push(Pair {
+            joiner_row: row - 1,
+            joiner_key: key,
+            setup_position: position,
+        });
+        Ok(())
+    })?;
+    Ok(Pairs {
+        joiner_rows,
+        joiner_keys,
+        setup_digest,
+        pairs,
+    })
+}
+
+/// The `# name: value` lines of a file.
+struct Preamble(HashMap<String, String>);
+
+impl Preamble {
+    fn get(&self, name: &'static str) -> Result<&str, FileError> {
+        self.0
+            .get(name)
+            .map(String::as_str)
+            .ok_or(FileError::MissingField(name))
+    }
+
+    fn parse<T: std::str::FromStr>(&self, name: &'static str) -> Result<T, FileError> {
+        let text = self.get(name)?;
+        text.parse().map_err(|_| FileError::BadField {
+            field: name,
+            value: quoted(text.as_bytes()),
+        })
+    }
+}
+
+/// Reads the `# name: value` lines after the `magic` first line; the reader is left at the CSV.
+fn read_preamble<R: Read>(
+    reader: R,
+    magic: &'static str,
+    writer: &'static str,
+) -> Result<(Preamble, BufReader<LineLimit<R>>), FileError> {
+    let not_this = FileError::NotThisFormat { writer, magic };
+    let mut reader = BufReader::new(LineLimit::new(reader));
+    let mut fields = HashMap::new();
+    let mut first = true;
+    for lines in 0.. {
+        if lines == MAX_PREAMBLE_LINES {
+            return Err(FileError::LongPreamble(MAX_PREAMBLE_LINES));
+        }
+        let buffered = reader.fill_buf().map_err(FileError::Read)?;
+        if buffered.first() != Some(&b'#') {
+            if first {
+                return Err(not_this);
+            }
+            break;
+        }
+        let mut line = Vec::new();
+        reader
+            .read_until(b'\n', &mut line)
+            .map_err(FileError::Read)?;
+        let line = String::from_utf8(line).map_err(|_| {
+            FileError::Read(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "a line starting with # is not UTF-8 text",
+            ))
+        })?;
+        let line = line.trim_end_matches(['\r', '\n']);
+        if first {
+            if line != magic {
+                return Err(not_this);
+            }
+            first = false;
+        } else if let Some((name, value)) = line.trim_start_matches('#').trim().split_once(": ") {
+            fields.insert(name.to_owned(), value.to_owned());
+        } else if let Some(name) = line.trim_start_matches('#').trim().strip_suffix(':') {
+            fields.insert(name.to_owned(), String::new());
+        }
+    }
+    Ok((Preamble(fields), reader))
+}
+
+/// Calls `row(line, values)` for each data row, with the named number columns' values and the
+/// row's 1-based number, one row in memory at a time.
+fn read_rows<const N: usize>(
+    reader: impl Read,
+    names: [&'static str; N],
+    mut row: impl FnMut(usize, [usize; N]) -> Result<(), FileError>,
+) -> Result<(), FileError> {
+    let mut csv = csv::Reader::from_reader(reader);
+    let header = csv.byte_headers().map_err(FileError::Csv)?.clone();
+    if !header.iter().eq(names.iter().map(|n| n.as_bytes())) {
+        return Err(FileError::Columns(names.join(",")));
+    }
+    let mut record = csv::ByteRecord::new();
+    let mut line = 0;
+    while csv.read_byte_record(&mut record).map_err(FileError::Csv)? {
+        line += 1;
+        if record.len() != N {
+            return Err(FileError::RowFields {
+                line,
+                found: record.len(),
+                expected: N,
+            });
+        }
+        let mut values = [0usize; N];
+        for ((value, field), text) in values.iter_mut().zip(names).zip(record.iter()) {
+            *value = std::str::from_utf8(text)
+                .ok()
+                .and_then(|t| t.parse::<usize>().ok())
+                .ok_or_else(|| FileError::NotANumber {
+                    line,
+                    field,
+                    value: quoted(text),
+                })?;
+        }
+        row(line, values)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::linkage::KeyTable;
+
+    #[test]
+    fn permutation_and_pairs_files_round_trip() {
+        let keys = KeyTable::build(["b", "a", "", "b"].map(|k| k.as_bytes().to_vec()));
+        let permutation = Permutation::new(&[1, 0], &keys, Digest::of(b"setup")).unwrap();
+        let spec = KeySpec {
+            columns: vec!["name".to_owned(), "date, of birth".to_owned()],
+            normalize: true,
+        };
+        let mut file = Vec::new();
+        write_permutation(&mut file, &permutation, &spec).unwrap();
+        let text = String::from_utf8(file.clone()).unwrap();
+        assert!(
+            text.contains("# key_columns: name,\"date, of birth\"\n"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("setup_position,starter_row\n0,2\n1,1\n1,4\n"),
+            "{text}"
+        );
+        assert_eq!(read_permutation(&file[..]).unwrap(), (permutation, spec));
+
+        let pairs = Pairs {
+            joiner_rows: 4,
+            joiner_keys: 3,
+            setup_digest: Digest::of(b"setup"),
+            pairs: vec![Pair {
+                joiner_row: 3,
+                joiner_key: 0,
+                setup_position: 0,
+            }],
+        };
+        let mut file = Vec::new();
+        write_pairs(&mut file, &pairs).unwrap();
+        assert!(
+            String::from_utf8_lossy(&file)
+                .ends_with("joiner_row,joiner_key,setup_position\n4,0,0\n")
+        );
+        assert_eq!(read_pairs(&file[..]).unwrap(), pairs);
+    }
+
+    #[test]
+    fn other_files_are_refused_naming_line_and_field() {
+        let message = |text: String| {
+            read_pairs(text.as_bytes())
+                .unwrap_err()
+                .in_file("x.csv")
+                .to_string()
+        };
+        assert_eq!(
+            message("joiner_row,setup_position\n1,0\n".to_owned()),
+            "x.csv is not a file `lockstep psi intersect --pairs-out` writes (its first line is not \"# lockstep psi pairs v1\")"
+        );
+        let digest = Digest::of(b"");
+        let head = format!(
+            "{PAIRS_MAGIC}\n# joiner_rows: 3\n# joiner_keys: 3\n# setup_sha256: {digest}\n"
+        );
+        assert_eq!(
+            message(format!(
+                "{PAIRS_MAGIC}\n# joiner_rows: 3\n# setup_sha256: {digest}\njoiner_row,joiner_key,setup_position\n"
+            )),
+            "x.csv: the line \"# joiner_keys: ...\" is missing"
+        );
+        assert_eq!(
+            message(format!("{PAIRS_MAGIC}\n# joiner_rows: many\n")),
+            "x.csv: joiner_rows \"many\" is not what it should be"
+        );
+        assert_eq!(
+            message(format!(
+                "{head}joiner_row,joiner_key,setup_position\n1,0,x\n"
+            )),
+            "x.csv: data row 1: setup_position \"x\" is not a number"
+        );
+        assert_eq!(
+            message(format!(
+                "{head}joiner_row,joiner_key,setup_position\n1,0,1\n0,0,2\n"
+            )),
+            "x.csv: data row 2: joiner_row 0 (rows count from 1)"
+        );
+        assert_eq!(
+            message(format!("{head}joiner_row,joiner_key\n")),
+            "x.csv: the columns must be joiner_row,joiner_key,setup_position"
+        );
+        assert!(
+            message(format!("{head}joiner_row,joiner_key,setup_position\n1,0\n"))
+                .contains("found record with 2 fields"),
+        );
+        let many = format!("{PAIRS_MAGIC}\n{}", "# x: 1\n".repeat(70));
+        assert_eq!(message(many), "x.csv: more than 64 lines starting with #");
+    }
+}

@@ -1,0 +1,311 @@
+//! Record files: CSV with a header (when key columns are named) or plain text, one value per
+//! line; the rules every front end reads them by.
+//!
+//! - Plain text: one value per line, `\n` or `\r\n` endings, a last line without one, a UTF-8
+//!   byte-order mark at the start dropped; a blank line is a row with an empty value (left out
+//!   of the set, and counted).
+//! - CSV: a header row naming the columns (an empty file is refused), then data records as the
+//!   `csv` crate reads them (RFC 4180 quoting; a blank line is no record); every record must
+//!   have the header's number of fields.
+//! - Lines longer than [`MAX_LINE`] (1 MiB) are refused: a binary or endless input fails at once
+//!   instead of filling memory.
+//! - Rows are numbered from 1 in everything a user sees, in file order.
+//!
+//! Rows are held in memory, to write matched rows back out ([`Records::write_rows`]).
+
+use std::io::{BufRead, Read, Write};
+
+use super::{FileError, KeyColumns, KeySpec, KeyTable, KeyTableBuilder, LinkageError};
+
+/// The longest line a record file (or linkage file) may have: rows are far shorter, and a
+/// binary or endless input (`/dev/zero`) fails here instead of filling memory.
+pub const MAX_LINE: usize = 1 << 20;
+
+/// A record file held in memory: its header (CSV only) and its rows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Records {
+    header: Option<csv::ByteRecord>,
+    rows: Vec<csv::ByteRecord>,
+}
+
+impl Records {
+    /// Reads a record file: CSV with a header row when `spec` names columns, else plain text
+    /// with one value per line (see the module's rules).
+    ///
+    /// # Errors
+    /// [`FileError::Read`] if `reader` fails or a line passes [`MAX_LINE`];
+    /// [`FileError::Csv`] for malformed CSV (its position, never its content);
+    /// [`FileError::EmptyCsv`] for a CSV file without a header row.
+    pub fn read(reader: impl Read, spec: &KeySpec) -> Result<Self, FileError> {
+        let reader = LineLimit::new(reader);
+        if spec.columns.is_empty() {
+            return Ok(Self {
+                header: None,
+                rows: read_lines(reader)?,
+            });
+        }
+        let mut csv = csv::ReaderBuilder::new()
+            .has_headers(true)
+            .from_reader(reader);
+        let header = csv.byte_headers().map_err(FileError::Csv)?.clone();
+        if header.is_empty() {
+            return Err(FileError::EmptyCsv);
+        }
+        let rows = csv
+            .byte_records()
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(FileError::Csv)?;
+        Ok(Self {
+            header: Some(header),
+            rows,
+        })
+    }
+
+    /// Records of one value each, as a plain-text file of these lines would give (for front
+    /// ends that hold values rather than a file).
+    pub fn from_values<V: AsRef<[u8]>>(values: impl IntoIterator<Item = V>) -> Self {
+        let rows = values
+            .into_iter()
+            .map(|value| {
+                let mut record = csv::ByteRecord::new();
+                record.push_field(value.as_ref());
+                record
+            })
+            .collect();
+        Self { header: None, rows }
+    }
+
+    /// The number of data rows.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Whether there are no data rows.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The header (CSV) or `value` (plain text), as field names.
+    pub fn header_fields(&self) -> Vec<&[u8]> {
+        match &self.header {
+            Some(h) => h.iter().collect(),
+            None => vec![b"value"],
+        }
+    }
+
+    /// The fields of 0-based data row `row`, if there is one.
+    pub fn row(&self, row: usize) -> Option<impl Iterator<Item = &[u8]>> {
+        self.rows.get(row).map(csv::ByteRecord::iter)
+    }
+
+    /// Every row's key under `spec`, grouped into distinct keys.
+    ///
+    /// # Errors
+    /// A key column missing from the header or named twice in it, a row without the field, a
+    /// field that is not UTF-8 under normalization ([`LinkageError`]).
+    pub fn keys(&self, spec: &KeySpec) -> Result<KeyTable, LinkageError> {
+        let columns = match &self.header {
+            None => KeyColumns::whole_row(spec.normalize),
+            Some(header) => {
+                let fields: Vec<&[u8]> = header.iter().collect();
+                spec.locate(&fields)?
+            }
+        };
+        let mut builder = KeyTableBuilder::new();
+        for (i, record) in self.rows.iter().enumerate() {
+            builder.push(columns.key(i, |c| record.get(c))?);
+        }
+        Ok(builder.finish())
+    }
+
+    /// Writes rows of these records as CSV: the header is `lead` then the records' own columns;
+    /// each of `rows` is its `lead` values then the fields of its 0-based data row.
+    ///
+    /// # Errors
+    /// [`FileError::Write`] for a write failure.
+    ///
+    /// # Panics
+    /// If a row is not a row of these records (a broken invariant of the caller, which took the
+    /// rows from these records' keys).
+    pub fn write_rows<const N: usize>(
+        &self,
+        out: impl Write,
+        lead: [&str; N],
+        rows: impl IntoIterator<Item = ([String; N], usize)>,
+    ) -> Result<(), FileError> {
+        let mut csv = csv::Writer::from_writer(std::io::BufWriter::new(out));
+        let mut header: Vec<&[u8]> = lead.iter().map(|c| c.as_bytes()).collect();
+        header.extend(self.header_fields());
+        csv.write_record(&header)
+            .map_err(FileError::from_csv_write)?;
+        for (values, row) in rows {
+            let record = self
+                .rows
+                .get(row)
+                .expect("invariant: rows written are rows of these records");
+            let mut fields: Vec<&[u8]> = values.iter().map(String::as_bytes).collect();
+            fields.extend(record.iter());
+            csv.write_record(&fields)
+                .map_err(FileError::from_csv_write)?;
+        }
+        csv.into_inner()
+            .map_err(|e| FileError::Write(e.into_error()))?
+            .flush()
+            .map_err(FileError::Write)
+    }
+}
+
+/// The rows of a plain-text record file: one field each.
+fn read_lines(reader: impl Read) -> Result<Vec<csv::ByteRecord>, FileError> {
+    let mut reader = std::io::BufReader::with_capacity(1 << 16, reader);
+    let mut rows = Vec::new();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if reader
+            .read_until(b'\n', &mut line)
+            .map_err(FileError::Read)?
+            == 0
+        {
+            return Ok(rows);
+        }
+        if rows.is_empty() && line.starts_with(b"\xef\xbb\xbf") {
+            line.drain(..3);
+        }
+        if line.last() == Some(&b'\n') {
+            line.pop();
+            if line.last() == Some(&b'\r') {
+                line.pop();
+            }
+        }
+        let mut record = csv::ByteRecord::new();
+        record.push_field(&line);
+        rows.push(record);
+    }
+}
+
+/// A reader that fails once a line passes [`MAX_LINE`] bytes, naming the line.
+#[derive(Debug)]
+pub struct LineLimit<R> {
+    inner: R,
+    line: usize,
+    in_line: usize,
+}
+
+impl<R: Read> LineLimit<R> {
+    /// `inner`, held to lines of at most [`MAX_LINE`] bytes.
+    pub fn new(inner: R) -> Self {
+        Self {
+            inner,
+            line: 1,
+            in_line: 0,
+        }
+    }
+}
+
+impl<R: Read> Read for LineLimit<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        for &b in &buf[..n] {
+            if b == b'\n' {
+                self.line += 1;
+                self.in_line = 0;
+            } else {
+                self.in_line += 1;
+                if self.in_line > MAX_LINE {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!(
+                            "line {} is longer than {MAX_LINE} bytes: this is not a record file",
+                            self.line
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(columns: &[&str]) -> KeySpec {
+        KeySpec {
+            columns: columns.iter().map(|c| (*c).to_owned()).collect(),
+            normalize: false,
+        }
+    }
+
+    #[test]
+    fn plain_text_lines() {
+        let records = Records::read(&b"\xef\xbb\xbfone\r\ntwo\n\nthree"[..], &spec(&[])).unwrap();
+        let keys = records.keys(&spec(&[])).unwrap();
+        assert_eq!(
+            keys.values(),
+            [b"one".to_vec(), b"two".to_vec(), b"three".to_vec()]
+        );
+        assert_eq!(keys.empty_rows(), [2]);
+        assert_eq!(keys.row_count(), 4);
+        assert_eq!(records.header_fields(), [b"value"]);
+        assert_eq!(records, Records::from_values(["one", "two", "", "three"]));
+        // A byte-order mark is dropped from the first line only.
+        let records = Records::read(&b"a\n\xef\xbb\xbfb\n"[..], &spec(&[])).unwrap();
+        assert_eq!(records.row(1).unwrap().next(), Some(&b"\xef\xbb\xbfb"[..]));
+    }
+
+    #[test]
+    fn csv_with_a_header() {
+        let records =
+            Records::read(&b"id,email\n1,a\n\n2,\"b,c\"\n"[..], &spec(&["email"])).unwrap();
+        assert_eq!(records.len(), 2);
+        assert_eq!(records.header_fields(), [&b"id"[..], b"email"]);
+        let keys = records.keys(&spec(&["email"])).unwrap();
+        assert_eq!(keys.values(), [b"a".to_vec(), b"b,c".to_vec()]);
+        assert_eq!(
+            records.keys(&spec(&["mail"])).unwrap_err().to_string(),
+            "no column named \"mail\"; the header has \"id\", \"email\""
+        );
+        let err = Records::read(&b"a,b\n1,2,3\n"[..], &spec(&["a"])).unwrap_err();
+        assert!(matches!(err, FileError::Csv(_)));
+        let text = err.in_file("t.csv").to_string();
+        assert!(text.starts_with("reading t.csv: "), "{text}");
+        assert!(text.contains("found record with 3 fields"), "{text}");
+        assert!(!text.contains("1,2,3"), "{text}");
+        let err = Records::read(&b""[..], &spec(&["a"])).unwrap_err();
+        assert_eq!(
+            err.in_file("e.csv").to_string(),
+            "e.csv: the file is empty; a CSV input needs a header row naming its columns"
+        );
+    }
+
+    #[test]
+    fn matched_rows_are_written_after_their_lead_columns() {
+        let records = Records::read(&b"id,email\n1,a\n2,\"b,c\"\n"[..], &spec(&["email"])).unwrap();
+        let mut out = Vec::new();
+        records
+            .write_rows(&mut out, ["joiner_row"], [(["2".to_owned()], 1)])
+            .unwrap();
+        assert_eq!(out, b"joiner_row,id,email\n2,2,\"b,c\"\n");
+    }
+
+    #[test]
+    fn endless_lines_fail_early() {
+        let err = Records::read(std::io::repeat(b'x'), &spec(&[])).unwrap_err();
+        assert_eq!(
+            err.in_file("/dev/zero").to_string(),
+            "reading /dev/zero: line 1 is longer than 1048576 bytes: this is not a record file"
+        );
+        let err = Records::read(std::io::repeat(b'x'), &spec(&["a"])).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("line 1 is longer than 1048576 bytes"),
+            "{err}"
+        );
+        let mut reader = LineLimit::new(&b"a\nbb\n"[..]);
+        let mut out = Vec::new();
+        reader.read_to_end(&mut out).unwrap();
+        assert_eq!(out, b"a\nbb\n");
+    }
+}
