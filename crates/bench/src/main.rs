@@ -6,6 +6,7 @@
 //! cargo run --release -p lockstep-bench -- psi --rows 100000
 //! cargo run --release -p lockstep-bench -- --workers 1,2 ceremony --powers 10,12,14
 //! cargo run --release -p lockstep-bench -- --workers 1,2 plan --repeats 21
+//! cargo run --release -p lockstep-bench -- --workers 2 plan --idle-pool --dtypes f32 --nodes 64 --elements 1048576 --repeats 15
 //! ```
 
 mod ceremony;
@@ -90,6 +91,11 @@ pub(crate) struct BenchPlanArgs {
     /// Skip numpy and numexpr (ours only).
     #[arg(long)]
     pub(crate) no_peers: bool,
+    /// Instead of the table: the fused runs on the largest --workers pool alone against the
+    /// same runs beside an idle one-worker pool (created, used once, left idle), interleaved
+    /// over --repeats rounds; medians and their ratio.
+    #[arg(long)]
+    pub(crate) idle_pool: bool,
 }
 
 fn parse_dtype(text: &str) -> Result<lockstep_plan::DType, String> {

@@ -20,6 +20,8 @@ use lockstep_shard::{Control, Pool};
 
 use crate::BenchPlanArgs;
 
+mod idle_pool;
+
 fn chain(dtype: DType, nodes: usize) -> anyhow::Result<Plan> {
     let mut list = vec![r#"{ "id": "n0", "op": "add", "args": ["x", "one"] }"#.to_owned()];
     for i in 1..nodes {
@@ -160,6 +162,9 @@ fn peers(args: &BenchPlanArgs, dtype: DType, n: usize, nodes: usize) -> anyhow::
 }
 
 pub(crate) fn run(args: &BenchPlanArgs, workers: &[usize]) -> anyhow::Result<()> {
+    if args.idle_pool {
+        return idle_pool::run(args, workers);
+    }
     let mut out = std::io::stdout().lock();
     let bandwidth = copy_bandwidth();
     writeln!(
@@ -189,8 +194,10 @@ pub(crate) fn run(args: &BenchPlanArgs, workers: &[usize]) -> anyhow::Result<()>
                 let refs = [x.as_array_ref()];
                 let mut outputs = plan.output_arrays(&refs)?;
                 let executor = plan.executor();
-                // One pool alive at a time: with an idle one-worker pool still alive, the
-                // two-worker runs measured here were 1.9x slower than alone.
+                // One pool alive at a time. (The two-worker runs measured here were once 1.9x
+                // slower with the one-worker pool still alive: their two workers had come to
+                // share a CPU, which the pool's pinning now prevents; the idle pool only stood
+                // by. `--idle-pool` measures both.)
                 let mut fused = Vec::with_capacity(workers.len());
                 for &w in workers {
                     let pool = Pool::new(w)?;

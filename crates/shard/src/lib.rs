@@ -10,7 +10,8 @@
 //!   engine's [`Grain`] (the least work a worker must get, in the engine's unit).
 //! - [`split`] cuts `N` items into contiguous ranges: balanced, fixed-size, or weighted by
 //!   per-segment cost.
-//! - [`Pool`] owns exactly `W` threads, or none ([`Pool::current_thread`]: everything inline,
+//! - [`Pool`] owns exactly `W` threads (on Linux each pinned to a CPU of its own when there
+//!   are CPUs enough, [`PIN_ENV`]), or none ([`Pool::current_thread`]: everything inline,
 //!   identical results), and runs ordered maps on them ([`Pool::map_items`],
 //!   [`Pool::map_blocks`], [`Pool::map_ranges`], [`Pool::update_items`], [`Pool::map_tasks`]):
 //!   results come back in input order, and a failure anywhere fails the call with the error at
@@ -39,7 +40,8 @@
 //! assert_eq!(squares, [1, 4, 9, 16, 25]); // input order, at any worker count
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
-#![forbid(unsafe_code)]
+// Unsafe code only where the runtime asks the kernel where its threads run (`placement`).
+#![deny(unsafe_code)]
 
 mod blocks;
 mod branches;
@@ -50,6 +52,7 @@ mod maps;
 mod merge;
 mod owners;
 mod pipeline;
+mod placement;
 mod policy;
 mod pool;
 mod progress;
@@ -64,6 +67,7 @@ pub use error::{Error, PoolError};
 pub use merge::{MergeError, Merged, SortedShard, merge_sorted_by_bytes};
 pub use owners::{Owned, OwnedError};
 pub use pipeline::PipelineStats;
+pub use placement::PIN_ENV;
 pub use policy::{
     DEFAULT_CAP, Decision, Grain, Lowered, LoweredBy, PolicyError, ShardPolicy, WORKERS_ENV,
     WorkerSource, parse_workers,

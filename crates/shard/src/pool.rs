@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use crate::PoolError;
 use crate::watchdog::Monitor;
+use crate::{PoolError, placement};
 
 /// A pool of exactly [`workers`](Self::workers) threads, owned by the caller (never rayon's global
 /// pool), or a current-thread pool that runs everything inline; and the ordered, fail-as-a-whole
@@ -46,13 +46,25 @@ impl std::fmt::Debug for Threads {
 impl Pool {
     /// Starts a pool of exactly `workers` threads (0 counts as 1).
     ///
+    /// On Linux, a pool of two threads or more whose process may run on at least as many CPUs
+    /// pins each thread to a CPU of its own (the pools of a process take turns at the first),
+    /// so that its workers never share a CPU while another sits idle; `LOCKSTEP_PIN=0`
+    /// ([`PIN_ENV`](crate::PIN_ENV)) leaves them to the kernel. The calling thread is never
+    /// pinned.
+    ///
     /// # Errors
     /// [`PoolError::Spawn`] if the operating system refuses the threads.
     pub fn new(workers: usize) -> Result<Self, PoolError> {
         let workers = workers.max(1);
+        let cpus = placement::for_pool(workers);
         let rayon = rayon::ThreadPoolBuilder::new()
             .num_threads(workers)
             .thread_name(|i| format!("lockstep-worker-{i}"))
+            .start_handler(move |i| {
+                if let Some(&cpu) = cpus.as_ref().and_then(|cpus| cpus.get(i)) {
+                    placement::pin_current_thread(cpu);
+                }
+            })
             .build()
             .map_err(|source| PoolError::Spawn { workers, source })?;
         Ok(Self {
