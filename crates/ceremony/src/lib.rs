@@ -15,6 +15,11 @@
 //! powers of tau are wiped at the end of each task. They are never written, logged or printed.
 //! Key material travels: OS randomness and the contributor's entropy -> `Secrets::random` ->
 //! `contribute` (update proofs, then the SRS update on the workers) -> dropped.
+//!
+//! # Unsafe code
+//! Denied in the whole crate but `curve/ffi.rs`, which calls the blst functions blstrs does not
+//! expose safely (each block with its `SAFETY` argument).
+#![deny(unsafe_code)]
 
 pub mod codec;
 mod curve;

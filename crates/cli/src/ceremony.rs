@@ -57,25 +57,13 @@ impl Context {
         path: &Path,
         limits: &Limits,
     ) -> anyhow::Result<(Phase1, [u8; 32])> {
-        let file = open_input(flag, path)?;
-        let len = file_len(&file);
-        let step = self.session.step(
-            "reading",
-            len.and_then(|l| FileKind::Phase1.points_in(l)),
-            "points",
-        );
-        let read = Phase1::read(
-            pool,
-            step.control(),
-            BufReader::with_capacity(1 << 20, file),
-            &Limits {
-                file_len: len,
-                ..*limits
-            },
+        self.read_file(
+            flag,
+            path,
+            FileKind::Phase1,
+            limits,
+            |control, reader, limits| Phase1::read(pool, control, reader, limits),
         )
-        .with_context(|| format!("{}", path.display()))?;
-        step.finish();
-        Ok(read)
     }
 
     /// Reads a sealed SRS, naming the file in any error.
@@ -86,21 +74,43 @@ impl Context {
         path: &Path,
         limits: &Limits,
     ) -> anyhow::Result<(Srs, [u8; 32])> {
+        self.read_file(
+            flag,
+            path,
+            FileKind::Srs,
+            limits,
+            |control, reader, limits| Srs::read(pool, control, reader, limits),
+        )
+    }
+
+    /// Reads a ceremony file of `kind` with `read`, with a progress bar counting its points and
+    /// its length in `limits` (so the engine allocates its vectors once), naming the file in any
+    /// error.
+    fn read_file<T>(
+        &self,
+        flag: &str,
+        path: &Path,
+        kind: FileKind,
+        limits: &Limits,
+        read: impl FnOnce(
+            &Control,
+            BufReader<std::fs::File>,
+            &Limits,
+        ) -> Result<T, lockstep_ceremony::CodecError>,
+    ) -> anyhow::Result<T> {
         let file = open_input(flag, path)?;
         let len = file_len(&file);
-        let step = self.session.step(
-            "reading",
-            len.and_then(|l| FileKind::Srs.points_in(l)),
-            "points",
-        );
-        let read = Srs::read(
-            pool,
+        let step = self
+            .session
+            .step("reading", len.and_then(|l| kind.points_in(l)), "points");
+        let limits = Limits {
+            file_len: len,
+            ..*limits
+        };
+        let read = read(
             step.control(),
             BufReader::with_capacity(1 << 20, file),
-            &Limits {
-                file_len: len,
-                ..*limits
-            },
+            &limits,
         )
         .with_context(|| format!("{}", path.display()))?;
         step.finish();

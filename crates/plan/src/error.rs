@@ -56,4 +56,7 @@ pub enum RunError {
     /// A worker failed in a way the plan did not cause (a bug: reported, never hidden).
     #[error("the runtime failed: {0}")]
     Runtime(String),
+    /// The instruction set asked for (`LOCKSTEP_PLAN_ISA`) cannot be used.
+    #[error("{0}")]
+    InstructionSet(String),
 }

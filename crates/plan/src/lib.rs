@@ -14,7 +14,8 @@
 //!   checked before the run.
 //! - [`Executor`] (from [`Plan::executor`]): the plan compiled once into a register program
 //!   over block-sized slots, run block by block, blocks split across a [`Pool`]'s workers,
-//!   kernels vectorized (AVX2 + FMA when the CPU has them, see [`instruction_set`]).
+//!   kernels vectorized (AVX2 + FMA when the CPU has them, see [`instruction_set`]; [`ISA_ENV`]
+//!   forces the baseline).
 //! - [`Plan::working_bytes`]: the run's extra memory, known before the run; a budget refuses a
 //!   run over it before anything is allocated.
 //! - [`mod@reference`]: the node-by-node scalar reference the executor must equal bit for bit.
@@ -55,7 +56,6 @@
 mod array_file;
 mod bind;
 mod constant;
-mod dispatch;
 mod dtype;
 mod elem;
 mod error;
@@ -68,9 +68,9 @@ mod plan;
 pub mod reference;
 
 pub use array_file::{ArrayFileError, ArrayFormat, BindingError, Side};
-pub use dispatch::instruction_set;
 pub use dtype::{Array, ArrayMut, ArrayRef, DType, LengthError};
 pub use error::{PlanError, RunError};
+pub use exec::{ISA_ENV, instruction_set};
 pub use op::Op;
 pub use plan::{Constant, Input, Node, Output, Plan, Value, View};
 

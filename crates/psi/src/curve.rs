@@ -14,9 +14,9 @@ use sha2::{Digest, Sha256};
 use crate::PointError;
 
 #[cfg(feature = "native")]
-mod jacobian;
+mod batch_compress;
 #[cfg(feature = "native")]
-pub(crate) use jacobian::compress_jacobian;
+pub(crate) use batch_compress::compress_jacobian;
 
 /// Length of a masked element: a compressed SEC1 P-256 point.
 pub const ELEMENT_LEN: usize = 33;

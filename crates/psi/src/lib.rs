@@ -57,7 +57,6 @@
 mod backend;
 mod bloom;
 mod curve;
-mod decode;
 mod error;
 mod gcs;
 mod hashing;
@@ -69,7 +68,6 @@ mod params;
 pub mod reference;
 pub mod sample;
 mod starter;
-mod wire;
 
 /// PSI's shard grain: a worker gets at least 256 keys (or elements), about 15 ms of curve work
 /// on one core, below which a thread costs more than it saves. Ask the shard policy for a run's
@@ -78,10 +76,9 @@ pub const GRAIN: lockstep_shard::Grain = lockstep_shard::Grain::new(256, "keys")
 
 pub use backend::{Backend, UnknownBackend};
 pub use curve::{ELEMENT_LEN, Element};
-pub use decode::Limits;
 pub use error::{MessageKind, PointError, PsiError};
 pub use joiner::{Joiner, Match};
 pub use key::Key;
-pub use message::{Bloom, Gcs, Mode, Request, Response, ServerSetup};
+pub use message::{Bloom, Gcs, Limits, Mode, Request, Response, ServerSetup};
 pub use params::{SetupFormat, SetupParams};
 pub use starter::{Setup, Starter};

@@ -1,4 +1,5 @@
-//! The crate's only `unsafe`: calls into blst that blstrs does not expose safely.
+//! The crate's only `unsafe` (the crate root denies it everywhere else): calls into blst that
+//! blstrs does not expose safely.
 //!
 //! - Batch affine conversion (`blst_p1s_to_affine`, `blst_p2s_to_affine`): one field inversion
 //!   for a whole block of points (blstrs' `Curve::batch_normalize` inverts once per point).
@@ -14,6 +15,7 @@
 //! are `#[repr(transparent)]` wrappers of blst's (`G1Affine(blst_p1_affine)`,
 //! `G1Projective(blst_p1)`, likewise G2, and `Scalar(blst_fr)`), so slices of one may be viewed
 //! as slices of the other.
+#![allow(unsafe_code)]
 
 use blst::{
     BLST_ERROR, blst_fr, blst_fr_from_scalar, blst_p1, blst_p1_affine, blst_p1_affine_in_g1,
@@ -53,120 +55,103 @@ fn refusal(code: BLST_ERROR) -> Result<(), Refusal> {
     }
 }
 
-/// Decompresses a G1 point and checks it is in the subgroup.
-pub(crate) fn g1_uncompress_checked(bytes: &[u8; 48]) -> Result<G1Affine, Refusal> {
-    let mut out = G1Affine::default();
-    let raw = std::ptr::from_mut(&mut out).cast::<blst_p1_affine>();
-    // SAFETY: `raw` points to a live, writable blst_p1_affine (repr(transparent), checked above);
-    // `bytes` holds the 48 bytes blst reads.
-    refusal(unsafe { blst_p1_uncompress(raw, bytes.as_ptr()) })?;
-    // SAFETY: `raw` points to the initialised point written just above.
-    if unsafe { blst_p1_affine_in_g1(raw) } {
-        Ok(out)
-    } else {
-        Err(Refusal::NotInSubgroup)
-    }
-}
+/// The functions blst has once per group, written once: decompression with the subgroup check,
+/// batch affine conversion, and single-threaded Pippenger MSM, for G1 and for G2.
+macro_rules! per_group {
+    (
+        $group:literal, $bytes:literal,
+        $Affine:ty, $Projective:ty, $raw_affine:ty, $raw:ty,
+        $uncompress_checked:ident, $to_affine:ident, $msm:ident,
+        $blst_uncompress:ident, $blst_in_group:ident, $blst_to_affine:ident
+    ) => {
+        #[doc = concat!("Decompresses a ", $group, " point and checks it is in the subgroup.")]
+        pub(crate) fn $uncompress_checked(bytes: &[u8; $bytes]) -> Result<$Affine, Refusal> {
+            let mut out = <$Affine>::default();
+            let raw = std::ptr::from_mut(&mut out).cast::<$raw_affine>();
+            // SAFETY: `raw` points to a live, writable point of blst's layout (repr(transparent),
+            // checked at compile time above); `bytes` holds the bytes blst reads.
+            refusal(unsafe { $blst_uncompress(raw, bytes.as_ptr()) })?;
+            // SAFETY: `raw` points to the initialised point written just above.
+            if unsafe { $blst_in_group(raw) } {
+                Ok(out)
+            } else {
+                Err(Refusal::NotInSubgroup)
+            }
+        }
 
-/// Decompresses a G2 point and checks it is in the subgroup.
-pub(crate) fn g2_uncompress_checked(bytes: &[u8; 96]) -> Result<G2Affine, Refusal> {
-    let mut out = G2Affine::default();
-    let raw = std::ptr::from_mut(&mut out).cast::<blst_p2_affine>();
-    // SAFETY: as in `g1_uncompress_checked`, for blst_p2_affine and 96 bytes.
-    refusal(unsafe { blst_p2_uncompress(raw, bytes.as_ptr()) })?;
-    // SAFETY: `raw` points to the initialised point written just above.
-    if unsafe { blst_p2_affine_in_g2(raw) } {
-        Ok(out)
-    } else {
-        Err(Refusal::NotInSubgroup)
-    }
-}
+        #[doc = concat!("Writes the affine form of ", $group, " `points` into `out` with one field inversion for the block.")]
+        ///
+        /// # Panics
+        /// If the lengths differ.
+        pub(crate) fn $to_affine(points: &[$Projective], out: &mut [$Affine]) {
+            assert_eq!(points.len(), out.len(), "invariant: one output per point");
+            if points.is_empty() {
+                return;
+            }
+            let list: [*const $raw; 2] = [points.as_ptr().cast::<$raw>(), std::ptr::null()];
+            // SAFETY: a list whose second entry is null tells blst the points are contiguous from
+            // the first; `out` has room for `points.len()` affine points of the same layout.
+            unsafe {
+                $blst_to_affine(
+                    out.as_mut_ptr().cast::<$raw_affine>(),
+                    list.as_ptr(),
+                    points.len(),
+                )
+            };
+        }
 
-/// Writes the affine form of `points` into `out` with one field inversion for the block.
-///
-/// # Panics
-/// If the lengths differ.
-pub(crate) fn g1_to_affine(points: &[G1Projective], out: &mut [G1Affine]) {
-    assert_eq!(points.len(), out.len(), "invariant: one output per point");
-    if points.is_empty() {
-        return;
-    }
-    let list: [*const blst_p1; 2] = [points.as_ptr().cast::<blst_p1>(), std::ptr::null()];
-    // SAFETY: a list whose second entry is null tells blst the points are contiguous from the
-    // first; `out` has room for `points.len()` affine points of the same layout.
-    unsafe {
-        blst_p1s_to_affine(
-            out.as_mut_ptr().cast::<blst_p1_affine>(),
-            list.as_ptr(),
-            points.len(),
-        )
+        #[doc = concat!("`sum(scalars[i] * points[i])` in ", $group, ", single-threaded Pippenger over `nbits`-bit scalars, each `ceil(nbits / 8)` little-endian bytes.")]
+        ///
+        /// # Panics
+        /// If `scalars` is not that many bytes per point.
+        pub(crate) fn $msm(points: &[$Affine], scalars: &[u8], nbits: usize) -> $Projective {
+            assert_eq!(
+                scalars.len(),
+                points.len() * nbits.div_ceil(8),
+                "invariant: whole scalars"
+            );
+            if points.is_empty() {
+                return <$Projective as group::Group>::identity();
+            }
+            // SAFETY: the affine type is a repr(transparent) wrapper of blst's (checked above).
+            let raw = unsafe {
+                std::slice::from_raw_parts(points.as_ptr().cast::<$raw_affine>(), points.len())
+            };
+            let sum: $raw = raw.mult(scalars, nbits);
+            // SAFETY: the projective type is a repr(transparent) wrapper of blst's.
+            unsafe { std::mem::transmute::<$raw, $Projective>(sum) }
+        }
     };
 }
 
-/// [`g1_to_affine`] for G2.
-///
-/// # Panics
-/// If the lengths differ.
-pub(crate) fn g2_to_affine(points: &[G2Projective], out: &mut [G2Affine]) {
-    assert_eq!(points.len(), out.len(), "invariant: one output per point");
-    if points.is_empty() {
-        return;
-    }
-    let list: [*const blst_p2; 2] = [points.as_ptr().cast::<blst_p2>(), std::ptr::null()];
-    // SAFETY: as in `g1_to_affine`.
-    unsafe {
-        blst_p2s_to_affine(
-            out.as_mut_ptr().cast::<blst_p2_affine>(),
-            list.as_ptr(),
-            points.len(),
-        )
-    };
-}
-
-/// `sum(scalars[i] * points[i])`, single-threaded Pippenger over `nbits`-bit scalars, each
-/// `ceil(nbits / 8)` little-endian bytes.
-///
-/// # Panics
-/// If `scalars` is not that many bytes per point.
-pub(crate) fn g1_msm(points: &[G1Affine], scalars: &[u8], nbits: usize) -> G1Projective {
-    assert_eq!(
-        scalars.len(),
-        points.len() * nbits.div_ceil(8),
-        "invariant: whole scalars"
-    );
-    if points.is_empty() {
-        return <G1Projective as group::Group>::identity();
-    }
-    // SAFETY: G1Affine is a repr(transparent) blst_p1_affine (checked above).
-    let raw = unsafe {
-        std::slice::from_raw_parts(points.as_ptr().cast::<blst_p1_affine>(), points.len())
-    };
-    let sum: blst_p1 = raw.mult(scalars, nbits);
-    // SAFETY: G1Projective is a repr(transparent) blst_p1.
-    unsafe { std::mem::transmute::<blst_p1, G1Projective>(sum) }
-}
-
-/// [`g1_msm`] for G2.
-///
-/// # Panics
-/// If `scalars` is not `ceil(nbits / 8)` bytes per point.
-pub(crate) fn g2_msm(points: &[G2Affine], scalars: &[u8], nbits: usize) -> G2Projective {
-    assert_eq!(
-        scalars.len(),
-        points.len() * nbits.div_ceil(8),
-        "invariant: whole scalars"
-    );
-    if points.is_empty() {
-        return <G2Projective as group::Group>::identity();
-    }
-    // SAFETY: G2Affine is a repr(transparent) blst_p2_affine.
-    let raw = unsafe {
-        std::slice::from_raw_parts(points.as_ptr().cast::<blst_p2_affine>(), points.len())
-    };
-    let sum: blst_p2 = raw.mult(scalars, nbits);
-    // SAFETY: G2Projective is a repr(transparent) blst_p2.
-    unsafe { std::mem::transmute::<blst_p2, G2Projective>(sum) }
-}
+per_group!(
+    "G1",
+    48,
+    G1Affine,
+    G1Projective,
+    blst_p1_affine,
+    blst_p1,
+    g1_uncompress_checked,
+    g1_to_affine,
+    g1_msm,
+    blst_p1_uncompress,
+    blst_p1_affine_in_g1,
+    blst_p1s_to_affine
+);
+per_group!(
+    "G2",
+    96,
+    G2Affine,
+    G2Projective,
+    blst_p2_affine,
+    blst_p2,
+    g2_uncompress_checked,
+    g2_to_affine,
+    g2_msm,
+    blst_p2_uncompress,
+    blst_p2_affine_in_g2,
+    blst_p2s_to_affine
+);
 
 /// RFC 9380 `expand_message_xmd` with SHA-256: `out.len()` pseudo-random bytes (at most 8160).
 ///

@@ -8,7 +8,7 @@
 //! Only a product's affine form is public: its Jacobian coordinates depend on the key too, so
 //! they are inverted in constant time, never output, and cleared after use.
 
-mod jacobian;
+mod libcrypto;
 
 use openssl::bn::{BigNum, BigNumContext, BigNumRef};
 use openssl::ec::{EcGroup, EcPoint};
@@ -113,11 +113,11 @@ impl Cipher {
                     message: "a point off the curve reached the multiplication".to_owned(),
                 });
             }
-            jacobian::set_affine(&self.group, &mut input, point, &one, &mut ctx).map_err(fail)?;
+            libcrypto::set_affine(&self.group, &mut input, point, &one, &mut ctx).map_err(fail)?;
             product
                 .mul2(&self.group, &input, scalar, &mut ctx)
                 .map_err(fail)?;
-            jacobian::coordinates(
+            libcrypto::coordinates(
                 &self.group,
                 &product,
                 &mut x.0,

@@ -4,21 +4,14 @@
 
 use libfuzzer_sys::fuzz_target;
 use lockstep_psi::{Backend, Joiner, Key, Mode, Response, ServerSetup};
-use lockstep_shard::{Control, Pool};
-
-// One pool for the whole run: a pool per input would start and stop threads thousands of times,
-// and a thread still exiting when the fuzzer ends is reported as a leak.
-fn pool() -> &'static Pool {
-    static POOL: std::sync::OnceLock<Pool> = std::sync::OnceLock::new();
-    POOL.get_or_init(|| Pool::new(1).expect("pool"))
-}
+use lockstep_fuzz::pool;
+use lockstep_shard::Control;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(setup) = ServerSetup::from_bytes(data) {
         let key = Key::from_bytes(&[9; 32]).expect("key");
         let joiner = Joiner::new(&key, Mode::Reveal, Backend::Portable).expect("joiner");
-        let pool = pool();
-        let control = Control::new();
+            let control = Control::new();
         // One well-formed response element: the generator's compressed encoding.
         let mut element = [0u8; 33];
         element[0] = 0x03;
@@ -30,6 +23,6 @@ fuzz_target!(|data: &[u8]| {
         let mut bytes = vec![0x0a, 33];
         bytes.extend(element);
         let response = Response::from_bytes(&bytes).expect("response");
-        let _ = joiner.intersect(&pool, &control, &setup, &response, 1);
+        let _ = joiner.intersect(pool(), &control, &setup, &response, 1);
     }
 });

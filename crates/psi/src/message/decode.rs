@@ -12,17 +12,14 @@
 //! with two deliberate refusals: a setup holding two data structures (protobuf would merge
 //! them), and bytes whose first fields show they are a message of another type
 //! ([`PsiError::WrongMessage`]), which would otherwise decode as an empty or garbled message.
-//! Encoding stays prost's (`wire.rs`).
-
-mod scanner;
+//! Encoding stays prost's (`encode`).
 
 use std::io::{BufRead, BufReader, Read};
 
-use scanner::{ScanError, Scanner, WireType};
-
+use super::scanner::{ScanError, Scanner, WireType};
+use super::types::{Bloom, Gcs, Mode, Request, Response, ServerSetup};
 use crate::curve::{ELEMENT_LEN, Element};
 use crate::error::MessageKind;
-use crate::message::{Bloom, Gcs, Mode, Request, Response, ServerSetup};
 use crate::{PsiError, bloom, gcs};
 
 /// The bytes one element takes in a canonical encoding: key, length and the point.
@@ -393,6 +390,71 @@ fn bloom_info<R: BufRead>(d: &mut Decoder<R>, end: u64) -> Result<ServerSetup, P
     }))
 }
 
+impl ServerSetup {
+    /// Decodes and validates a setup message.
+    ///
+    /// # Errors
+    /// As [`read`](Self::read).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, PsiError> {
+        Self::read(bytes, Limits::NONE)
+    }
+
+    /// Decodes and validates a setup message from `reader`, streaming: raw elements are checked
+    /// (length, prefix, order, count against `limits`) as they arrive.
+    ///
+    /// # Errors
+    /// [`PsiError::Protobuf`] for bytes that are not a `ServerSetup`; [`PsiError::WrongMessage`]
+    /// for a request or response; [`PsiError::Element`] for a raw element that is not a
+    /// compressed point; [`PsiError::TooManyElements`]; [`PsiError::InvalidSetup`] for a setup
+    /// with no data structure or two, unsorted raw elements, or GCS/Bloom parameters out of
+    /// range; [`PsiError::Read`] if `reader` fails.
+    pub fn read(reader: impl Read, limits: Limits) -> Result<Self, PsiError> {
+        setup(reader, limits)
+    }
+}
+
+impl Request {
+    /// Decodes and validates a request.
+    ///
+    /// # Errors
+    /// As [`read`](Self::read).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, PsiError> {
+        Self::read(bytes, Limits::NONE)
+    }
+
+    /// Decodes and validates a request from `reader`, streaming: each element is checked
+    /// (count against `limits`, length, prefix) as it arrives.
+    ///
+    /// # Errors
+    /// [`PsiError::Protobuf`] for bytes that are not a `Request`; [`PsiError::WrongMessage`] for
+    /// a setup or response; [`PsiError::Element`] for an element that is not a 33-byte
+    /// compressed point; [`PsiError::TooManyElements`]; [`PsiError::EmptySet`] for a request
+    /// without elements; [`PsiError::Read`] if `reader` fails.
+    pub fn read(reader: impl Read, limits: Limits) -> Result<Self, PsiError> {
+        request(reader, limits)
+    }
+}
+
+impl Response {
+    /// Decodes and validates a response.
+    ///
+    /// # Errors
+    /// As [`read`](Self::read).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, PsiError> {
+        Self::read(bytes, Limits::NONE)
+    }
+
+    /// Decodes and validates a response from `reader`, streaming as [`Request::read`] does.
+    ///
+    /// # Errors
+    /// [`PsiError::Protobuf`] for bytes that are not a `Response`; [`PsiError::WrongMessage`]
+    /// for a setup or request; [`PsiError::Element`] for an element that is not a 33-byte
+    /// compressed point; [`PsiError::TooManyElements`]; [`PsiError::Read`] if `reader` fails.
+    pub fn read(reader: impl Read, limits: Limits) -> Result<Self, PsiError> {
+        response(reader, limits)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -573,8 +635,8 @@ mod tests {
         use prost::Message as _;
 
         use crate::curve::Element;
+        use crate::message::proto as wire;
         use crate::message::{Bloom, Gcs, Mode, Request, Response, ServerSetup};
-        use crate::wire;
 
         fn elements(raw: Vec<Vec<u8>>) -> Option<Vec<Element>> {
             raw.iter().map(|e| Element::from_slice(e).ok()).collect()
@@ -651,32 +713,32 @@ mod tests {
             which in 0u8..3,
         ) {
             use prost::Message as _;
-            let bytes = crate::wire::Request {
+            let bytes = crate::message::proto::Request {
                 reveal_intersection: reveal,
                 encrypted_elements: elements.clone(),
             }
             .encode_to_vec();
             agrees(request(&bytes[..], Limits::NONE), prost_reading::request(&bytes));
-            let bytes = crate::wire::Response { encrypted_elements: elements.clone() }
+            let bytes = crate::message::proto::Response { encrypted_elements: elements.clone() }
                 .encode_to_vec();
             agrees(response(&bytes[..], Limits::NONE), prost_reading::response(&bytes));
             let mut sorted = elements.clone();
             sorted.sort();
             let data = match which {
-                0 => crate::wire::DataStructure::Raw(crate::wire::RawInfo {
+                0 => crate::message::proto::DataStructure::Raw(crate::message::proto::RawInfo {
                     encrypted_elements: sorted,
                 }),
-                1 => crate::wire::DataStructure::Gcs(crate::wire::GcsInfo {
+                1 => crate::message::proto::DataStructure::Gcs(crate::message::proto::GcsInfo {
                     div: div % 70,
                     hash_range: range,
                     bits,
                 }),
-                _ => crate::wire::DataStructure::BloomFilter(crate::wire::BloomFilterInfo {
+                _ => crate::message::proto::DataStructure::BloomFilter(crate::message::proto::BloomFilterInfo {
                     num_hash_functions: div % 1200,
                     bits,
                 }),
             };
-            let bytes = crate::wire::ServerSetup { data_structure: Some(data) }.encode_to_vec();
+            let bytes = crate::message::proto::ServerSetup { data_structure: Some(data) }.encode_to_vec();
             agrees(setup(&bytes[..], Limits::NONE), prost_reading::setup(&bytes));
         }
 

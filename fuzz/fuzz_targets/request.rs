@@ -4,22 +4,15 @@
 
 use libfuzzer_sys::fuzz_target;
 use lockstep_psi::{Backend, Key, Mode, PsiError, Request, Starter};
-use lockstep_shard::{Control, Pool};
-
-// One pool for the whole run: a pool per input would start and stop threads thousands of times,
-// and a thread still exiting when the fuzzer ends is reported as a leak.
-fn pool() -> &'static Pool {
-    static POOL: std::sync::OnceLock<Pool> = std::sync::OnceLock::new();
-    POOL.get_or_init(|| Pool::new(1).expect("pool"))
-}
+use lockstep_fuzz::pool;
+use lockstep_shard::Control;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(request) = Request::from_bytes(data) {
         assert_eq!(Request::from_bytes(&request.to_bytes()).expect("round trip"), request);
         let key = Key::from_bytes(&[7; 32]).expect("key");
         let starter = Starter::new(&key, request.mode, Backend::Portable).expect("starter");
-        let pool = pool();
-        match starter.respond(&pool, &Control::new(), &request) {
+            match starter.respond(pool(), &Control::new(), &request) {
             Ok(response) => assert_eq!(response.elements.len(), request.elements.len()),
             Err(PsiError::Element { index, .. }) => assert!(index < request.elements.len()),
             Err(other) => panic!("unexpected error {other}"),

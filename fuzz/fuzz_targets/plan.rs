@@ -4,13 +4,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use lockstep_plan::{Array, ArrayMut, Plan, RunOptions, reference};
-use lockstep_shard::{Control, Pool};
-
-// One pool for the whole run (see the ceremony's targets).
-fn pool() -> &'static Pool {
-    static POOL: std::sync::OnceLock<Pool> = std::sync::OnceLock::new();
-    POOL.get_or_init(|| Pool::new(2).expect("pool"))
-}
+use lockstep_fuzz::{pool, same_outcome};
+use lockstep_shard::Control;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
@@ -36,13 +31,19 @@ fuzz_target!(|data: &[u8]| {
         let mut outs: Vec<ArrayMut<'_>> = got.iter_mut().map(Array::as_array_mut).collect();
         plan.run(pool(), &Control::new(), &refs, &mut outs, &RunOptions::default())
     };
-    match (want, have) {
-        (Ok(()), Ok(())) => {
-            for (e, g) in expected.iter().zip(&got) {
-                assert!(e.bits_eq(g), "executor and reference differ");
-            }
-        }
-        (Err(e), Err(g)) => assert_eq!(e, g),
-        (e, g) => panic!("reference {e:?}, executor {g:?}"),
-    }
+    same_outcome(
+        "the executor and the reference",
+        have.map(|()| Bits(got)),
+        want.map(|()| Bits(expected)),
+    );
 });
+
+/// Arrays compared bit for bit (NaN payloads and signed zeros included).
+#[derive(Debug)]
+struct Bits(Vec<Array>);
+
+impl PartialEq for Bits {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.len() == other.0.len() && self.0.iter().zip(&other.0).all(|(a, b)| a.bits_eq(b))
+    }
+}
