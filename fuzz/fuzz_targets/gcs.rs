@@ -3,15 +3,15 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use lockstep_psi::{Backend, Joiner, Key, Mode, Response, ServerSetup};
 use lockstep_fuzz::pool;
+use lockstep_psi::{Backend, Joiner, Key, Mode, Response, ServerSetup};
 use lockstep_shard::Control;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(setup) = ServerSetup::from_bytes(data) {
         let key = Key::from_bytes(&[9; 32]).expect("key");
         let joiner = Joiner::new(&key, Mode::Reveal, Backend::Portable).expect("joiner");
-            let control = Control::new();
+        let control = Control::new();
         // One well-formed response element: the generator's compressed encoding.
         let mut element = [0u8; 33];
         element[0] = 0x03;

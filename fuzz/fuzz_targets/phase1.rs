@@ -9,7 +9,10 @@ use lockstep_fuzz::{pool, same_outcome};
 use lockstep_shard::Control;
 
 fuzz_target!(|data: &[u8]| {
-    let limits = Limits { max_power: 8, ..Limits::default() };
+    let limits = Limits {
+        max_power: 8,
+        ..Limits::default()
+    };
     same_outcome(
         "the phase 1 decoders",
         Phase1::read(pool(), &Control::new(), data, &limits).map(|(object, _)| object),

@@ -3,13 +3,17 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use lockstep_plan::{Array, ArrayMut, Plan, RunOptions, reference};
 use lockstep_fuzz::{pool, same_outcome};
+use lockstep_plan::{Array, ArrayMut, Plan, RunOptions, reference};
 use lockstep_shard::Control;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else { return };
-    let Ok(plan) = Plan::from_json(text) else { return };
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(plan) = Plan::from_json(text) else {
+        return;
+    };
     // Small arrays, whatever the views ask: binding errors are fine, panics are not.
     let n = plan.fixed_length().unwrap_or(37).min(4096);
     let inputs: Vec<Array> = plan
@@ -21,7 +25,9 @@ fuzz_target!(|data: &[u8]| {
         })
         .collect();
     let refs: Vec<_> = inputs.iter().map(Array::as_array_ref).collect();
-    let Ok(mut expected) = plan.output_arrays(&refs) else { return };
+    let Ok(mut expected) = plan.output_arrays(&refs) else {
+        return;
+    };
     let mut got = expected.clone();
     let want = {
         let mut outs: Vec<ArrayMut<'_>> = expected.iter_mut().map(Array::as_array_mut).collect();
@@ -29,7 +35,13 @@ fuzz_target!(|data: &[u8]| {
     };
     let have = {
         let mut outs: Vec<ArrayMut<'_>> = got.iter_mut().map(Array::as_array_mut).collect();
-        plan.run(pool(), &Control::new(), &refs, &mut outs, &RunOptions::default())
+        plan.run(
+            pool(),
+            &Control::new(),
+            &refs,
+            &mut outs,
+            &RunOptions::default(),
+        )
     };
     same_outcome(
         "the executor and the reference",

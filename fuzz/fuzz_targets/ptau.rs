@@ -7,7 +7,10 @@ use lockstep_fuzz::pool;
 use lockstep_shard::Control;
 
 fuzz_target!(|data: &[u8]| {
-    let limits = Limits { max_power: 8, ..Limits::default() };
+    let limits = Limits {
+        max_power: 8,
+        ..Limits::default()
+    };
     if let Ok(read) = ptau::read(pool(), &Control::new(), std::io::Cursor::new(data), &limits) {
         let _ = ptau::check(pool(), &Control::new(), &read.srs);
     }

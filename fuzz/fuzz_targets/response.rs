@@ -6,6 +6,9 @@ use lockstep_psi::Response;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(response) = Response::from_bytes(data) {
-        assert_eq!(Response::from_bytes(&response.to_bytes()).expect("round trip"), response);
+        assert_eq!(
+            Response::from_bytes(&response.to_bytes()).expect("round trip"),
+            response
+        );
     }
 });
