@@ -118,11 +118,19 @@ pub enum CodecError {
         offset: u64,
     },
     /// Reading or writing failed.
-    #[error("{0}")]
+    #[error(transparent)]
     Io(#[from] std::io::Error),
     /// The run was cancelled.
     #[error("cancelled")]
     Cancelled,
+    /// A beacon delay of more iterations than a seal applies.
+    #[error("{iterations} beacon iterations: at most {max} are applied (about seven minutes)")]
+    TooManyIterations {
+        /// The iterations asked for.
+        iterations: u64,
+        /// The most allowed.
+        max: u64,
+    },
     /// A worker stopped reporting progress, or panicked (a bug).
     #[error("worker failure: {0}")]
     Worker(String),

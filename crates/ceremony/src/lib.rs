@@ -29,7 +29,7 @@ pub mod ptau;
 pub mod reference;
 
 pub use codec::{CodecError, DEFAULT_MAX_POWER, Limits, Location, PointProblem};
-pub use file_kind::{FileKind, points_at_most};
+pub use file_kind::{FileKind, SNIFF_LEN, points_at_most};
 
 /// The ceremony's shard grain: a worker gets at least 128 points, milliseconds of curve work (a
 /// G1 decode with its subgroup check takes tens of microseconds, a G2 one and an update more),

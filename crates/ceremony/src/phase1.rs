@@ -23,6 +23,7 @@ pub use srs::Srs;
 pub use update::{Secrets, update, update_serial};
 pub use verify::{VerifyError, check_powers, verify_contribution};
 
+use crate::codec::CodecError;
 use crate::curve;
 
 /// The three update proofs of a contribution (all zero in the initial object).
@@ -129,6 +130,14 @@ impl Secrets {
     }
 }
 
+/// The most SHA-256 iterations a seal applies to its beacon: 2^32, about seven minutes at
+/// ~100 ns a hash. A delay is meant to take minutes, not to run forever on a typo.
+pub const MAX_BEACON_ITERATIONS: u64 = 1 << 32;
+
+/// Iterations between two progress reports (and cancellation checks) of
+/// [`beacon_challenge_with`]: about 0.1 s.
+const BEACON_BLOCK: u64 = 1 << 20;
+
 /// The beacon bytes gnark's `Seal` takes, from a public beacon value and a number of SHA-256
 /// iterations (a delay: 0 passes the value as is, `k` hashes it `k` times).
 pub fn beacon_challenge(beacon: &[u8], iterations: u64) -> Vec<u8> {
@@ -137,6 +146,40 @@ pub fn beacon_challenge(beacon: &[u8], iterations: u64) -> Vec<u8> {
         value = Sha256::digest(&value).to_vec();
     }
     value
+}
+
+/// [`beacon_challenge`], reporting each block of iterations to `control`'s progress and
+/// stopping when it is cancelled; iterations above [`MAX_BEACON_ITERATIONS`] are refused.
+///
+/// # Errors
+/// [`CodecError::TooManyIterations`] above the maximum, before any work;
+/// [`CodecError::Cancelled`].
+pub fn beacon_challenge_with(
+    control: &Control,
+    beacon: &[u8],
+    iterations: u64,
+) -> Result<Vec<u8>, CodecError> {
+    if iterations > MAX_BEACON_ITERATIONS {
+        return Err(CodecError::TooManyIterations {
+            iterations,
+            max: MAX_BEACON_ITERATIONS,
+        });
+    }
+    control.progress().start(Some(iterations));
+    let mut value = beacon.to_vec();
+    let mut done = 0;
+    while done < iterations {
+        if control.is_cancelled() {
+            return Err(CodecError::Cancelled);
+        }
+        let block = BEACON_BLOCK.min(iterations - done);
+        for _ in 0..block {
+            value = Sha256::digest(&value).to_vec();
+        }
+        done += block;
+        control.progress().advance(block);
+    }
+    Ok(value)
 }
 
 /// The next object of the chain: `previous` updated by `secrets`, with update proofs under the

@@ -71,10 +71,10 @@ pub enum PtauError {
     #[error("{0} is not the generator")]
     NotGenerator(&'static str),
     /// The powers do not verify.
-    #[error("{0}")]
+    #[error(transparent)]
     Verify(#[from] VerifyError),
     /// A point or field failed to decode.
-    #[error("{0}")]
+    #[error(transparent)]
     Codec(#[from] CodecError),
 }
 
@@ -278,6 +278,11 @@ pub fn read<R: Read + Seek>(
             .seek(SeekFrom::Start(offset))
             .map_err(CodecError::Io)?;
     }
+    // One rule with the phase 1 reader: a file is its content and nothing after it (the
+    // sections the table lists, here; snarkjs's extra sections are sections, not trailing).
+    if offset < len {
+        return Err(CodecError::TrailingBytes { offset }.into());
+    }
     let section = |id: u32| sections[id as usize].ok_or(PtauError::MissingSection(id));
 
     let header = section(1)?;
@@ -328,7 +333,13 @@ pub fn read<R: Read + Seek>(
         }
     }
     let runtime = (pool, control);
-    // In section order, as snarkjs writes them, so the first bad point in the file is the error.
+    // In section order, as snarkjs writes them, so the first bad point in the file is the error;
+    // each section's first point, a generator, is checked before the rest is decoded (a file
+    // of zeros fails at once, not after hours of decoding at power 28).
+    let first_g1 = read_section(runtime, &mut input, len, (2, section(2)?), 1, g1_from_ptau)?;
+    if first_g1[0] != curve::g1() {
+        return Err(PtauError::NotGenerator("tauG1[0]"));
+    }
     let g1_tau = read_section(
         runtime,
         &mut input,
@@ -337,13 +348,11 @@ pub fn read<R: Read + Seek>(
         2 * n - 1,
         g1_from_ptau,
     )?;
-    if g1_tau[0] != curve::g1() {
-        return Err(PtauError::NotGenerator("tauG1[0]"));
-    }
-    let g2_tau = read_section(runtime, &mut input, len, (3, section(3)?), n, g2_from_ptau)?;
-    if g2_tau[0] != curve::g2() {
+    let first_g2 = read_section(runtime, &mut input, len, (3, section(3)?), 1, g2_from_ptau)?;
+    if first_g2[0] != curve::g2() {
         return Err(PtauError::NotGenerator("tauG2[0]"));
     }
+    let g2_tau = read_section(runtime, &mut input, len, (3, section(3)?), n, g2_from_ptau)?;
     let alpha_tau = read_section(runtime, &mut input, len, (4, section(4)?), n, g1_from_ptau)?;
     let beta_tau = read_section(runtime, &mut input, len, (5, section(5)?), n, g1_from_ptau)?;
     let beta_g2 = read_section(runtime, &mut input, len, (6, section(6)?), 1, g2_from_ptau)?[0];

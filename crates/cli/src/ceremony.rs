@@ -8,28 +8,67 @@ mod info;
 mod phase1;
 mod ptau;
 
-use std::io::{BufReader, BufWriter};
-use std::path::Path;
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Chain, Cursor, Read};
+use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use lockstep_ceremony::phase1::{Phase1, Srs};
-use lockstep_ceremony::{FileKind, GRAIN, Limits, points_at_most};
+use lockstep_ceremony::{CodecError, FileKind, GRAIN, Limits, SNIFF_LEN, points_at_most};
 use lockstep_files::{OutputId, Staged, open_input};
 use lockstep_shard::{Control, Pool};
 
 use crate::args::{CeremonyCommand, Phase1Command, PtauCommand};
 use crate::session::{Session, Timing, thousands, workers};
+use crate::usage::usage;
 
 /// What every ceremony command runs with.
 pub(crate) struct Context {
     session: Session,
 }
 
+/// A ceremony input opened once, its first bytes read and kept in front of the rest: a pipe is
+/// read once, and the file's kind is known before a reader runs.
+pub(crate) struct Opened {
+    path: PathBuf,
+    reader: BufReader<Chain<Cursor<Vec<u8>>, File>>,
+    kind: Option<FileKind>,
+    /// The length of a regular file (a pipe's is unknown).
+    len: Option<u64>,
+}
+
+impl Opened {
+    /// The kind its first bytes tell (`None`: no ceremony file's).
+    pub(crate) fn kind(&self) -> Option<FileKind> {
+        self.kind
+    }
+}
+
 impl Context {
-    /// A pool for a command over the file at `path` (sized by the most points it can hold).
-    pub(crate) fn pool_for_file(&self, path: &Path) -> anyhow::Result<Pool> {
-        let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-        self.pool(points_at_most(len))
+    /// Opens a ceremony input given by `flag` and reads its first bytes (see [`Opened`]).
+    pub(crate) fn open(&self, flag: &str, path: &Path) -> anyhow::Result<Opened> {
+        let mut file = open_input(flag, path)?;
+        let len = file_len(&file);
+        let mut prefix = Vec::with_capacity(SNIFF_LEN);
+        (&mut file)
+            .take(SNIFF_LEN as u64)
+            .read_to_end(&mut prefix)
+            .with_context(|| format!("reading {}", path.display()))?;
+        if prefix.is_empty() {
+            anyhow::bail!("{}: empty file", path.display());
+        }
+        Ok(Opened {
+            path: path.to_owned(),
+            kind: FileKind::sniff(&prefix),
+            reader: BufReader::with_capacity(1 << 20, Cursor::new(prefix).chain(file)),
+            len,
+        })
+    }
+
+    /// A pool for a command over `opened` (sized by the most points it can hold; a pipe's
+    /// length is unknown, so the policy's count).
+    pub(crate) fn pool_for(&self, opened: &Opened) -> anyhow::Result<Pool> {
+        self.pool(opened.len.map_or(u64::MAX, points_at_most))
     }
 
     /// A pool for `points` points of work.
@@ -53,13 +92,11 @@ impl Context {
     pub(crate) fn read_phase1(
         &self,
         pool: &Pool,
-        flag: &str,
-        path: &Path,
+        opened: Opened,
         limits: &Limits,
     ) -> anyhow::Result<(Phase1, [u8; 32])> {
         self.read_file(
-            flag,
-            path,
+            opened,
             FileKind::Phase1,
             limits,
             |control, reader, limits| Phase1::read(pool, control, reader, limits),
@@ -70,36 +107,39 @@ impl Context {
     pub(crate) fn read_srs(
         &self,
         pool: &Pool,
-        flag: &str,
-        path: &Path,
+        opened: Opened,
         limits: &Limits,
     ) -> anyhow::Result<(Srs, [u8; 32])> {
-        self.read_file(
-            flag,
-            path,
-            FileKind::Srs,
-            limits,
-            |control, reader, limits| Srs::read(pool, control, reader, limits),
-        )
+        self.read_file(opened, FileKind::Srs, limits, |control, reader, limits| {
+            Srs::read(pool, control, reader, limits)
+        })
     }
 
-    /// Reads a ceremony file of `kind` with `read`, with a progress bar counting its points and
-    /// its length in `limits` (so the engine allocates its vectors once), naming the file in any
-    /// error.
+    /// Reads `opened` as a file of `kind` with `read`, with a progress bar counting its points
+    /// and its length in `limits` (so the engine allocates its vectors once), naming the file in
+    /// any error. A `.ptau` is refused before reading; a file whose first bytes tell another
+    /// kind is still read (a damaged first point is best named by the reader), and its error
+    /// says what the file looks like.
     fn read_file<T>(
         &self,
-        flag: &str,
-        path: &Path,
+        opened: Opened,
         kind: FileKind,
         limits: &Limits,
-        read: impl FnOnce(
-            &Control,
-            BufReader<std::fs::File>,
-            &Limits,
-        ) -> Result<T, lockstep_ceremony::CodecError>,
+        read: impl FnOnce(&Control, &mut dyn Read, &Limits) -> Result<T, CodecError>,
     ) -> anyhow::Result<T> {
-        let file = open_input(flag, path)?;
-        let len = file_len(&file);
+        let Opened {
+            path,
+            mut reader,
+            kind: found,
+            len,
+        } = opened;
+        let shown = path.display();
+        if found == Some(FileKind::Ptau) && kind != FileKind::Ptau {
+            anyhow::bail!(
+                "{shown} is a snarkjs .ptau file, not {}: `lockstep ceremony ptau import` reads it",
+                kind.described()
+            );
+        }
         let step = self
             .session
             .step("reading", len.and_then(|l| kind.points_in(l)), "points");
@@ -107,14 +147,19 @@ impl Context {
             file_len: len,
             ..*limits
         };
-        let read = read(
-            step.control(),
-            BufReader::with_capacity(1 << 20, file),
-            &limits,
-        )
-        .with_context(|| format!("{}", path.display()))?;
+        let read = read(step.control(), &mut reader, &limits).map_err(|error| {
+            let error = anyhow::Error::new(error).context(shown.to_string());
+            match found {
+                Some(other) if other != kind => error.context(format!(
+                    "{shown} looks like {}, not {}",
+                    other.described(),
+                    kind.described()
+                )),
+                _ => error,
+            }
+        });
         step.finish();
-        Ok(read)
+        read
     }
 
     /// Writes through a staged output, with a progress bar, and returns the SHA-256.
@@ -123,10 +168,7 @@ impl Context {
         staged: &mut Staged,
         id: OutputId,
         points: u64,
-        write: impl FnOnce(
-            &Control,
-            &mut BufWriter<&mut std::fs::File>,
-        ) -> Result<[u8; 32], lockstep_ceremony::CodecError>,
+        write: impl FnOnce(&Control, &mut BufWriter<&mut File>) -> Result<[u8; 32], CodecError>,
     ) -> anyhow::Result<[u8; 32]> {
         let shown = staged.shown(id).to_owned();
         let step = self.session.step("writing", Some(points), "points");
@@ -140,7 +182,7 @@ impl Context {
 }
 
 /// The length of `file` if it is a regular file (vectors are then allocated once).
-fn file_len(file: &std::fs::File) -> Option<u64> {
+fn file_len(file: &File) -> Option<u64> {
     file.metadata()
         .ok()
         .filter(std::fs::Metadata::is_file)
@@ -152,18 +194,38 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Parses a hex string given by `flag`.
-pub(crate) fn parse_hex(flag: &str, text: &str) -> anyhow::Result<Vec<u8>> {
-    let text = text.trim();
-    if !text.len().is_multiple_of(2) || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(crate::usage::UsageError(format!(
-            "{flag}: expected an even number of hex digits"
-        ))
-        .into());
+/// The beacon given by `--beacon`: hex digits (a `0x` prefix allowed), never empty, for a
+/// beacon is a public value no contributor could know in advance.
+pub(crate) fn parse_beacon(text: &str) -> anyhow::Result<Vec<u8>> {
+    let trimmed = text.trim();
+    let digits = trimmed
+        .strip_prefix("0x")
+        .or_else(|| trimmed.strip_prefix("0X"))
+        .unwrap_or(trimmed);
+    if digits.is_empty() {
+        usage!(
+            "--beacon is empty: a beacon is a public value no contributor could know in advance (a block hash, a drand round), in hex"
+        );
     }
-    Ok((0..text.len())
+    if let Some((at, c)) = digits
+        .chars()
+        .enumerate()
+        .find(|(_, c)| !c.is_ascii_hexdigit())
+    {
+        usage!(
+            "--beacon: {c:?} (character {}) is not a hex digit: give the beacon as hex, 0-9 and a-f",
+            at + 1
+        );
+    }
+    if !digits.len().is_multiple_of(2) {
+        usage!(
+            "--beacon: {} hex digits, an odd number (each byte is two)",
+            digits.len()
+        );
+    }
+    Ok((0..digits.len())
         .step_by(2)
-        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).expect("invariant: checked hex digits"))
+        .map(|i| u8::from_str_radix(&digits[i..i + 2], 16).expect("invariant: checked hex digits"))
         .collect())
 }
 

@@ -1,12 +1,14 @@
 //! `lockstep info`.
 
-use std::io::Write;
+use std::fmt::Write as _;
 
 use lockstep_psi::Backend;
 use lockstep_shard::ShardPolicy;
 
-/// Prints the version, the host's parallelism and the policy's worker count.
-pub(crate) fn print(out: &mut impl Write, policy: &ShardPolicy) -> anyhow::Result<()> {
+/// The version, the host's parallelism and the policy's worker count, as `lockstep info` prints
+/// them.
+pub(crate) fn text(policy: &ShardPolicy) -> Result<String, std::fmt::Error> {
+    let mut out = String::new();
     let source = policy.source().name();
     writeln!(out, "lockstep {}", env!("CARGO_PKG_VERSION"))?;
     writeln!(out, "parallelism: {}", policy.detected_parallelism())?;
@@ -23,5 +25,5 @@ pub(crate) fn print(out: &mut impl Write, policy: &ShardPolicy) -> anyhow::Resul
         backends.join(", "),
         Backend::fastest()
     )?;
-    Ok(())
+    Ok(out)
 }

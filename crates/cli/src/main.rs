@@ -42,10 +42,11 @@ fn main() -> ExitCode {
 
 fn run(cli: &Cli) -> anyhow::Result<()> {
     let policy = cli.policy()?;
+    let session = Session::new(policy.clone(), cli.quiet);
     match &cli.command {
-        Command::Info => info::print(&mut std::io::stdout().lock(), &policy),
-        Command::Psi(args) => psi::run(args, Session::new(policy, cli.quiet)),
-        Command::Ceremony(command) => ceremony::run(command, Session::new(policy, cli.quiet)),
-        Command::Plan(command) => plan::run(command, &Session::new(policy, cli.quiet)),
+        Command::Info => session.print(&info::text(&policy)?),
+        Command::Psi(args) => psi::run(args, session),
+        Command::Ceremony(command) => ceremony::run(command, session),
+        Command::Plan(command) => plan::run(command, &session),
     }
 }

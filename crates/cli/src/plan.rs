@@ -1,7 +1,7 @@
 //! `lockstep plan validate | run`: plans over arrays in files (raw little-endian or `.npy`, as
 //! `lockstep_plan::ArrayFormat` tells them apart).
 
-use std::io::Write as _;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
@@ -14,7 +14,7 @@ use crate::usage::usage;
 
 pub(crate) fn run(command: &PlanCommand, session: &Session) -> anyhow::Result<()> {
     match command {
-        PlanCommand::Validate { plan } => validate(plan),
+        PlanCommand::Validate { plan } => validate(plan, session),
         PlanCommand::Run(args) => run_plan(args, session),
     }
 }
@@ -26,10 +26,10 @@ fn read_plan(path: &Path) -> anyhow::Result<Plan> {
     Plan::from_json(&text).with_context(|| format!("{}", path.display()))
 }
 
-fn validate(path: &Path) -> anyhow::Result<()> {
+fn validate(path: &Path, session: &Session) -> anyhow::Result<()> {
     let plan = read_plan(path)?;
     let list = |items: Vec<String>| items.join(", ");
-    let mut out = std::io::stdout().lock();
+    let mut out = String::new();
     writeln!(out, "{}: valid plan (format v1)", path.display())?;
     writeln!(
         out,
@@ -60,7 +60,7 @@ fn validate(path: &Path) -> anyhow::Result<()> {
     if let Some(n) = plan.fixed_length() {
         writeln!(out, "  length:  {n} elements")?;
     }
-    Ok(())
+    session.print(&out)
 }
 
 /// The files bound to the plan's inputs (or outputs), in the plan's order; a binding the plan

@@ -4,6 +4,7 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
+use anyhow::Context as _;
 use lockstep_files::{Files, Staged};
 use lockstep_shard::{Control, Grain, Pool, ShardPolicy};
 
@@ -88,6 +89,15 @@ impl Session {
             started: Instant::now(),
             items: total.unwrap_or(0),
         }
+    }
+
+    /// Prints `text` on standard output, the command's result (whatever `--quiet` says),
+    /// flushed; a failure (a full disk, a closed pipe) is an error naming standard output.
+    pub(crate) fn print(&self, text: &str) -> anyhow::Result<()> {
+        let mut out = std::io::stdout().lock();
+        out.write_all(text.as_bytes())
+            .and_then(|()| out.flush())
+            .context("writing standard output")
     }
 
     /// Prints a status line on stderr unless `--quiet`.

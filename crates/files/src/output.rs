@@ -58,6 +58,14 @@ impl Files {
         OutputId(self.outputs.len() - 1)
     }
 
+    /// Declares what the command prints on standard output as its result (a hash to publish, a
+    /// count): written at [`commit`](Staged::commit) before any file is renamed, so a failure to
+    /// print it (a full disk, a closed pipe) fails the command with no output replaced, and the
+    /// error names standard output.
+    pub fn printed(&mut self) -> OutputId {
+        self.output("standard output", Path::new("-"), true)
+    }
+
     /// Declares a regular-file output given by `flag` that others are meant to read (a
     /// ceremony's files, which participants publish): it is created 0644 instead of 0600.
     pub fn public_output(&mut self, flag: &'static str, path: &Path) -> OutputId {
@@ -182,7 +190,11 @@ impl Drop for Registered {
 
 impl Stage {
     fn new(planned: &Planned, destination: Destination) -> Result<Self, Error> {
-        let shown = planned.path.clone();
+        // Standard output is named as such in errors ("writing standard output: ...").
+        let shown = match destination {
+            Destination::Stdout => PathBuf::from("standard output"),
+            _ => planned.path.clone(),
+        };
         let file = match &destination {
             Destination::File { target, .. } => {
                 let dir = dir_of(target);

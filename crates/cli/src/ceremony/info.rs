@@ -1,34 +1,32 @@
 //! `ceremony info FILE`.
 
-use std::io::{Read, Write};
+use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Instant;
 
 use lockstep_ceremony::{FileKind, Limits};
-use lockstep_files::open_input;
 
 use super::phase1::timing;
 use super::{Context, hex};
 
 /// Prints what a phase 1 object or a sealed SRS holds, after reading (and checking) all of it.
+/// The file is read once (a pipe works); a `.ptau` or another file is named as such.
 pub(crate) fn print(ctx: &Context, path: &Path) -> anyhow::Result<()> {
     let started = Instant::now();
-    let mut first = [0u8; 1];
-    let len = open_input("FILE", path)?.read(&mut first)?;
-    if len == 0 {
-        anyhow::bail!("{}: empty file", path.display());
-    }
-    let pool = ctx.pool_for_file(path)?;
-    let mut out = std::io::stdout().lock();
-    let size = std::fs::metadata(path)?.len();
-    let points = match FileKind::sniff(first[0]) {
-        FileKind::Phase1 => {
-            let (object, hash) = ctx.read_phase1(&pool, "FILE", path, &Limits::default())?;
+    let opened = ctx.open("FILE", path)?;
+    let pool = ctx.pool_for(&opened)?;
+    let size = std::fs::metadata(path)
+        .ok()
+        .filter(std::fs::Metadata::is_file)
+        .map(|m| m.len());
+    let mut out = format!("file: {}\n", path.display());
+    let points = match opened.kind() {
+        Some(FileKind::Phase1) => {
+            let (object, hash) = ctx.read_phase1(&pool, opened, &Limits::default())?;
             let power = object.srs.power();
-            writeln!(out, "file: {}", path.display())?;
             writeln!(out, "kind: gnark v0.15 phase 1 object (BLS12-381)")?;
             writeln!(out, "power: {power} (N = {})", object.srs.n())?;
-            writeln!(out, "size: {size} bytes")?;
+            size_line(&mut out, size)?;
             match object.challenge {
                 None if object.is_initial() => {
                     writeln!(out, "contribution: none (the initial object)")?
@@ -46,19 +44,35 @@ pub(crate) fn print(ctx: &Context, path: &Path) -> anyhow::Result<()> {
             writeln!(out, "hash: {}", hex(&hash))?;
             object.srs.stored_points()
         }
-        FileKind::Srs => {
-            let (srs, hash) = ctx.read_srs(&pool, "FILE", path, &Limits::default())?;
-            writeln!(out, "file: {}", path.display())?;
+        Some(FileKind::Srs) => {
+            let (srs, hash) = ctx.read_srs(&pool, opened, &Limits::default())?;
             writeln!(
                 out,
                 "kind: gnark v0.15 sealed phase 1 SRS (SrsCommons, BLS12-381)"
             )?;
             writeln!(out, "power: {} (N = {})", srs.power(), srs.n())?;
-            writeln!(out, "size: {size} bytes")?;
+            size_line(&mut out, size)?;
             writeln!(out, "hash: {}", hex(&hash))?;
             srs.stored_points()
         }
+        Some(FileKind::Ptau) => anyhow::bail!(
+            "{} is a snarkjs .ptau file: `lockstep ceremony ptau import` checks it and writes it as a phase 1 object",
+            path.display()
+        ),
+        None => anyhow::bail!(
+            "{} is not a ceremony file: it starts neither with a compressed point (a phase 1 object), a domain size (a sealed SRS) nor \"ptau\" (a snarkjs .ptau file)",
+            path.display()
+        ),
     };
+    ctx.session.print(&out)?;
     ctx.done("info", timing(points, started), &pool);
     Ok(())
+}
+
+/// The size line, for a regular file (a pipe's size is not known).
+fn size_line(out: &mut String, size: Option<u64>) -> std::fmt::Result {
+    match size {
+        Some(size) => writeln!(out, "size: {size} bytes"),
+        None => Ok(()),
+    }
 }

@@ -1,26 +1,51 @@
 //! `ceremony ptau import | export`: snarkjs `.ptau` files.
 
-use std::io::{BufReader, Read, Write};
+use std::io::{BufReader, Read, Seek};
 use std::path::Path;
 use std::time::Instant;
 
 use anyhow::Context as _;
 use lockstep_ceremony::phase1::{Phase1, Proofs, Srs};
-use lockstep_ceremony::{FileKind, Limits, ptau};
-use lockstep_files::{Files, open_input};
+use lockstep_ceremony::{FileKind, Limits, SNIFF_LEN, points_at_most, ptau};
+use lockstep_files::{Files, Kind, check_readable, open_input};
 
 use super::phase1::timing;
 use super::{Context, hex};
 
 /// `ptau import`: read and check a `.ptau`, write its powers as a phase 1 object or an SRS.
+/// A `.ptau` is read through its section table, so the input must be a file (a pipe is refused
+/// clearly, before anything is read).
 pub(crate) fn import(ctx: &Context, input: &Path, out: &Path, as_srs: bool) -> anyhow::Result<()> {
     let started = Instant::now();
     let mut files = Files::new();
     files.input("FILE", input);
     let id = files.public_output("--out", out);
+    let printed = files.printed();
     let mut staged = ctx.session.prepare(&files)?;
-    let pool = ctx.pool_for_file(input)?;
-    let file = open_input("FILE", input)?;
+    let shown = input.display();
+    if check_readable("FILE", input)? == Kind::Fifo {
+        anyhow::bail!(
+            "{shown} is a pipe: a .ptau is read through its section table, which needs a file it can seek in (save it to a file first)"
+        );
+    }
+    let mut file = open_input("FILE", input)?;
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut prefix = Vec::with_capacity(SNIFF_LEN);
+    (&mut file)
+        .take(SNIFF_LEN as u64)
+        .read_to_end(&mut prefix)
+        .and_then(|_| file.rewind())
+        .with_context(|| format!("reading {shown}"))?;
+    match FileKind::sniff(&prefix) {
+        Some(FileKind::Ptau) => {}
+        Some(other) => anyhow::bail!(
+            "{shown} is {}, not a snarkjs .ptau file (`ptau export` writes a .ptau from it)",
+            other.described()
+        ),
+        None if prefix.is_empty() => anyhow::bail!("{shown}: empty file"),
+        None => anyhow::bail!("{shown} is not a snarkjs .ptau file (no \"ptau\" magic)"),
+    }
+    let pool = ctx.pool(points_at_most(len))?;
     let step = ctx.session.step("reading", None, "points");
     let read = ptau::read(
         &pool,
@@ -28,15 +53,14 @@ pub(crate) fn import(ctx: &Context, input: &Path, out: &Path, as_srs: bool) -> a
         BufReader::with_capacity(1 << 20, file),
         &Limits::default(),
     )
-    .with_context(|| format!("{}", input.display()))?;
+    .with_context(|| format!("{shown}"))?;
     step.finish();
     let step = ctx.session.step("verifying", None, "points");
     let checked = ptau::check(&pool, step.control(), &read.srs);
     step.finish();
-    checked.map_err(|error| anyhow::anyhow!("{}: REJECTED: {error}", input.display()))?;
+    checked.map_err(|error| anyhow::anyhow!("{shown}: REJECTED: {error}"))?;
     ctx.session.note(&format!(
-        "{}: powers of tau for 2^{} verified ({} snarkjs contribution(s) recorded, not re-checked)",
-        input.display(),
+        "{shown}: powers of tau for 2^{} verified ({} snarkjs contribution(s) recorded, not re-checked)",
         read.srs.power(),
         read.contributions
     ));
@@ -55,38 +79,38 @@ pub(crate) fn import(ctx: &Context, input: &Path, out: &Path, as_srs: bool) -> a
             object.write(&pool, control, w)
         })?
     };
+    staged.write(printed, format!("imported: {}\n", hex(&hash)).as_bytes())?;
     staged.commit()?;
     ctx.done("ptau import", timing(points, started), &pool);
-    writeln!(std::io::stdout().lock(), "imported: {}", hex(&hash))?;
     Ok(())
 }
 
-/// `ptau export`: a phase 1 object or a sealed SRS as a `.ptau`.
+/// `ptau export`: a phase 1 object or a sealed SRS as a `.ptau`; the input is read once (a pipe
+/// works).
 pub(crate) fn export(ctx: &Context, input: &Path, out: &Path) -> anyhow::Result<()> {
     let started = Instant::now();
     let mut files = Files::new();
     files.input("FILE", input);
     let id = files.public_output("--out", out);
+    let printed = files.printed();
     let mut staged = ctx.session.prepare(&files)?;
-    let pool = ctx.pool_for_file(input)?;
-    let mut first = [0u8; 1];
-    open_input("FILE", input)?
-        .read_exact(&mut first)
-        .with_context(|| format!("{}", input.display()))?;
-    let srs: Srs = match FileKind::sniff(first[0]) {
-        FileKind::Phase1 => {
-            ctx.read_phase1(&pool, "FILE", input, &Limits::default())?
-                .0
-                .srs
-        }
-        FileKind::Srs => ctx.read_srs(&pool, "FILE", input, &Limits::default())?.0,
+    let opened = ctx.open("FILE", input)?;
+    let pool = ctx.pool_for(&opened)?;
+    let srs: Srs = match opened.kind() {
+        Some(FileKind::Srs) => ctx.read_srs(&pool, opened, &Limits::default())?.0,
+        Some(FileKind::Ptau) => anyhow::bail!(
+            "{} is a snarkjs .ptau file already: `ptau export` takes a phase 1 object or a sealed SRS",
+            input.display()
+        ),
+        // A phase 1 object, or no ceremony file: the reader names what is wrong with it.
+        _ => ctx.read_phase1(&pool, opened, &Limits::default())?.0.srs,
     };
     let points = srs.stored_points();
     let hash = ctx.write_staged(&mut staged, id, points, |control, w| {
         ptau::write(&pool, control, &srs, w)
     })?;
+    staged.write(printed, format!("exported: {}\n", hex(&hash)).as_bytes())?;
     staged.commit()?;
     ctx.done("ptau export", timing(points, started), &pool);
-    writeln!(std::io::stdout().lock(), "exported: {}", hex(&hash))?;
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! a user runs, checked against the plain join of the two files.
 
 use std::collections::BTreeSet;
-use std::io::Write;
+use std::fmt::Write as _;
 use std::path::Path;
 
 use lockstep_files::{Files, open_input};
@@ -85,7 +85,7 @@ pub(crate) fn run(ctx: &Context, args: &DemoArgs) -> anyhow::Result<()> {
             },
         )?;
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = String::new();
     writeln!(
         out,
         "lockstep psi demo: a starter with {} rows and a joiner with {} rows match on email (--normalize),\n\
@@ -100,6 +100,7 @@ pub(crate) fn run(ctx: &Context, args: &DemoArgs) -> anyhow::Result<()> {
             "a temporary directory".to_owned()
         }
     )?;
+    ctx.session.print(&std::mem::take(&mut out))?;
 
     let quiet = Context {
         session: ctx.session.quietly(),
@@ -235,5 +236,5 @@ pub(crate) fn run(ctx: &Context, args: &DemoArgs) -> anyhow::Result<()> {
             show(&starter, starter_row)
         )?;
     }
-    Ok(())
+    ctx.session.print(&out)
 }

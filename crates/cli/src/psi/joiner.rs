@@ -1,7 +1,5 @@
 //! The joiner's commands: request, intersect.
 
-use std::io::Write;
-
 use anyhow::Context as _;
 use lockstep_files::Files;
 use lockstep_psi::linkage::{self, DigestingReader, Intersection, Learn, write_pairs};
@@ -71,6 +69,8 @@ pub(crate) fn intersect(ctx: &Context, args: &IntersectArgs) -> anyhow::Result<F
         .pairs_out
         .as_deref()
         .map(|p| files.output("--pairs-out", p, false));
+    // The size is the command's result on standard output (--size has no file outputs).
+    let printed = args.size.then(|| files.printed());
     let mut staged = ctx.session.prepare(&files)?;
     let key = ctx.read_key(&args.key)?;
     let party = ctx.load(&args.input)?;
@@ -137,11 +137,11 @@ pub(crate) fn intersect(ctx: &Context, args: &IntersectArgs) -> anyhow::Result<F
     if let (Some(id), Some(pairs)) = (pairs_out, &intersection.pairs) {
         write_pairs(staged.file(id), pairs).map_err(|e| in_file(e, staged.shown(id)))?;
     }
+    if let Some(id) = printed {
+        staged.write(id, format!("{}\n", intersection.size).as_bytes())?;
+    }
     // Every output is complete before any replaces anything.
     staged.commit()?;
-    if args.size {
-        writeln!(std::io::stdout().lock(), "{}", intersection.size)?;
-    }
     ctx.session.note(&format!(
         "intersect: {} of {} distinct keys found ({} rows) in {:.2} s ({:.0} rows/s, {}, {} setup)",
         thousands(intersection.size),

@@ -216,7 +216,7 @@ fn contributions_never_replace_their_input_and_bad_files_are_named() {
             "ceremony", "phase1", "seal", "--in", "c1", "--beacon", "xyz", "--out", "s",
         ],
         2,
-        "--beacon: expected an even number of hex digits",
+        "--beacon: 'x' (character 1) is not a hex digit",
     );
     assert!(!d.join("s").exists());
 }

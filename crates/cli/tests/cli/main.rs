@@ -7,6 +7,7 @@
 //! - `psi_resolve`: resolve refuses another input and pairs no honest joiner sends.
 //! - `psi_limits`: memory bounded on hostile messages and inputs.
 //! - `psi_errors`: clear errors, safe defaults, usage errors exit 2.
+//! - `ceremony_hostile`: pipes, unprintable results, bounded delays, wrong kinds (issue 17).
 //! - `plan`: plan validate and run over raw and .npy files, and their errors.
 
 #![allow(
@@ -16,6 +17,7 @@
 )]
 
 mod ceremony;
+mod ceremony_hostile;
 mod ceremony_snarkjs;
 mod info;
 mod plan;
