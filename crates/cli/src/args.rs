@@ -72,8 +72,9 @@ pub(crate) struct PlanRunArgs {
     /// An output array: NAME=FILE, one per plan output; `.npy` or raw as for inputs.
     #[arg(long = "output", value_name = "NAME=FILE", value_parser = parse_binding)]
     pub(crate) outputs: Vec<(String, PathBuf)>,
-    /// The most working memory (bytes beyond inputs and outputs) the run may use; checked
-    /// before anything is allocated.
+    /// The most memory the run may hold, in bytes: its inputs, its outputs and its working
+    /// memory (inputs are read no further than it allows; the rest is checked before the
+    /// outputs are allocated).
     #[arg(long, value_name = "BYTES")]
     pub(crate) budget: Option<u64>,
 }

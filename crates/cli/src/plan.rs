@@ -2,11 +2,14 @@
 //! `lockstep_plan::ArrayFormat` tells them apart).
 
 use std::fmt::Write as _;
+use std::io::{BufReader, BufWriter, Read, Write as _};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
-use lockstep_files::{Files, open_input};
-use lockstep_plan::{Array, ArrayFormat, BindingError, GRAIN, Plan, RunOptions, Side};
+use lockstep_files::{Files, open_input, physical_memory};
+use lockstep_plan::{
+    Array, ArrayFormat, BindingError, GRAIN, MAX_PLAN_BYTES, Plan, RunOptions, Side, escaped,
+};
 
 use crate::args::{PlanCommand, PlanRunArgs};
 use crate::session::{Session, thousands, workers};
@@ -21,8 +24,16 @@ pub(crate) fn run(command: &PlanCommand, session: &Session) -> anyhow::Result<()
 
 fn read_plan(path: &Path) -> anyhow::Result<Plan> {
     let mut text = String::new();
-    std::io::Read::read_to_string(&mut open_input("PLAN", path)?, &mut text)
-        .with_context(|| format!("{}", path.display()))?;
+    let read = open_input("PLAN", path)?
+        .take(MAX_PLAN_BYTES + 1)
+        .read_to_string(&mut text)
+        .with_context(|| format!("reading {}", path.display()))?;
+    if read as u64 > MAX_PLAN_BYTES {
+        anyhow::bail!(
+            "{}: more than {MAX_PLAN_BYTES} bytes: not a plan (a plan of 10,000 nodes is under 1 MiB)",
+            path.display()
+        );
+    }
     Plan::from_json(&text).with_context(|| format!("{}", path.display()))
 }
 
@@ -37,7 +48,7 @@ fn validate(path: &Path, session: &Session) -> anyhow::Result<()> {
         list(
             plan.inputs()
                 .iter()
-                .map(|i| format!("{} ({})", i.id, i.dtype))
+                .map(|i| format!("{} ({})", escaped(&i.id), i.dtype))
                 .collect()
         )
     )?;
@@ -53,7 +64,7 @@ fn validate(path: &Path, session: &Session) -> anyhow::Result<()> {
         list(
             plan.outputs()
                 .iter()
-                .map(|o| format!("{} ({})", o.id, o.dtype))
+                .map(|o| format!("{} ({})", escaped(&o.id), o.dtype))
                 .collect()
         )
     )?;
@@ -101,20 +112,47 @@ fn run_plan(args: &PlanRunArgs, session: &Session) -> anyhow::Result<()> {
         .collect();
     let mut staged = session.prepare(&files)?;
 
+    // Inputs are streamed into their arrays, each at most what the plan can use of it (a fixed
+    // length's span), what the budget leaves, or the machine's memory (a pipe has no length).
+    let ceiling = args.budget.or_else(physical_memory).unwrap_or(u64::MAX);
     let mut inputs: Vec<Array> = Vec::with_capacity(input_paths.len());
-    for (input, path) in plan.inputs().iter().zip(&input_paths) {
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut open_input("--input", path)?, &mut bytes)
-            .with_context(|| format!("{}", path.display()))?;
+    let mut held = 0u64;
+    for (index, (input, path)) in plan.inputs().iter().zip(&input_paths).enumerate() {
+        let file = open_input("--input", path)?;
+        let hint = file
+            .metadata()
+            .ok()
+            .filter(std::fs::Metadata::is_file)
+            .map(|m| m.len());
+        let left = ceiling.saturating_sub(held);
+        let capacity = plan.input_capacity(index).unwrap_or(u64::MAX);
         let array = ArrayFormat::of_name(path)
-            .read(&bytes, &input.id, input.dtype)
-            .with_context(|| format!("--input {}={}", input.id, path.display()))?;
+            .read_from(
+                BufReader::new(file),
+                &input.id,
+                input.dtype,
+                left.min(capacity),
+                hint,
+            )
+            .map_err(|error| match (args.budget, error.too_large()) {
+                (Some(budget), true) if left < capacity => anyhow::anyhow!(
+                    "the run needs more than its budget of {budget} bytes: --input {}={} holds more than the {left} bytes the inputs before it leave",
+                    input.id,
+                    path.display()
+                ),
+                _ => anyhow::Error::new(error)
+                    .context(format!("--input {}={}", input.id, path.display())),
+            })?;
+        held += (array.len() * array.dtype().size()) as u64;
         inputs.push(array);
     }
     let refs: Vec<_> = inputs.iter().map(Array::as_array_ref).collect();
-    let mut outputs = plan.output_arrays(&refs)?;
     let n = plan.element_count(&refs)?;
     let pool = session.pool(n, GRAIN)?;
+    // The whole run (inputs, outputs, working memory) within --budget, before the outputs are
+    // allocated.
+    plan.memory(&refs, &pool)?.check(args.budget)?;
+    let mut outputs = plan.output_arrays(&refs)?;
     let step = session.step("running", Some(n as u64), "elements");
     {
         let mut views: Vec<_> = outputs.iter_mut().map(Array::as_array_mut).collect();
@@ -123,14 +161,17 @@ fn run_plan(args: &PlanRunArgs, session: &Session) -> anyhow::Result<()> {
             step.control(),
             &refs,
             &mut views,
-            &RunOptions {
-                budget: args.budget,
-            },
+            &RunOptions::default(),
         )?;
     }
     let timing = step.finish();
     for ((array, path), id) in outputs.iter().zip(&output_paths).zip(ids) {
-        staged.write(id, &ArrayFormat::of_name(path).write(array))?;
+        let shown = staged.shown(id).display().to_string();
+        let mut out = BufWriter::new(staged.file(id));
+        ArrayFormat::of_name(path)
+            .write_to(array, &mut out)
+            .and_then(|()| out.flush())
+            .with_context(|| format!("writing {shown}"))?;
     }
     staged.commit()?;
     session.note(&format!(

@@ -52,6 +52,7 @@
 mod error;
 mod input;
 mod kind;
+mod memory;
 mod output;
 mod paths;
 mod signals;
@@ -59,5 +60,6 @@ mod signals;
 pub use error::{Error, ErrorKind};
 pub use input::{SecretFile, check_readable, open_input, open_input_at_most, read_secret};
 pub use kind::Kind;
+pub use memory::physical_memory;
 pub use output::{Files, OutputId, Staged};
 pub use signals::{PREFIX as TEMPORARY_PREFIX, STALE_AFTER};

@@ -2,7 +2,11 @@
 //! name ends in `.npy` (any case), raw little-endian elements of the dtype otherwise; and plan
 //! inputs and outputs bound to files by name.
 
+use std::io::{Read, Write};
+
 use crate::npy::{self, NpyError};
+use crate::quote::{escaped, quoted};
+use crate::stream::{self, StreamError};
 use crate::{Array, DType, LengthError, Plan};
 
 /// How an array is stored in a file.
@@ -26,8 +30,9 @@ pub enum ArrayFileError {
     Length(#[from] LengthError),
     /// A `.npy` of another dtype than the input's.
     #[error(
-        "the file holds {found} ('{}') but the plan's input \"{input}\" is {expected} ('{}')",
+        "the file holds {found} ('{}') but the plan's input {} is {expected} ('{}')",
         npy::descr_of(*.found),
+        quoted(.input),
         npy::descr_of(*.expected)
     )]
     DType {
@@ -38,6 +43,25 @@ pub enum ArrayFileError {
         /// The input's.
         expected: DType,
     },
+    /// A file named as raw that starts with numpy's magic: its header would be read as values.
+    #[error(
+        "the file starts with numpy's .npy magic but its name does not end in .npy: rename it, or give raw little-endian elements"
+    )]
+    NpyUnderOtherName,
+    /// Reading or allocating failed, or the file holds more than the run can use.
+    #[error(transparent)]
+    Stream(#[from] StreamError),
+}
+
+impl ArrayFileError {
+    /// Whether the file held more than the bound it was read with.
+    pub fn too_large(&self) -> bool {
+        matches!(
+            self,
+            Self::Stream(StreamError::TooLarge { .. })
+                | Self::Npy(NpyError::Stream(StreamError::TooLarge { .. }))
+        )
+    }
 }
 
 impl ArrayFormat {
@@ -82,6 +106,65 @@ impl ArrayFormat {
             Self::Raw => array.to_le_bytes(),
         }
     }
+
+    /// The array in the file `reader` reads, for the plan input `input` of `dtype`, streamed
+    /// into the array (memory: the array and one 64 KiB chunk; no copy of the file), at most
+    /// `max_bytes` bytes of elements; `hint`, the file's length if known, is reserved at once.
+    ///
+    /// # Errors
+    /// As [`read`](Self::read); [`ArrayFileError::NpyUnderOtherName`] for a raw file that is a
+    /// `.npy`; [`ArrayFileError::Stream`] when reading or allocating fails or the elements pass
+    /// `max_bytes` (a `.npy` is refused by its header, before its data is read).
+    pub fn read_from(
+        self,
+        mut reader: impl Read,
+        input: &str,
+        dtype: DType,
+        max_bytes: u64,
+        hint: Option<u64>,
+    ) -> Result<Array, ArrayFileError> {
+        match self {
+            Self::Npy => {
+                let array = npy::read_from(reader, max_bytes)?;
+                if array.dtype() != dtype {
+                    return Err(ArrayFileError::DType {
+                        input: input.to_owned(),
+                        found: array.dtype(),
+                        expected: dtype,
+                    });
+                }
+                Ok(array)
+            }
+            Self::Raw => {
+                let mut lead = Vec::with_capacity(npy::MAGIC.len());
+                (&mut reader)
+                    .take(npy::MAGIC.len() as u64)
+                    .read_to_end(&mut lead)
+                    .map_err(|e| StreamError::Read(e.to_string()))?;
+                if lead == npy::MAGIC {
+                    return Err(ArrayFileError::NpyUnderOtherName);
+                }
+                Ok(stream::read_elements(
+                    std::io::Cursor::new(lead).chain(reader),
+                    dtype,
+                    None,
+                    max_bytes,
+                    hint,
+                )?)
+            }
+        }
+    }
+
+    /// Writes `array` in this format to `out`, a chunk at a time (no copy of the array).
+    ///
+    /// # Errors
+    /// The writer's.
+    pub fn write_to(self, array: &Array, out: impl Write) -> std::io::Result<()> {
+        match self {
+            Self::Npy => npy::write_to(array, out),
+            Self::Raw => stream::write_elements(array, out),
+        }
+    }
 }
 
 /// Which side of a plan a binding is for.
@@ -108,7 +191,7 @@ impl Side {
 #[non_exhaustive]
 pub enum BindingError {
     /// A binding names no input (output) of the plan.
-    #[error("the plan has no {} named \"{name}\" (it has: {known})", .side.name())]
+    #[error("the plan has no {} named {} (it has: {known})", .side.name(), quoted(.name))]
     Unknown {
         /// Inputs or outputs.
         side: Side,
@@ -118,7 +201,7 @@ pub enum BindingError {
         known: String,
     },
     /// Two bindings name one input (output).
-    #[error("the plan's {} \"{name}\" is bound twice", .side.name())]
+    #[error("the plan's {} {} is bound twice", .side.name(), quoted(.name))]
     Twice {
         /// Inputs or outputs.
         side: Side,
@@ -126,7 +209,7 @@ pub enum BindingError {
         name: String,
     },
     /// An input (output) no binding names.
-    #[error("the plan's {} \"{name}\" is not bound", .side.name())]
+    #[error("the plan's {} {} is not bound", .side.name(), quoted(.name))]
     Missing {
         /// Inputs or outputs.
         side: Side,
@@ -156,7 +239,7 @@ impl Plan {
                 return Err(BindingError::Unknown {
                     side,
                     name: name.clone(),
-                    known: wanted.join(", "),
+                    known: listed(&wanted),
                 });
             }
             if given.iter().filter(|(n, _)| n == name).count() > 1 {
@@ -180,6 +263,20 @@ impl Plan {
             })
             .collect()
     }
+}
+
+/// The first ids of a list, escaped, for an error (a plan may have thousands).
+fn listed(ids: &[&str]) -> String {
+    const SHOWN: usize = 16;
+    let mut list: Vec<String> = ids
+        .iter()
+        .take(SHOWN)
+        .map(|id| escaped(id).to_string())
+        .collect();
+    if ids.len() > SHOWN {
+        list.push(format!("… {} more", ids.len() - SHOWN));
+    }
+    list.join(", ")
 }
 
 #[cfg(test)]
@@ -208,6 +305,26 @@ mod tests {
         assert!(matches!(
             ArrayFormat::Raw.read(&[0; 7], "k", DType::I32),
             Err(ArrayFileError::Length(_))
+        ));
+        // Streamed: the same arrays, and a .npy named as raw is refused (its header was read
+        // as elements).
+        for format in [ArrayFormat::Npy, ArrayFormat::Raw] {
+            let mut bytes = Vec::new();
+            format.write_to(&array, &mut bytes).unwrap();
+            assert_eq!(bytes, format.write(&array));
+            let back = format
+                .read_from(&bytes[..], "x", DType::F32, 8, None)
+                .unwrap();
+            assert_eq!(back, array);
+        }
+        let npy = ArrayFormat::Npy.write(&array);
+        assert_eq!(
+            ArrayFormat::Raw.read_from(&npy[..], "x", DType::F32, u64::MAX, None),
+            Err(ArrayFileError::NpyUnderOtherName)
+        );
+        assert!(matches!(
+            ArrayFormat::Raw.read_from(&[0u8; 12][..], "x", DType::F32, 8, None),
+            Err(ArrayFileError::Stream(StreamError::TooLarge { max: 8 }))
         ));
     }
 

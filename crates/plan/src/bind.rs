@@ -1,5 +1,6 @@
 //! Checking the arrays of a run against the plan, before anything is computed or allocated.
 
+use crate::quote::quoted;
 use crate::{ArrayMut, ArrayRef, Plan, RunError};
 
 /// The inputs checked against the plan: the number of elements they fix (the plan's fixed
@@ -23,7 +24,7 @@ pub(crate) fn bind_inputs(plan: &Plan, inputs: &[ArrayRef<'_>]) -> Result<Option
     }
     let mut length: Option<(usize, String)> = plan.length.map(|n| (n, "the plan".to_owned()));
     for (i, (input, array)) in plan.inputs.iter().zip(inputs).enumerate() {
-        let at = format!("inputs[{i}] \"{}\"", input.id);
+        let at = format!("inputs[{i}] {}", quoted(&input.id));
         if array.dtype() != input.dtype {
             return Err(binding(
                 at,
@@ -56,7 +57,7 @@ pub(crate) fn bind_inputs(plan: &Plan, inputs: &[ArrayRef<'_>]) -> Result<Option
         let span = input.view.span(n);
         if span.is_none_or(|span| span > array.len()) {
             return Err(binding(
-                format!("inputs[{i}] \"{}\"", input.id),
+                format!("inputs[{i}] {}", quoted(&input.id)),
                 format!(
                     "{n} elements at offset {} stride {} reach past its {} elements",
                     input.view.offset,
@@ -97,7 +98,7 @@ pub(crate) fn bind(
         None => plan.outputs[0].view.fitting(outputs[0].len()),
     };
     for (i, (output, array)) in plan.outputs.iter().zip(outputs).enumerate() {
-        let at = format!("outputs[{i}] \"{}\"", output.id);
+        let at = format!("outputs[{i}] {}", quoted(&output.id));
         if array.dtype() != output.dtype {
             return Err(binding(
                 at,

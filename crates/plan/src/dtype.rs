@@ -155,6 +155,7 @@ macro_rules! each_array {
         }
     };
 }
+pub(crate) use each_array;
 
 impl Array {
     /// `len` zeros of `dtype`.

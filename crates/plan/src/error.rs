@@ -35,7 +35,7 @@ pub enum RunError {
     },
     /// An integer division by zero: the lowest element where one happens, and the first node
     /// (in evaluation order) dividing by zero there.
-    #[error("node \"{node}\": integer division by zero at element {element}")]
+    #[error("node {}: integer division by zero at element {element}", crate::quote::quoted(.node))]
     DivisionByZero {
         /// The dividing node's id.
         node: String,
@@ -47,6 +47,22 @@ pub enum RunError {
     OverBudget {
         /// Bytes the run would allocate beyond its inputs and outputs.
         needed: u64,
+        /// The budget.
+        budget: u64,
+    },
+    /// A whole run (inputs, outputs and working memory) would pass its memory budget; checked
+    /// before the outputs are allocated.
+    #[error(
+        "the run needs {} bytes (inputs {inputs}, outputs {outputs}, working memory {working}), over its budget of {budget} bytes",
+        .inputs + .outputs + .working
+    )]
+    OverMemoryBudget {
+        /// Bytes of the inputs.
+        inputs: u64,
+        /// Bytes of the outputs.
+        outputs: u64,
+        /// Bytes of working memory.
+        working: u64,
         /// The budget.
         budget: u64,
     },

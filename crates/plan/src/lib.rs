@@ -65,7 +65,9 @@ mod kernels;
 pub mod npy;
 mod op;
 mod plan;
+mod quote;
 pub mod reference;
+mod stream;
 
 pub use array_file::{ArrayFileError, ArrayFormat, BindingError, Side};
 pub use dtype::{Array, ArrayMut, ArrayRef, DType, LengthError};
@@ -73,6 +75,8 @@ pub use error::{PlanError, RunError};
 pub use exec::{ISA_ENV, instruction_set};
 pub use op::Op;
 pub use plan::{Constant, Input, Node, Output, Plan, Value, View};
+pub use quote::{MAX_ECHO, Quoted, escaped, quoted};
+pub use stream::StreamError;
 
 use lockstep_shard::{Control, Grain, Pool};
 
@@ -168,7 +172,7 @@ impl Plan {
             .iter()
             .enumerate()
             .map(|(i, output)| {
-                let at = format!("outputs[{i}] \"{}\"", output.id);
+                let at = format!("outputs[{i}] {}", quoted(&output.id));
                 let len = output.view.span(n).ok_or_else(|| RunError::Binding {
                     at: at.clone(),
                     message: "its view's span overflows".to_owned(),
@@ -182,7 +186,88 @@ impl Plan {
     }
 }
 
+/// The most bytes a plan's JSON may hold when read from a file or pipe: 16 MiB (a plan of
+/// 10,000 nodes is under 1 MiB); a longer input is refused before it fills memory.
+pub const MAX_PLAN_BYTES: u64 = 16 << 20;
+
+/// What a run over given inputs holds in memory.
+///
+/// # Memory
+/// A run (as `lockstep plan run` does it) holds `inputs + outputs + working` bytes, plus a
+/// 64 KiB chunk while a file is read or written: inputs and outputs are read and written a chunk
+/// at a time, never copied whole.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunMemory {
+    /// Bytes of the input arrays.
+    pub inputs: u64,
+    /// Bytes of the output arrays (each as long as its view needs).
+    pub outputs: u64,
+    /// Bytes of working memory ([`Plan::working_bytes`]).
+    pub working: u64,
+}
+
+impl RunMemory {
+    /// All of it.
+    pub fn total(&self) -> u64 {
+        self.inputs
+            .saturating_add(self.outputs)
+            .saturating_add(self.working)
+    }
+
+    /// `Ok` if the whole run fits `budget` bytes.
+    ///
+    /// # Errors
+    /// [`RunError::OverMemoryBudget`] otherwise.
+    pub fn check(&self, budget: Option<u64>) -> Result<(), RunError> {
+        match budget {
+            Some(budget) if self.total() > budget => Err(RunError::OverMemoryBudget {
+                inputs: self.inputs,
+                outputs: self.outputs,
+                working: self.working,
+                budget,
+            }),
+            _ => Ok(()),
+        }
+    }
+}
+
 impl Plan {
+    /// What a run over `inputs` on `pool` holds: the inputs, the outputs (each as long as its
+    /// view needs) and the working memory, known before the outputs are allocated.
+    ///
+    /// # Errors
+    /// As [`output_arrays`](Self::output_arrays) for inputs that do not match the plan.
+    pub fn memory(&self, inputs: &[ArrayRef<'_>], pool: &Pool) -> Result<RunMemory, RunError> {
+        let n = bind::bind_inputs(self, inputs)?.ok_or_else(|| RunError::Binding {
+            at: "inputs".to_owned(),
+            message: "nothing fixes the number of elements (no input, no view length)".to_owned(),
+        })?;
+        let bytes = |len: usize, dtype: DType| (len as u64).saturating_mul(dtype.size() as u64);
+        let outputs = self
+            .outputs
+            .iter()
+            .map(|o| bytes(o.view.span(n).unwrap_or(usize::MAX), o.dtype))
+            .fold(0u64, u64::saturating_add);
+        Ok(RunMemory {
+            inputs: inputs
+                .iter()
+                .map(|a| bytes(a.len(), a.dtype()))
+                .fold(0, u64::saturating_add),
+            outputs,
+            working: self.working_bytes(n, pool),
+        })
+    }
+
+    /// The most bytes of elements input `index` can usefully hold: its view's span over the
+    /// plan's fixed length, `None` when the inputs fix the length (a file or pipe is then read
+    /// as far as memory allows).
+    pub fn input_capacity(&self, index: usize) -> Option<u64> {
+        let input = self.inputs.get(index)?;
+        let n = self.length?;
+        let span = input.view.span(n)?;
+        Some((span as u64).saturating_mul(input.dtype.size() as u64))
+    }
+
     /// The number of elements a run over `inputs` computes: the plan's fixed length, else what
     /// the first input's view takes from its array.
     ///

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use crate::format::{FORMAT_VERSION, RawPlan, RawView};
+use crate::quote::quoted;
 use crate::{DType, Op, PlanError};
 
 /// Where a value comes from.
@@ -213,7 +214,7 @@ impl Plan {
             if let Some((_, first)) = ids.get(id) {
                 return Err(invalid(
                     format!("{at}.id"),
-                    format!("\"{id}\" is already the id of {first}"),
+                    format!("{} is already the id of {first}", quoted(id)),
                 ));
             }
             ids.insert(id.to_owned(), (value, at));
@@ -222,7 +223,7 @@ impl Plan {
 
         let mut inputs = Vec::with_capacity(raw.inputs.len());
         for (i, input) in raw.inputs.iter().enumerate() {
-            let at = format!("inputs[{i}] \"{}\"", input.id);
+            let at = format!("inputs[{i}] {}", quoted(&input.id));
             define(&input.id, Value::Input(i), at.clone())?;
             let dtype = dtype(&input.dtype, &format!("{at}.dtype"))?;
             let view = view(&input.view, &at)?;
@@ -235,7 +236,7 @@ impl Plan {
         }
         let mut constants = Vec::with_capacity(raw.constants.len());
         for (i, constant) in raw.constants.iter().enumerate() {
-            let at = format!("constants[{i}] \"{}\"", constant.id);
+            let at = format!("constants[{i}] {}", quoted(&constant.id));
             define(&constant.id, Value::Constant(i), at.clone())?;
             let dtype = dtype(&constant.dtype, &format!("{at}.dtype"))?;
             let value = crate::constant::parse(dtype, &constant.value)
@@ -249,18 +250,18 @@ impl Plan {
             define(
                 &node.id,
                 Value::Node(i),
-                format!("nodes[{i}] \"{}\"", node.id),
+                format!("nodes[{i}] {}", quoted(&node.id)),
             )?;
         }
 
         // Resolve each node's op and arguments (values still name listing indexes).
         let mut listed: Vec<(Op, Vec<Value>, Option<DType>)> = Vec::with_capacity(raw.nodes.len());
         for (i, node) in raw.nodes.iter().enumerate() {
-            let at = format!("nodes[{i}] \"{}\"", node.id);
+            let at = format!("nodes[{i}] {}", quoted(&node.id));
             let op = Op::from_name(&node.op).ok_or_else(|| {
                 invalid(
                     format!("{at}.op"),
-                    format!("unknown op \"{}\" (ops: {})", node.op, op_names()),
+                    format!("unknown op {} (ops: {})", quoted(&node.op), op_names()),
                 )
             })?;
             if node.args.len() != op.arity() {
@@ -294,7 +295,10 @@ impl Plan {
                 let (value, _) = ids.get(name.as_str()).ok_or_else(|| {
                     invalid(
                         format!("{at}.args[{a}]"),
-                        format!("\"{name}\" is not the id of an input, constant or node"),
+                        format!(
+                            "{} is not the id of an input, constant or node",
+                            quoted(name)
+                        ),
                     )
                 })?;
                 args.push(*value);
@@ -325,7 +329,10 @@ impl Plan {
                 })
                 .collect();
             let dtype = op.result(&arg_types, *to).map_err(|message| {
-                invalid(format!("nodes[{i}] \"{}\".args", raw.nodes[i].id), message)
+                invalid(
+                    format!("nodes[{i}] {}.args", quoted(&raw.nodes[i].id)),
+                    message,
+                )
             })?;
             nodes.push(Node {
                 id: raw.nodes[i].id.clone(),
@@ -343,7 +350,7 @@ impl Plan {
         }
         let mut outputs: Vec<Output> = Vec::with_capacity(raw.outputs.len());
         for (i, output) in raw.outputs.iter().enumerate() {
-            let at = format!("outputs[{i}] \"{}\"", output.id);
+            let at = format!("outputs[{i}] {}", quoted(&output.id));
             if output.id.is_empty() {
                 return Err(invalid(
                     format!("{at}.id"),
@@ -353,15 +360,18 @@ impl Plan {
             if let Some(first) = outputs.iter().position(|o| o.id == output.id) {
                 return Err(invalid(
                     format!("{at}.id"),
-                    format!("\"{}\" is already the id of outputs[{first}]", output.id),
+                    format!(
+                        "{} is already the id of outputs[{first}]",
+                        quoted(&output.id)
+                    ),
                 ));
             }
             let (value, _) = ids.get(output.from.as_str()).ok_or_else(|| {
                 invalid(
                     format!("{at}.from"),
                     format!(
-                        "\"{}\" is not the id of an input, constant or node",
-                        output.from
+                        "{} is not the id of an input, constant or node",
+                        quoted(&output.from)
                     ),
                 )
             })?;
@@ -422,13 +432,13 @@ impl Plan {
         let unused = "unused: no output depends on it";
         if let Some(i) = inputs.iter().position(|used| !used) {
             return Err(invalid(
-                format!("inputs[{i}] \"{}\"", self.inputs[i].id),
+                format!("inputs[{i}] {}", quoted(&self.inputs[i].id)),
                 unused.to_owned(),
             ));
         }
         if let Some(i) = constants.iter().position(|used| !used) {
             return Err(invalid(
-                format!("constants[{i}] \"{}\"", self.constants[i].id),
+                format!("constants[{i}] {}", quoted(&self.constants[i].id)),
                 unused.to_owned(),
             ));
         }
@@ -441,7 +451,7 @@ impl Plan {
         }
         if let Some(i) = first {
             return Err(invalid(
-                format!("nodes[{i}] \"{}\"", raw.nodes[i].id),
+                format!("nodes[{i}] {}", quoted(&raw.nodes[i].id)),
                 unused.to_owned(),
             ));
         }
@@ -508,7 +518,7 @@ fn evaluation_order(
         .map(|&i| raw.nodes[i].id.as_str())
         .collect();
     Err(invalid(
-        format!("nodes[{at}] \"{}\".args", raw.nodes[at].id),
+        format!("nodes[{at}] {}.args", quoted(&raw.nodes[at].id)),
         format!("a cycle: {}", cycle.join(" <- ")),
     ))
 }
@@ -521,7 +531,8 @@ fn dtype(name: &str, at: &str) -> Result<DType, PlanError> {
             invalid(
                 at.to_owned(),
                 format!(
-                    "unknown dtype \"{name}\" (dtypes: {})",
+                    "unknown dtype {} (dtypes: {})",
+                    quoted(name),
                     DType::ALL.map(DType::name).join(", ")
                 ),
             )

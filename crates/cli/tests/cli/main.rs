@@ -9,6 +9,7 @@
 //! - `psi_errors`: clear errors, safe defaults, usage errors exit 2.
 //! - `ceremony_hostile`: pipes, unprintable results, bounded delays, wrong kinds (issue 17).
 //! - `plan`: plan validate and run over raw and .npy files, and their errors.
+//! - `plan_hostile`: large outputs streamed, reads bounded, echoed ids escaped (issue 17).
 
 #![allow(
     clippy::unwrap_used,
@@ -21,6 +22,7 @@ mod ceremony_hostile;
 mod ceremony_snarkjs;
 mod info;
 mod plan;
+mod plan_hostile;
 mod psi;
 mod psi_errors;
 mod psi_files;

@@ -82,7 +82,7 @@ fn each_mistake_is_named_by_item_and_field() {
         ),
         (
             format!(r#"{{ "version": 1, "inputs": [{INPUT}], "constants": [{{ "id": "k", "dtype": "u8", "value": 256 }}], "nodes": [{{ "id": "y", "op": "neg", "args": ["x"] }}], "outputs": [{{ "id": "o", "from": "y" }}] }}"#),
-            "constants[0] \"k\".value: 256 does not fit u8",
+            "constants[0] \"k\".value: 256 does not fit u8 (0 to 255)",
         ),
         (
             format!(r#"{{ "version": 1, "inputs": [{INPUT}], "constants": [{{ "id": "k", "dtype": "i8", "value": 1.5 }}], "nodes": [{{ "id": "y", "op": "neg", "args": ["x"] }}], "outputs": [{{ "id": "o", "from": "y" }}] }}"#),
