@@ -7,6 +7,7 @@
 //! - `psi_resolve`: resolve refuses another input and pairs no honest joiner sends.
 //! - `psi_limits`: memory bounded on hostile messages and inputs.
 //! - `psi_errors`: clear errors, safe defaults, usage errors exit 2.
+//! - `rules`: issue 17's general rules on every engine: pipes, a full disk, unprintable results.
 //! - `ceremony_hostile`: pipes, unprintable results, bounded delays, wrong kinds (issue 17).
 //! - `plan`: plan validate and run over raw and .npy files, and their errors.
 //! - `plan_hostile`: large outputs streamed, reads bounded, echoed ids escaped (issue 17).
@@ -29,6 +30,7 @@ mod psi_files;
 mod psi_fixtures;
 pub(crate) mod psi_limits;
 mod psi_resolve;
+mod rules;
 
 use std::path::Path;
 use std::process::Command;
