@@ -21,7 +21,8 @@ pub enum Backend {
     /// OpenSSL's P-256 (libcrypto 3, x86-64 assembly), through the `openssl` crate. Built with the
     /// `native` feature (the default).
     Native,
-    /// RustCrypto's pure-Rust `p256`: about 3x slower, but builds anywhere, wasm included.
+    /// Our pure-Rust P-256 (Jacobian formulas and a signed window over fiat-crypto's verified
+    /// 64-bit field, or 26-bit limbs on wasm32): builds anywhere, wasm included.
     Portable,
 }
 

@@ -1,17 +1,16 @@
 //! P-256 encodings and OpenMined's hash to the curve, written once above the backends.
 //!
-//! Field arithmetic is RustCrypto's `p256::FieldElement` (constant-time, fiat-crypto derived);
-//! this module only composes it. Both backends receive affine coordinates from here, so the
-//! bytes they produce cannot differ in how a point was found.
+//! Field arithmetic is [`Fe`] (fiat-crypto's verified Montgomery arithmetic, 32-bit limbs on
+//! wasm32); this module only composes it. Both backends receive affine coordinates from here,
+//! so the bytes they produce cannot differ in how a point was found.
 
 use std::sync::LazyLock;
 
-use p256::elliptic_curve::bigint::{ArrayEncoding, Limb};
-use p256::elliptic_curve::subtle::{Choice, ConditionallySelectable};
-use p256::{FieldBytes, FieldElement, U256};
+use p256::elliptic_curve::subtle::Choice;
 use sha2::{Digest, Sha256};
 
 use crate::PointError;
+use crate::field::Fe;
 
 #[cfg(feature = "native")]
 mod batch_compress;
@@ -20,10 +19,6 @@ pub(crate) use batch_compress::compress_jacobian;
 
 /// Length of a masked element: a compressed SEC1 P-256 point.
 pub const ELEMENT_LEN: usize = 33;
-
-/// The field prime p = 2^256 - 2^224 + 2^192 + 2^96 - 1 (NIST SP 800-186, § 3.2.1.3).
-const P: U256 =
-    U256::from_be_hex("ffffffff00000001000000000000000000000000ffffffffffffffffffffffff");
 
 /// 2^256 mod p, to fold the high half of a 512-bit value: 2^224 - 2^192 - 2^96 + 1.
 const TWO_256_HEX: &str = "00000000fffffffeffffffffffffffffffffffff000000000000000000000001";
@@ -90,11 +85,13 @@ pub(crate) struct Affine {
 
 impl Affine {
     /// The big-endian x coordinate.
+    #[cfg(any(test, feature = "native"))]
     pub(crate) fn x(&self) -> &[u8; 32] {
         &self.x
     }
 
     /// The big-endian y coordinate.
+    #[cfg(any(test, feature = "native"))]
     pub(crate) fn y(&self) -> &[u8; 32] {
         &self.y
     }
@@ -103,60 +100,60 @@ impl Affine {
     /// the invariant; for a backend that wants to confirm it cheaply before multiplying.
     #[cfg(feature = "native")]
     pub(crate) fn is_on_curve(&self) -> bool {
-        let field = |bytes: &[u8; 32]| -> Option<FieldElement> {
-            Option::from(FieldElement::from_bytes(&(*bytes).into()))
-        };
-        match (field(&self.x), field(&self.y)) {
+        match (Fe::from_be_bytes(&self.x), Fe::from_be_bytes(&self.y)) {
             (Some(x), Some(y)) => curve_rhs(&x) == y.square(),
             _ => false,
         }
     }
+
+    /// The coordinates as field elements (they are canonical, by the invariant).
+    pub(crate) fn coordinates(&self) -> (Fe, Fe) {
+        let field = |bytes: &[u8; 32]| {
+            Fe::from_be_bytes(bytes).expect("invariant: an Affine's coordinates are below p")
+        };
+        (field(&self.x), field(&self.y))
+    }
 }
 
 /// 2^256 mod p and b as field elements, converted once.
-static TWO_256: LazyLock<FieldElement> = LazyLock::new(|| field_from_hex(TWO_256_HEX));
-static B: LazyLock<FieldElement> = LazyLock::new(|| field_from_hex(B_HEX));
+static TWO_256: LazyLock<Fe> = LazyLock::new(|| field_from_hex(TWO_256_HEX));
+static B: LazyLock<Fe> = LazyLock::new(|| field_from_hex(B_HEX));
 
-fn field_from_hex(hex: &str) -> FieldElement {
-    let bytes = U256::from_be_hex(hex).to_be_byte_array();
-    Option::from(FieldElement::from_bytes(&bytes))
-        .expect("invariant: the curve constants are below p")
-}
-
-/// `value mod p` for any 256-bit big-endian value: one conditional subtraction suffices, since
-/// 2^256 < 2p. Constant time.
-fn reduce(bytes: &[u8]) -> FieldElement {
-    let value = U256::from_be_slice(bytes);
-    let (minus_p, borrow) = value.sbb(&P, Limb::ZERO);
-    // borrow is all ones exactly when value < p: keep value then.
-    let below_p = Choice::from((borrow.0 & 1) as u8);
-    let reduced = U256::conditional_select(&minus_p, &value, below_p);
-    Option::from(FieldElement::from_bytes(&reduced.to_be_byte_array()))
-        .expect("invariant: one conditional subtraction reduces a 256-bit value below p")
+fn field_from_hex(hex: &str) -> Fe {
+    let mut bytes = [0u8; 32];
+    for (i, byte) in bytes.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16)
+            .expect("invariant: the curve constants are hex");
+    }
+    Fe::from_be_bytes(&bytes).expect("invariant: the curve constants are below p")
 }
 
 /// OpenMined's random oracle onto the field: `(SHA256(0x01 || m) || SHA256(0x02 || m))` read as
 /// a 512-bit big-endian integer, reduced mod p.
-fn random_oracle(message: &[u8]) -> FieldElement {
-    let high = Sha256::new()
+fn random_oracle(message: &[u8]) -> Fe {
+    let high: [u8; 32] = Sha256::new()
         .chain_update([1u8])
         .chain_update(message)
-        .finalize();
-    let low = Sha256::new()
+        .finalize()
+        .into();
+    let low: [u8; 32] = Sha256::new()
         .chain_update([2u8])
         .chain_update(message)
-        .finalize();
-    reduce(&high) * *TWO_256 + reduce(&low)
+        .finalize()
+        .into();
+    Fe::reduce_be_bytes(&high)
+        .mul(&TWO_256)
+        .add(&Fe::reduce_be_bytes(&low))
 }
 
 /// y^2 = x^3 - 3x + b.
-fn curve_rhs(x: &FieldElement) -> FieldElement {
-    x.square() * x - (x.double() + x) + *B
+fn curve_rhs(x: &Fe) -> Fe {
+    x.square().mul(x).sub(&x.double().add(x)).add(&B)
 }
 
 /// The minimal big-endian bytes of a field element (leading zeros stripped; zero is empty).
-fn minimal_bytes(x: &FieldElement) -> Vec<u8> {
-    let bytes: FieldBytes = x.to_bytes();
+fn minimal_bytes(x: &Fe) -> Vec<u8> {
+    let bytes = x.to_be_bytes();
     let start = bytes.iter().position(|&b| b != 0).unwrap_or(bytes.len());
     bytes[start..].to_vec()
 }
@@ -165,8 +162,8 @@ fn minimal_bytes(x: &FieldElement) -> Vec<u8> {
 /// `ECGroup::GetPointByHashingToCurveSha256`): `x = RO(m)`; while `x^3 - 3x + b` is not a
 /// square, `x = RO(minimal big-endian bytes of x)`; the point is `(x, even root)`.
 ///
-/// Each attempt is one exponentiation (`p256`'s square root, `a^((p+1)/4)`, confirmed by
-/// squaring) instead of a Legendre test followed by a square root.
+/// Each attempt is one exponentiation (the square root `a^((p+1)/4)`, confirmed by squaring)
+/// instead of a Legendre test followed by a square root.
 ///
 /// # Constant time
 /// Each attempt runs in constant time; the number of attempts (1 on average 2) depends on the
@@ -174,11 +171,11 @@ fn minimal_bytes(x: &FieldElement) -> Vec<u8> {
 pub(crate) fn hash_to_curve(message: &[u8]) -> Affine {
     let mut x = random_oracle(message);
     loop {
-        if let Some(y) = Option::<FieldElement>::from(curve_rhs(&x).sqrt()) {
-            let even = FieldElement::conditional_select(&y, &-y, y.is_odd());
+        if let Some(y) = curve_rhs(&x).sqrt() {
+            let even = y.select(&y.neg(), y.is_odd());
             return Affine {
-                x: x.to_bytes().into(),
-                y: even.to_bytes().into(),
+                x: x.to_be_bytes(),
+                y: even.to_be_bytes(),
             };
         }
         x = random_oracle(&minimal_bytes(&x));
@@ -192,16 +189,15 @@ pub(crate) fn hash_to_curve(message: &[u8]) -> Affine {
 /// when the [`Element`] was made).
 pub(crate) fn decompress(element: &Element) -> Result<Affine, PointError> {
     let bytes = element.as_bytes();
-    let mut x_bytes = FieldBytes::default();
+    let mut x_bytes = [0u8; 32];
     x_bytes.copy_from_slice(&bytes[1..]);
-    let x: FieldElement =
-        Option::from(FieldElement::from_bytes(&x_bytes)).ok_or(PointError::NonCanonical)?;
-    let y: FieldElement = Option::from(curve_rhs(&x).sqrt()).ok_or(PointError::NotOnCurve)?;
+    let x = Fe::from_be_bytes(&x_bytes).ok_or(PointError::NonCanonical)?;
+    let y = curve_rhs(&x).sqrt().ok_or(PointError::NotOnCurve)?;
     let want_odd = Choice::from(bytes[0] & 1);
-    let y = FieldElement::conditional_select(&y, &-y, y.is_odd() ^ want_odd);
+    let y = y.select(&y.neg(), y.is_odd() ^ want_odd);
     Ok(Affine {
-        x: x.to_bytes().into(),
-        y: y.to_bytes().into(),
+        x: x.to_be_bytes(),
+        y: y.to_be_bytes(),
     })
 }
 
@@ -212,7 +208,7 @@ mod tests {
     #[test]
     fn constants_are_what_they_claim() {
         // 2^256 mod p equals (2^128)^2 computed in the field.
-        let two_128 = reduce(&{
+        let two_128 = Fe::reduce_be_bytes(&{
             let mut b = [0u8; 32];
             b[15] = 1;
             b
@@ -222,18 +218,6 @@ mod tests {
         let gx = field_from_hex("6b17d1f2e12c4247f8bce6e563a440f277037d812deb33a0f4a13945d898c296");
         let gy = field_from_hex("4fe342e2fe1a7f9b8ee7eb4a7c0f9e162bce33576b315ececbb6406837bf51f5");
         assert_eq!(curve_rhs(&gx), gy.square());
-    }
-
-    #[test]
-    fn reduce_subtracts_p_once_when_needed() {
-        let p = P.to_be_byte_array();
-        assert_eq!(reduce(&p), FieldElement::ZERO);
-        let p_plus_5 = P.wrapping_add(&U256::from_u64(5)).to_be_byte_array();
-        assert_eq!(reduce(&p_plus_5), FieldElement::from_u64(5));
-        assert_eq!(
-            reduce(&[0xff; 32]),
-            field_from_hex(TWO_256_HEX) - FieldElement::ONE
-        );
     }
 
     #[test]

@@ -1,24 +1,32 @@
-//! The portable backend: RustCrypto `p256` (constant-time, pure Rust, builds for wasm).
+//! The portable backend: our P-256 arithmetic (`point`, over fiat-crypto's verified field;
+//! constant time in the key), pure Rust, the wasm build's. Products of a block share one field
+//! inversion for their affine coordinates.
 
-use p256::elliptic_curve::sec1::{FromEncodedPoint, ToEncodedPoint};
-use p256::{AffinePoint, EncodedPoint, ProjectivePoint, Scalar};
-use zeroize::Zeroize;
+use zeroize::Zeroizing;
 
 use crate::curve::{Affine, Element};
-use crate::{Key, PointError, PsiError};
+use crate::point::{Jacobian, normalize_batch};
+use crate::{Key, PsiError};
 
-/// The key and its inverse as p256 scalars, zeroized on drop.
+/// The key and its inverse as big-endian scalar bytes, wiped on drop.
 pub(crate) struct Cipher {
-    key: Scalar,
-    inverse: Scalar,
+    key: Zeroizing<[u8; 32]>,
+    inverse: Zeroizing<[u8; 32]>,
 }
 
 impl Cipher {
     pub(crate) fn new(key: &Key) -> Self {
-        let key = key.scalar();
-        let inverse =
-            Option::from(key.invert()).expect("invariant: a Key is nonzero, so its inverse exists");
-        Self { key, inverse }
+        let scalar = key.scalar();
+        let inverse = Option::from(scalar.invert())
+            .expect("invariant: a Key is nonzero, so its inverse exists");
+        let bytes = |s: &p256::Scalar| Zeroizing::new(<[u8; 32]>::from(s.to_bytes()));
+        let mut inverse_scalar: p256::Scalar = inverse;
+        let out = Self {
+            key: bytes(&scalar),
+            inverse: bytes(&inverse_scalar),
+        };
+        zeroize::Zeroize::zeroize(&mut inverse_scalar);
+        out
     }
 
     /// `scalar * point` for each point (the key, or its inverse), compressed, in order.
@@ -28,35 +36,30 @@ impl Cipher {
         inverse: bool,
     ) -> Result<Vec<Element>, PsiError> {
         let scalar = if inverse { &self.inverse } else { &self.key };
-        points
+        let products: Vec<Jacobian> = points
             .iter()
             .map(|point| {
-                let encoded = EncodedPoint::from_affine_coordinates(
-                    &(*point.x()).into(),
-                    &(*point.y()).into(),
-                    false,
-                );
-                // p256 checks the curve equation again; `Affine` is on the curve already.
-                let affine: AffinePoint = Option::from(AffinePoint::from_encoded_point(&encoded))
-                    .ok_or_else(|| failure(&PointError::NotOnCurve))?;
-                let product = (ProjectivePoint::from(affine) * scalar).to_affine();
-                Element::from_slice(product.to_encoded_point(true).as_bytes())
-                    .map_err(|reason| failure(&reason))
+                let (x, y) = point.coordinates();
+                Jacobian::from_affine(x, y).mul(scalar)
+            })
+            .collect();
+        normalize_batch(&products)
+            .into_iter()
+            .map(|affine| {
+                // A nonzero scalar below the order times a point of the prime-order group is
+                // never infinity.
+                let (x, y) = affine.ok_or_else(|| PsiError::Backend {
+                    backend: "portable",
+                    message: "a product is the point at infinity".to_owned(),
+                })?;
+                let mut bytes = [0u8; 33];
+                bytes[0] = 0x02 | y.is_odd().unwrap_u8();
+                bytes[1..].copy_from_slice(&x.to_be_bytes());
+                Element::from_slice(&bytes).map_err(|reason| PsiError::Backend {
+                    backend: "portable",
+                    message: format!("a product {reason}"),
+                })
             })
             .collect()
-    }
-}
-
-fn failure(reason: &PointError) -> PsiError {
-    PsiError::Backend {
-        backend: "portable",
-        message: format!("a point {reason}"),
-    }
-}
-
-impl Drop for Cipher {
-    fn drop(&mut self) {
-        self.key.zeroize();
-        self.inverse.zeroize();
     }
 }
