@@ -1,7 +1,7 @@
 // The package as users get it: `npm pack`, installed into a fresh folder (no network: it has no
-// dependencies), then a wasm PSI request through the pool in Node and in Chromium (a page that
-// imports node_modules/lockstep/src/index.js without a bundler). The bytes must equal the native
-// CLI's for the same key and values.
+// dependencies), then a wasm PSI request through the pool in Node, in Chromium and in Firefox
+// (a page that imports node_modules/lockstep/src/index.js without a bundler). The bytes must
+// equal the native CLI's for the same key and values.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -9,7 +9,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openPage } from './chromium.js';
+import { openPage as openChromium } from './chromium.js';
+import { openPage as openFirefox } from './firefox.js';
 import { psiVector } from './psi-vector.js';
 import { serve } from './serve.js';
 
@@ -46,10 +47,7 @@ test('the installed tarball runs a wasm PSI request in Node with the CLI bytes',
   assert.deepEqual(new Uint8Array(readFileSync(join(dir, 'request.bin'))), vector.request);
 });
 
-test('the installed tarball runs a wasm PSI request in Chromium with the CLI bytes', async () => {
-  writeFileSync(
-    join(dir, 'index.html'),
-    `<!doctype html><script type="module">
+const page = `<!doctype html><script type="module">
        import { createPsiPool, psiRequest } from './node_modules/lockstep/src/index.js';
        window.request = async () => {
          const { key, values } = await (await fetch('input.json')).json();
@@ -58,18 +56,22 @@ test('the installed tarball runs a wasm PSI request in Chromium with the CLI byt
          await pool.close();
          return [...bytes];
        };
-     </script>`,
-  );
-  const server = await serve(dir);
-  const browser = await openPage();
-  try {
-    await browser.page.goto(`${server.url}index.html`);
-    await browser.page.waitForFunction(() => typeof window.request === 'function');
-    const bytes = await browser.page.evaluate(() => window.request());
-    assert.deepEqual(new Uint8Array(bytes), vector.request);
-    assert.deepEqual(browser.problems, []);
-  } finally {
-    await browser.close();
-    await server.close();
-  }
-});
+     </script>`;
+
+for (const [name, openPage] of [['Chromium', openChromium], ['Firefox', openFirefox]]) {
+  test(`the installed tarball runs a wasm PSI request in ${name} with the CLI bytes`, async () => {
+    writeFileSync(join(dir, 'index.html'), page);
+    const server = await serve(dir);
+    const browser = await openPage();
+    try {
+      await browser.page.goto(`${server.url}index.html`);
+      await browser.page.waitForFunction(() => typeof window.request === 'function');
+      const bytes = await browser.page.evaluate(() => window.request());
+      assert.deepEqual(new Uint8Array(bytes), vector.request);
+      assert.deepEqual(browser.problems, []);
+    } finally {
+      await browser.close();
+      await server.close();
+    }
+  });
+}

@@ -1,0 +1,5 @@
+// The pool's scenarios (test/scenarios.js) in headless Firefox (page-suite.js).
+import { openPage } from './firefox.js';
+import { scenariosInPage } from './page-suite.js';
+
+scenariosInPage('firefox', openPage);
