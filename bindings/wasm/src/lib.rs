@@ -26,16 +26,20 @@
 
 #![deny(unsafe_code)]
 
+mod js_party;
+mod party;
 mod request;
 
 use wasm_bindgen::prelude::*;
 
+pub use js_party::JsParty;
+pub use party::{Found, Party, PartyError, Resolved, Role, Rows};
 pub use request::{PackError, RequestError, request};
 
 /// The version of this module's exports. It changes whenever an export's name, arguments or
 /// meaning change; the JS worker sends it in its handshake. 2: `psiRequest` masks distinct keys
-/// and takes `normalize`.
-pub const ABI_VERSION: u32 = 2;
+/// and takes `normalize`. 3: `PsiParty`, both roles' steps with the key inside the module.
+pub const ABI_VERSION: u32 = 3;
 
 /// The version of this module's exports ([`ABI_VERSION`]).
 #[wasm_bindgen(js_name = abiVersion)]

@@ -96,7 +96,7 @@ pub fn request<E>(
 }
 
 /// The byte strings `values` packs, checked against `ends`.
-fn unpack<'a>(values: &'a [u8], ends: &[u32]) -> Result<Vec<&'a [u8]>, PackError> {
+pub(crate) fn unpack<'a>(values: &'a [u8], ends: &[u32]) -> Result<Vec<&'a [u8]>, PackError> {
     let mut start = 0usize;
     let mut out = Vec::with_capacity(ends.len());
     for (index, &end) in ends.iter().enumerate() {

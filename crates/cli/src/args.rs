@@ -269,7 +269,7 @@ pub(crate) struct SetupArgs {
     #[arg(long, value_name = "N")]
     pub(crate) joiner_count: u64,
     /// False-positive rate of the joiner's whole query (GCS and Bloom), in (0, 1).
-    #[arg(long, default_value_t = 1e-9, value_name = "F")]
+    #[arg(long, default_value_t = lockstep_psi::SetupParams::DEFAULT_FPR, value_name = "F")]
     pub(crate) fpr: f64,
     /// raw (exact, supports resolve), gcs (smallest) or bloom (fastest to query).
     #[arg(long, default_value = "raw", value_parser = parse_format, value_name = "FORMAT")]

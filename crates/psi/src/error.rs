@@ -243,6 +243,52 @@ pub enum PsiError {
     },
 }
 
+impl PsiError {
+    /// A stable code for the kind of failure, the same in every front end (the npm package's
+    /// errors carry it as `code`):
+    ///
+    /// - `PSI_KEY`: a key that cannot be used (out of range, too long, weak);
+    /// - `PSI_PARAMS`: setup parameters out of range (rate, joiner count);
+    /// - `PSI_LIMIT`: a setup too large to build or carry, or a message with more elements than
+    ///   the caller allows;
+    /// - `PSI_INPUT`: the party's own records give nothing to work with;
+    /// - `PSI_MESSAGE`: a message that is not what it claims (bad protobuf, another message's
+    ///   type, an element off the curve, an invalid setup);
+    /// - `PSI_ROUND`: a well-formed message that does not belong to this round (another mode,
+    ///   another length, a size-only answer read for rows, a setup of another format);
+    /// - `PSI_CANCELLED`: the run was cancelled;
+    /// - `PSI_INTERNAL`: a failure input cannot cause (randomness, a worker's panic, the runtime,
+    ///   a backend).
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::KeyOutOfRange | Self::KeyTooLong(_) | Self::WeakKey(_) => "PSI_KEY",
+            Self::FalsePositiveRate(_) | Self::JoinerCount => "PSI_PARAMS",
+            Self::GcsTooLarge { .. }
+            | Self::SetupTooLarge { .. }
+            | Self::TooManyElements { .. } => "PSI_LIMIT",
+            Self::EmptySet(_) => "PSI_INPUT",
+            Self::Protobuf { .. }
+            | Self::WrongMessage { .. }
+            | Self::Read { .. }
+            | Self::Element { .. }
+            | Self::InvalidSetup(_) => "PSI_MESSAGE",
+            Self::ModeMismatch { .. }
+            | Self::SizeOnly
+            | Self::ResponseLength { .. }
+            | Self::RequestLength { .. }
+            | Self::SizeOnlyRequest
+            | Self::ResponseOrderUnknown(_)
+            | Self::ResponseSorted
+            | Self::NotRaw(_) => "PSI_ROUND",
+            Self::Cancelled => "PSI_CANCELLED",
+            Self::Randomness(_)
+            | Self::WorkerPanic { .. }
+            | Self::Runtime(_)
+            | Self::Backend { .. } => "PSI_INTERNAL",
+        }
+    }
+}
+
 impl From<lockstep_shard::Error<PsiError>> for PsiError {
     fn from(error: lockstep_shard::Error<PsiError>) -> Self {
         match error {

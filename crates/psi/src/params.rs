@@ -61,6 +61,10 @@ pub(crate) enum Sizing {
 }
 
 impl SetupParams {
+    /// The false-positive rate every front end uses when none is given: one in a billion for
+    /// the joiner's whole query.
+    pub const DEFAULT_FPR: f64 = 1e-9;
+
     /// Checks what can be checked before the starter's set is known: the rate is in (0, 1) and
     /// the joiner count at least 1. [`Starter::setup`](crate::Starter::setup) checks it too; a
     /// front end may call it first to refuse bad flags before any work.

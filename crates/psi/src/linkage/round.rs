@@ -59,6 +59,11 @@ impl Party {
     pub fn keys(&self) -> &KeyTable {
         &self.keys
     }
+
+    /// The records and their distinct keys (at least one), for a front end that keeps them.
+    pub fn into_parts(self) -> (Records, KeyTable) {
+        (self.records, self.keys)
+    }
 }
 
 /// A starter's setup, ready to send, and what it keeps.

@@ -1,0 +1,310 @@
+//! The JS class of a [`Party`] (`PsiParty`), and how its steps' results and errors cross to JS.
+//!
+//! Results are plain JS objects and typed arrays (a worker posts them to the page as they are);
+//! errors are JS `Error`s whose `code` is [`PartyError::code`]. Progress goes to the callback
+//! given for the call, as `progress(done, total)`; an exception it throws cancels the step,
+//! which then fails with that exception.
+
+use std::cell::RefCell;
+
+use js_sys::{Function, Object, Reflect, Uint8Array, Uint32Array};
+use lockstep_psi::linkage::KeySpec;
+use lockstep_psi::{SetupFormat, SetupParams};
+use lockstep_shard::{CancelToken, Control, Progress};
+use wasm_bindgen::prelude::*;
+use zeroize::Zeroize;
+
+use crate::party::{Party, PartyError, Role, Rows};
+
+thread_local! {
+    /// The progress callback of the step running on this thread (wasm runs one at a time).
+    static CALLBACK: RefCell<Option<Function>> = const { RefCell::new(None) };
+    /// What the callback threw, if it did.
+    static THROWN: RefCell<Option<JsValue>> = const { RefCell::new(None) };
+}
+
+/// One party of a PSI round, its key inside this module (see the crate's notes on key
+/// material). Made by [`generate`](Self::generate) or [`import`](Self::import).
+#[wasm_bindgen(js_name = PsiParty)]
+pub struct JsParty(Party);
+
+#[wasm_bindgen(js_class = PsiParty)]
+impl JsParty {
+    /// A party of `role` (`"starter"` or `"joiner"`) with a fresh random key
+    /// (`crypto.getRandomValues`).
+    ///
+    /// # Errors
+    /// `PSI_USAGE` for another role, `PSI_INTERNAL` if randomness fails.
+    pub fn generate(role: &str) -> Result<JsParty, JsValue> {
+        let role = parse_role(role).map_err(to_js)?;
+        Party::generate(role).map(Self).map_err(to_js)
+    }
+
+    /// A party of `role` with the key `key` (32 big-endian bytes, as `exportKey` gives).
+    /// The module's copy of `key` is wiped, and wasm-bindgen copies the zeros back.
+    ///
+    /// # Errors
+    /// `PSI_USAGE` for another role, `PSI_KEY` for a key that cannot be used.
+    pub fn import(role: &str, key: &mut [u8]) -> Result<JsParty, JsValue> {
+        let role = match parse_role(role) {
+            Ok(role) => role,
+            Err(error) => {
+                key.zeroize();
+                return Err(to_js(error));
+            }
+        };
+        Party::import(role, key).map(Self).map_err(to_js)
+    }
+
+    /// `"starter"` or `"joiner"`.
+    pub fn role(&self) -> String {
+        self.0.role().to_string()
+    }
+
+    /// The key's 32 big-endian bytes: the only way the key leaves the module. The module's
+    /// copy is wiped once JS has its own.
+    #[wasm_bindgen(js_name = exportKey)]
+    pub fn export_key(&self) -> Uint8Array {
+        let key = self.0.export_key();
+        Uint8Array::from(&key[..])
+    }
+
+    /// The starter's setup message (see [`Party::setup`]). Rows: `values` with `ends` when
+    /// `packed` (one value per row), else `values` is a record file's bytes. `format`: `raw`,
+    /// `gcs` or `bloom`; `fpr` defaults to the CLI's.
+    ///
+    /// # Errors
+    /// As [`Party::setup`], with their codes.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the flags of `psi setup`, each needed"
+    )]
+    pub fn setup(
+        &mut self,
+        values: &[u8],
+        ends: &[u32],
+        packed: bool,
+        columns: Vec<String>,
+        normalize: bool,
+        format: &str,
+        fpr: Option<f64>,
+        joiner_count: f64,
+        progress: Option<Function>,
+    ) -> Result<Vec<u8>, JsValue> {
+        let format: SetupFormat = format
+            .parse()
+            .map_err(|e: String| to_js(PartyError::Usage(e)))?;
+        let params = SetupParams {
+            format,
+            fpr: fpr.unwrap_or(SetupParams::DEFAULT_FPR),
+            joiner_count: count(joiner_count, "joinerCount")?,
+        };
+        let spec = KeySpec { columns, normalize };
+        let rows = rows(values, ends, packed);
+        with_progress(progress, |control| {
+            self.0.setup(rows, &spec, &params, control)
+        })
+    }
+
+    /// The last raw setup's permutation file, as `psi setup --permutation-out` writes it.
+    ///
+    /// # Errors
+    /// As [`Party::permutation_file`].
+    #[wasm_bindgen(js_name = permutationFile)]
+    pub fn permutation_file(&self) -> Result<Vec<u8>, JsValue> {
+        self.0.permutation_file().map_err(to_js)
+    }
+
+    /// The starter's response to `request` (see [`Party::respond`]).
+    ///
+    /// # Errors
+    /// As [`Party::respond`].
+    pub fn respond(
+        &self,
+        request: &[u8],
+        joiner_count: f64,
+        size_only: bool,
+        progress: Option<Function>,
+    ) -> Result<Vec<u8>, JsValue> {
+        let joiner_count = count(joiner_count, "joinerCount")?;
+        with_progress(progress, |control| {
+            self.0.respond(request, joiner_count, size_only, control)
+        })
+    }
+
+    /// The joiner's pairs resolved to this starter's rows: `{ joinerRows: Uint32Array,
+    /// starterRows: Uint32Array, file: Uint8Array }` (0-based rows; `file` as `psi resolve`
+    /// writes it).
+    ///
+    /// # Errors
+    /// As [`Party::resolve`].
+    pub fn resolve(&self, pairs: &[u8]) -> Result<Object, JsValue> {
+        let resolved = self.0.resolve(pairs).map_err(to_js)?;
+        let joiner: Vec<u32> = resolved.pairs.iter().map(|p| row(p.joiner_row)).collect();
+        let starter: Vec<u32> = resolved.pairs.iter().map(|p| row(p.starter_row)).collect();
+        object(&[
+            ("joinerRows", Uint32Array::from(&joiner[..]).into()),
+            ("starterRows", Uint32Array::from(&starter[..]).into()),
+            ("file", Uint8Array::from(&resolved.file[..]).into()),
+        ])
+    }
+
+    /// The joiner's request (see [`Party::request`]); rows as for [`setup`](Self::setup).
+    ///
+    /// # Errors
+    /// As [`Party::request`].
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the flags of `psi request`, each needed"
+    )]
+    pub fn request(
+        &mut self,
+        values: &[u8],
+        ends: &[u32],
+        packed: bool,
+        columns: Vec<String>,
+        normalize: bool,
+        size_only: bool,
+        progress: Option<Function>,
+    ) -> Result<Vec<u8>, JsValue> {
+        let spec = KeySpec { columns, normalize };
+        let rows = rows(values, ends, packed);
+        with_progress(progress, |control| {
+            self.0.request(rows, &spec, size_only, control)
+        })
+    }
+
+    /// The joiner's intersection (see [`Party::intersect`]): `{ size, rows: Uint32Array,
+    /// setupPositions: Uint32Array | undefined, rowsFile: Uint8Array | undefined, pairsFile:
+    /// Uint8Array | undefined }` (0-based rows; positions after a raw setup; the files as
+    /// `psi intersect --out` and `--pairs-out` write them).
+    ///
+    /// # Errors
+    /// As [`Party::intersect`].
+    pub fn intersect(
+        &self,
+        setup: &[u8],
+        response: &[u8],
+        max_setup_bytes: f64,
+        progress: Option<Function>,
+    ) -> Result<Object, JsValue> {
+        let limit = count(max_setup_bytes, "maxSetupBytes")?;
+        let found = with_progress(progress, |control| {
+            self.0.intersect(setup, response, limit, control)
+        })?;
+        let rows: Vec<u32> = found.rows.iter().map(|m| row(m.row)).collect();
+        let positions: Option<Vec<u32>> = found
+            .rows
+            .iter()
+            .map(|m| m.setup_position.map(row))
+            .collect();
+        let optional = |bytes: Option<Vec<u8>>| {
+            bytes.map_or(JsValue::UNDEFINED, |b| Uint8Array::from(&b[..]).into())
+        };
+        let positions = match positions {
+            Some(p) if !found.rows.is_empty() => Uint32Array::from(&p[..]).into(),
+            _ => JsValue::UNDEFINED,
+        };
+        object(&[
+            ("size", JsValue::from(found.size as f64)),
+            ("rows", Uint32Array::from(&rows[..]).into()),
+            ("setupPositions", positions),
+            ("rowsFile", optional(found.rows_file)),
+            ("pairsFile", optional(found.pairs_file)),
+        ])
+    }
+}
+
+fn parse_role(role: &str) -> Result<Role, PartyError> {
+    match role {
+        "starter" => Ok(Role::Starter),
+        "joiner" => Ok(Role::Joiner),
+        other => Err(PartyError::Usage(format!(
+            "role must be \"starter\" or \"joiner\", not {other:?}"
+        ))),
+    }
+}
+
+fn rows<'a>(values: &'a [u8], ends: &'a [u32], packed: bool) -> Rows<'a> {
+    if packed {
+        Rows::Packed { values, ends }
+    } else {
+        Rows::File(values)
+    }
+}
+
+/// A JS number that must be a whole count (at most 2^53).
+fn count(value: f64, name: &str) -> Result<u64, JsValue> {
+    if value.is_finite() && value >= 0.0 && value.fract() == 0.0 && value <= 9_007_199_254_740_992.0
+    {
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "a whole number in [0, 2^53]"
+        )]
+        Ok(value as u64)
+    } else {
+        Err(to_js(PartyError::Usage(format!(
+            "{name} must be a whole number, not {value}"
+        ))))
+    }
+}
+
+/// A 0-based row or position as JS gets it: wasm32 memory holds fewer than 2^32 rows.
+fn row(index: usize) -> u32 {
+    u32::try_from(index).expect("invariant: wasm32 holds fewer than 2^32 rows")
+}
+
+fn object(fields: &[(&str, JsValue)]) -> Result<Object, JsValue> {
+    let out = Object::new();
+    for (name, value) in fields {
+        Reflect::set(&out, &JsValue::from_str(name), value)?;
+    }
+    Ok(out)
+}
+
+/// A JS `Error` with the party error's message and `code`.
+fn to_js(error: PartyError) -> JsValue {
+    let out = js_sys::Error::new(&error.to_string());
+    // Setting a property on a fresh Error cannot fail.
+    let _ = Reflect::set(&out, &"code".into(), &error.code().into());
+    out.into()
+}
+
+/// Runs a step under a control whose progress calls `progress` and whose cancel token a throw
+/// from it sets; returns what it threw in place of the step's `Cancelled`.
+fn with_progress<T>(
+    progress: Option<Function>,
+    step: impl FnOnce(&Control) -> Result<T, PartyError>,
+) -> Result<T, JsValue> {
+    let cancel = CancelToken::new();
+    let mut control = Control::new().with_cancel(cancel.clone());
+    if progress.is_some() {
+        CALLBACK.with(|c| *c.borrow_mut() = progress);
+        control = control.with_progress(Progress::new(move |report| {
+            let total = report.total.unwrap_or(report.done);
+            let outcome = CALLBACK.with(|c| match &*c.borrow() {
+                Some(callback) => callback
+                    .call2(
+                        &JsValue::NULL,
+                        &JsValue::from(report.done as f64),
+                        &JsValue::from(total as f64),
+                    )
+                    .map(|_| ()),
+                None => Ok(()),
+            });
+            if let Err(thrown) = outcome {
+                THROWN.with(|t| {
+                    t.borrow_mut().get_or_insert(thrown);
+                });
+                cancel.cancel();
+            }
+        }));
+    }
+    let result = step(&control);
+    CALLBACK.with(|c| c.borrow_mut().take());
+    match THROWN.with(|t| t.borrow_mut().take()) {
+        Some(thrown) => Err(thrown),
+        None => result.map_err(to_js),
+    }
+}
