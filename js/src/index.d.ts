@@ -27,15 +27,22 @@ export interface WorkerHandle {
 /** Starts a worker for the module at `url` (Node worker_threads or a module Web Worker). */
 export declare function spawnWorker(url: URL | string, options?: { name?: string }): WorkerHandle;
 
-/** How a task's silence limit is derived: see Pool.silenceLimit. */
+/**
+ * How a task's silence limit is derived: see Pool.silenceLimit. A beat's work is the rise of
+ * `done` since its task's last such beat (or its start); a whole beat is one that did not end
+ * its task's work (done < total).
+ */
 export interface SilenceOptions {
-  /** The limit (ms) before any task of the op has been measured. Default 30000. */
+  /** The limit (ms) before a whole beat of the op has been measured. Default 30000. */
   initial?: number;
-  /** The limit is `factor` x the longest recent gap between beats. Default 10. */
+  /**
+   * The limit is `factor` x the op's rate (the longest time per unit of work of its recent
+   * whole beats) x its step (the most work one of them did). Default 10.
+   */
   factor?: number;
   /** The least limit (ms) a measurement can give. Default 2000. */
   min?: number;
-  /** How many recent gaps per op are kept. Default 32. */
+  /** How many recent whole beats per op are kept. Default 32. */
   window?: number;
 }
 

@@ -8,15 +8,16 @@
 //   pool/slots.js         a worker's record and its state machine (starting, idle, busy, dying)
 //   pool/queue.js         the tasks waiting for a worker, bounded by `maxQueue`
 //   pool/reservations.js  bytes reserved against `memoryBudget`, held until a terminated worker exits
-//   pool/silence.js       the silence limit learnt from measured progress gaps
+//   pool/silence.js       the silence limit learnt from measured progress gaps per unit of work
 //   pool/handshake.js     the handshake's verdict on a starting worker
 //   pool/supervision.js   the rules that drive them: handshake and startup timeout, timeouts,
 //                         hangs, crashes and replacement, the broken pool, closing
-//   pool/timing.js        the clock, and the longest delay a timer can wait
+//   pool/timing.js        the clock, the longest delay a timer can wait, and when a timer
+//                         decides (after the messages already waiting)
 //
 // Inputs are snapshotted at submission (snapshot.js).
 
-import { InputError, PoolClosedError } from './errors.js';
+import { AbortError, InputError, PoolClosedError } from './errors.js';
 import { messageOf } from './fields.js';
 import { ownedBuffers, snapshot } from './snapshot.js';
 import { parsePoolOptions, parseRunOptions } from './pool/options.js';
@@ -38,6 +39,15 @@ export { defaultReservation } from './pool/reservations.js';
  * @type {typeof Symbol.asyncDispose}
  */
 const asyncDispose = /** @type {typeof Symbol.asyncDispose} */ (Symbol.asyncDispose ?? Symbol.for('Symbol.asyncDispose'));
+
+/**
+ * The AbortError of a task whose signal was aborted while `run` measured or copied its input.
+ *
+ * @param {string} op
+ * @param {AbortSignal} signal
+ */
+const abortedDuringSubmission = (op, signal) =>
+  new AbortError(`run: '${op}' was aborted while its input was measured or copied`, { cause: signal.reason });
 
 /**
  * A supervised pool of workers running the ops of one worker module. Every `run` settles exactly
@@ -106,16 +116,21 @@ export class Pool {
         const message = messageOf(error);
         return reject(new InputError(message === undefined ? '' : String(message), { cause: error }));
       }
+      // Measuring and copying the input ran the caller's code (getters, proxies): it may have
+      // aborted the signal, whose event nothing listened to yet.
+      const { signal } = spec;
+      if (signal?.aborted) return reject(abortedDuringSubmission(op, signal));
       const task = createTask(
         // The output's type is the caller's claim (run<T> in index.d.ts); only `validate` checks it.
         { id, op, input: copy.value, transfer: copy.transfer, resolve: /** @type {(output: unknown) => void} */ (resolve), reject },
         spec,
       );
       if (!supervisor.submit(task, spec.reserve)) return reject(supervisor.queueRefusal(op));
-      const { signal } = spec;
       if (signal && !isSettled(task)) {
         task.onAbort = () => supervisor.abort(task);
-        signal.addEventListener('abort', task.onAbort, { once: true });
+        // Posting an owned input clones it, which can run the caller's getters once more.
+        if (signal.aborted) task.onAbort();
+        else signal.addEventListener('abort', task.onAbort, { once: true });
       }
     });
   }

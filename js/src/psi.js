@@ -76,6 +76,19 @@ export function packValues(values) {
 }
 
 /**
+ * A copy of `bytes` in a fresh ArrayBuffer of exactly its length: what a task sent `owned` may
+ * move to its worker. Not `bytes.slice()`: a Node Buffer's slice is a view of the same memory,
+ * often of an 8 KiB slab shared with other Buffers, which would then be sent (or detached) whole.
+ *
+ * @param {Uint8Array} bytes
+ */
+function ownCopy(bytes) {
+  const copy = new Uint8Array(bytes.length);
+  copy.set(bytes);
+  return copy;
+}
+
+/**
  * The joiner's `psi_proto.Request` bytes for its rows' `values` masked with `key` (big-endian
  * scalar bytes, as `lockstep psi key new` writes them): the values grouped into distinct keys
  * (each masked once, in order of first appearance; empty values left out; trimmed, lowercased
@@ -84,8 +97,9 @@ export function packValues(values) {
  * line. `reveal: false` asks for the size only. `options` are `run`'s (signal, onProgress,
  * timeout, reserve); progress counts distinct keys.
  *
- * Key material: `key` is copied once here; the copy moves to the worker, where the wasm module
- * wipes it after use. The caller's array is untouched.
+ * Key material: `key` is copied once here, into a buffer of exactly its length (whatever buffer
+ * the caller's array is a view of: a Node Buffer, a subarray); that copy moves to the worker,
+ * where the wasm module wipes it after use. The caller's array and its buffer are untouched.
  *
  * @param {import('./index.js').Pool} pool
  * @param {{ key: Uint8Array, values: Array<string | Uint8Array>, reveal?: boolean, normalize?: boolean }} request
@@ -98,7 +112,7 @@ export function psiRequest(pool, { key, values, reveal = true, normalize = false
   try {
     if (!(key instanceof Uint8Array)) throw new TypeError('key must be a Uint8Array');
     const { bytes, ends } = packValues(values);
-    input = { key: key.slice(), values: bytes, ends, reveal: Boolean(reveal), normalize: Boolean(normalize) };
+    input = { key: ownCopy(key), values: bytes, ends, reveal: Boolean(reveal), normalize: Boolean(normalize) };
   } catch (error) {
     return Promise.reject(error);
   }

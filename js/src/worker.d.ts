@@ -10,7 +10,10 @@ export interface Loaded {
 }
 
 export interface OpContext {
-  /** Reports progress; also the beat the pool's hang detection listens to. */
+  /**
+   * Reports progress; also the beat the pool's hang detection listens to. `done` is the work
+   * so far: the pool learns the time per unit of it, so beats may do different amounts of work.
+   */
   progress(done: number, total: number): void;
   context: unknown;
 }

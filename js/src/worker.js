@@ -12,11 +12,14 @@
 // task's input (the pool's snapshot, now owned by this worker) and returns its output (or a
 // promise of it); whole-buffer typed arrays in the output are transferred, not copied.
 // `progress(done, total)` reports progress and is the beat the pool's hang detection listens
-// to: an op that runs for long should call it at a steady pace.
+// to: an op that runs for long should call it at a steady pace of work (the pool measures the
+// time per unit of `done`, so beats may cover different amounts of work).
 //
 // An op that throws fails its task and the worker stays; a WebAssembly.RuntimeError (a trap:
-// a Rust panic in wasm) also ends the worker, since its instance is no longer usable.
+// a Rust panic in wasm) or a stack overflow also ends the worker, since its wasm instance may
+// no longer be usable (fatal.js).
 
+import { endsWorker } from './fatal.js';
 import { fieldOf, messageOf } from './fields.js';
 import { PROTOCOL_VERSION, isCount } from './protocol.js';
 import { workerPort } from './platform.js';
@@ -105,7 +108,7 @@ export function serve({ load = async () => ({ asset: 'js', abi: 0 }), ops }) {
           message: String(messageOf(error) ?? error),
           code: typeof code === 'string' ? code : undefined,
         },
-        fatal: error instanceof WebAssembly.RuntimeError,
+        fatal: endsWorker(error),
       });
     }
   });

@@ -50,6 +50,17 @@ export async function until(predicate, what, timeout = 10_000) {
   }
 }
 
+/**
+ * Keeps this thread busy, delivering nothing, until `predicate` holds; fails after `timeout` ms.
+ * For scenarios about what a blocked page or process does once it is free again.
+ */
+export function blockUntil(predicate, what, timeout = 10_000) {
+  const start = performance.now();
+  while (!predicate()) {
+    if (performance.now() - start > timeout) throw new AssertionError(`timed out (blocked) waiting for ${what}`);
+  }
+}
+
 function show(value) {
   if (typeof value === 'string') return JSON.stringify(value);
   if (ArrayBuffer.isView(value)) return `${value.constructor.name}(${value.length})`;

@@ -1,6 +1,8 @@
 // The pool's lifecycle scenarios, with real worker fixtures (test/fixtures/), run the same way in
-// Node (test/node/pool.test.js) and in headless Chromium (test/node/browser.test.js). Each
-// scenario closes its pool and checks that every reservation came back.
+// Node (test/node/pool.test.js), in headless Chromium (test/node/browser.test.js) and in headless
+// Firefox (test/node/firefox.test.js). Each scenario closes its pool and checks that every
+// reservation came back. Pages are cross-origin isolated (test/node/serve.js), so every
+// environment has SharedArrayBuffer: some scenarios hold a worker at a gate with it.
 //
 // `env`: { browser, psi: { key, values, distinct, request, sizeOnly, normalized } } where the
 // last three are the bytes `lockstep psi request` (native) wrote for `key` and `values`.
@@ -23,7 +25,7 @@ import {
   psiRequest,
   spawnWorker,
 } from '../src/index.js';
-import { equal, ok, rejects, sameBytes, until } from './assert.js';
+import { blockUntil, equal, ok, rejects, sameBytes, until } from './assert.js';
 
 const fixture = (name) => new URL(`./fixtures/${name}.js`, import.meta.url);
 
@@ -73,6 +75,53 @@ function gatedSpawn({ urls } = {}) {
 }
 
 const ticks = (count, every) => ({ count, every });
+
+// Runs `fn` from Node's check phase (setImmediate): a loop blocked there runs its due timers
+// before it delivers the messages that arrived meanwhile. In a page, from a microtask.
+const fromCheckPhase = (fn) =>
+  new Promise((resolve, reject) =>
+    (globalThis.setImmediate ?? queueMicrotask)(() => {
+      try {
+        resolve(fn());
+      } catch (error) {
+        reject(error);
+      }
+    }),
+  );
+
+// Lets a worker held at its gate (fixtures/ops.js) go on, then blocks this thread until the
+// worker has posted what follows and `deadline` (a performance.now() time) has passed: the
+// message is then waiting while the timer that was due at the deadline fires.
+const releaseAndBlock = (state, deadline, what) =>
+  fromCheckPhase(() => {
+    Atomics.store(state, 0, 2);
+    Atomics.notify(state, 0);
+    blockUntil(() => Atomics.load(state, 0) === 3 && performance.now() > deadline, what);
+  });
+
+const sharedState = () => new Int32Array(new SharedArrayBuffer(4));
+
+// A spawner that records, for each task it posts, the byte length of the buffer behind its
+// input's `key` and of each buffer transferred with it.
+function postRecorder() {
+  const posts = [];
+  const spawn = (url, options) => {
+    const handle = spawnWorker(url, options);
+    return {
+      ...handle,
+      post(message, transfer) {
+        if (message?.type === 'task') {
+          posts.push({
+            keyBuffer: message.input?.key?.buffer.byteLength,
+            transferred: (transfer ?? []).map((buffer) => buffer.byteLength),
+          });
+        }
+        handle.post(message, transfer);
+      },
+    };
+  };
+  return { posts, spawn };
+}
 
 export const scenarios = [
   [
@@ -135,6 +184,71 @@ export const scenarios = [
     },
   ],
   [
+    'an input that throws while it is measured or copied is an InputError carrying the throw',
+    async () => {
+      const p = pool();
+      const refusal = new Error('this getter refuses');
+      const input = {
+        get field() {
+          throw refusal;
+        },
+      };
+      // Measured first (the default reservation counts its bytes), then copied (a reservation given).
+      const measured = await rejects(p.run('echo', input), InputError, /this getter refuses/);
+      equal(measured.cause, refusal, 'measured: the cause');
+      const copied = await rejects(p.run('echo', input, { reserve: 10 }), InputError, /this getter refuses/);
+      equal(copied.cause, refusal, 'copied: the cause');
+      const keys = new Proxy({}, {
+        ownKeys() {
+          throw refusal;
+        },
+      });
+      equal((await rejects(p.run('echo', [keys]), InputError)).cause, refusal, 'a proxy: the cause');
+      equal(p.reservedBytes, 0, 'refused tasks reserve nothing');
+      equal(await p.run('echo', 'next'), 'next');
+      await closed(p);
+    },
+  ],
+  [
+    'an abort fired while the input is measured or copied rejects the task',
+    async () => {
+      const p = pool();
+      const before = await p.run('whoami');
+      const aborting = (controller) => ({
+        get value() {
+          controller.abort(new Error('aborted by a getter'));
+          return 1;
+        },
+      });
+      for (const [what, options] of [
+        ['while measured', {}],
+        ['while copied', { reserve: 10 }],
+        ['while its buffers are listed (owned)', { owned: true, reserve: 10 }],
+      ]) {
+        const controller = new AbortController();
+        const task = p.run('echo', aborting(controller), { ...options, signal: controller.signal });
+        const error = await rejects(task, AbortError, /aborted/);
+        equal(error.cause?.message, 'aborted by a getter', `${what}: the signal's reason`);
+        equal(p.reservedBytes, 0, `${what}: nothing reserved`);
+      }
+      equal(await p.run('whoami'), before, 'refused before any worker saw them');
+      // An owned input is cloned when posted, its getters read once more: aborted as it runs.
+      const controller = new AbortController();
+      let reads = 0;
+      const late = {
+        get value() {
+          if (++reads === 2) controller.abort(new Error('aborted while posted'));
+          return 1;
+        },
+      };
+      const posted = p.run('echo', late, { owned: true, reserve: 10, signal: controller.signal });
+      equal((await rejects(posted, AbortError, /aborted/)).cause?.message, 'aborted while posted', 'posted: the reason');
+      equal(reads, 2, 'read when its buffers were listed, then when posted');
+      ok((await p.run('whoami')) !== before, 'the worker it reached was replaced');
+      await closed(p);
+    },
+  ],
+  [
     'a worker that exits fails its task; the tasks queued behind it run on a replacement',
     async (env) => {
       const p = pool({ silence: { initial: 300, min: 300 } });
@@ -182,6 +296,23 @@ export const scenarios = [
     },
   ],
   [
+    'the silence limit scales with the work a beat reports: a small warm-up does not cut a large task short',
+    async () => {
+      const p = pool({ silence: { initial: 5_000, min: 200, factor: 10 } });
+      // A warm-up of 2 units (5 ms each) in one beat: gaps alone would give the 200 ms minimum.
+      equal(await p.run('blocks', { total: 2, step: 2, unit: 5 }), 2);
+      // Then beats of 100 units, 500 ms each: 10x the warm-up's rate times 100 units allows them.
+      const reports = [];
+      const large = { total: 300, step: 100, unit: 5 };
+      equal(await p.run('blocks', large, { onProgress: ({ done }) => reports.push(done) }), 300);
+      equal(reports.join(), '100,200,300', 'every beat arrived');
+      const limit = p.silenceLimit('blocks');
+      ok(limit >= 10 * 5 * 100, `the op's next first beat may take 10 x its rate x its 100-unit step (${limit} ms)`);
+      equal(await p.run('blocks', large), 300, 'a second large task, its first beat judged by the step learnt');
+      await closed(p);
+    },
+  ],
+  [
     'silence options given as undefined take their defaults',
     async () => {
       const p = pool({ silence: { initial: undefined, min: undefined, factor: undefined, window: undefined } });
@@ -211,6 +342,18 @@ export const scenarios = [
       const before = await p.run('whoami');
       const error = await rejects(p.run('trap'), TaskError, /RuntimeError: unreachable/);
       equal(error.cause.name, 'RuntimeError');
+      ok((await p.run('whoami')) !== before, 'a new worker');
+      await closed(p);
+    },
+  ],
+  [
+    'a wasm stack overflow fails its task and retires the worker',
+    async () => {
+      const p = pool();
+      const before = await p.run('whoami');
+      // V8: RangeError: Maximum call stack size exceeded; SpiderMonkey: InternalError: too much recursion.
+      const error = await rejects(p.run('overflow'), TaskError, /Maximum call stack size exceeded|too much recursion/);
+      ok(['RangeError', 'InternalError'].includes(error.cause.name), error.cause.name);
       ok((await p.run('whoami')) !== before, 'a new worker');
       await closed(p);
     },
@@ -411,6 +554,47 @@ export const scenarios = [
     },
   ],
   [
+    'a result that arrived in time is delivered before the task timeout is decided',
+    async () => {
+      // The result is posted within the 300 ms, and waits while this thread is busy past them.
+      const p = pool();
+      await p.run('whoami');
+      const state = sharedState();
+      const posted = performance.now();
+      const task = p.run('gated', { state }, { owned: true, timeout: 300 });
+      await until(() => Atomics.load(state, 0) === 1, 'the op to start');
+      await releaseAndBlock(state, posted + 400, 'the result, and the timeout to be due');
+      equal(await task, 'answered', 'the result that came in time');
+      await closed(p);
+    },
+  ],
+  [
+    'a handshake that arrived in time is delivered before the startup timeout is decided',
+    async () => {
+      // The handshake is posted within the 300 ms, and waits while this thread is busy past them.
+      // The worker is started (and its module loaded) first, so the 300 ms are the handshake's
+      // alone, not a loaded machine's time to start a thread.
+      const handle = spawnWorker(fixture('ops'), { name: 'started beforehand' });
+      let q;
+      try {
+        const loaded = sharedState();
+        handle.post({ type: 'fixture:loaded', state: loaded });
+        await until(() => Atomics.load(loaded, 0) === 1, "the worker's module to load");
+        const gate = sharedState();
+        q = pool({ startupTimeout: 300, config: { gate }, spawn: () => handle });
+        const spawned = performance.now();
+        const first = q.run('echo', 'up');
+        await until(() => Atomics.load(gate, 0) === 1, 'the worker to load its asset');
+        await releaseAndBlock(gate, spawned + 400, 'the handshake, and the startup timeout to be due');
+        equal(await first, 'up', 'the handshake that came in time');
+        equal(q.stats.broken, false, 'the pool is not broken');
+      } finally {
+        if (q) await closed(q);
+        else await handle.terminate();
+      }
+    },
+  ],
+  [
     'late responses from a replaced worker are ignored',
     async () => {
       const spawner = gatedSpawn();
@@ -556,6 +740,43 @@ export const scenarios = [
         await rejects(psiRequest(p, { key: new Uint8Array(32), values: ['a'] }), TaskError, /key/);
         await closed(p);
       }
+    },
+  ],
+  [
+    "psiRequest sends the key's own 32 bytes: a Buffer or a view into a larger buffer is neither sent whole nor detached",
+    async (env) => {
+      const recorder = postRecorder();
+      const p = createPsiPool({ workers: 1, asset: 'scalar', startupTimeout: 20_000, spawn: recorder.spawn });
+      const values = ['ada@example.org', 'alan@example.org'];
+      const expected = await psiRequest(p, { key: env.psi.key.slice(), values });
+      // A view whose slice() shares its memory, as Node's Buffer#slice does, inside 8 KiB of other data.
+      class SharedSlice extends Uint8Array {
+        slice(start, end) {
+          return this.subarray(start, end);
+        }
+      }
+      const slab = new SharedSlice(8192).fill(0xa5);
+      slab.set(env.psi.key, 100);
+      const keys = [];
+      if (globalThis.Buffer) {
+        keys.push(['a pooled Buffer (as readFileSync of a key gives)', globalThis.Buffer.from(env.psi.key)]);
+        const unpooled = globalThis.Buffer.alloc(32);
+        unpooled.set(env.psi.key);
+        keys.push(['an unpooled Buffer', unpooled]);
+      }
+      keys.push(['a view into 8 KiB whose slice() shares it', slab.subarray(100, 132)]);
+      for (const [what, key] of keys) {
+        const buffer = key.buffer.byteLength;
+        sameBytes(await psiRequest(p, { key, values }), expected, `${what}: the request`);
+        const post = recorder.posts.at(-1);
+        equal(post.keyBuffer, 32, `${what}: the bytes sent as the key`);
+        equal(post.transferred[0], 32, `${what}: the buffer moved with the key`);
+        equal(key.length, 32, `${what}: the caller's key is not detached`);
+        equal(key.buffer.byteLength, buffer, `${what}: nor the buffer it is in`);
+        sameBytes(key, env.psi.key, `${what}: the caller's key is untouched`);
+      }
+      ok(slab.every((byte, i) => (i >= 100 && i < 132) || byte === 0xa5), 'the bytes around the view are untouched');
+      await closed(p);
     },
   ],
 ];

@@ -3,7 +3,8 @@
 // option throws (TypeError / RangeError: a programming error, seen at construction); a bad run
 // option is thrown here for `run` to reject with, since `run` never throws.
 
-import { AbortError } from '../errors.js';
+import { AbortError, InputError } from '../errors.js';
+import { messageOf } from '../fields.js';
 import { availableParallelism, spawnWorker } from '../platform.js';
 import { inputBytes } from '../snapshot.js';
 import { defaultReservation } from './reservations.js';
@@ -109,7 +110,9 @@ export function parsePoolOptions(options) {
  * A run's spec from its `options` and `input`, for a pool whose default task timeout is
  * `taskTimeout`. Throws what `run` rejects with: AbortError for a signal already aborted,
  * TypeError for a signal that is not one, RangeError for a silence, timeout or reservation out
- * of range. The default reservation is computed from the input before anything is copied.
+ * of range. The default reservation is computed from the input before anything is copied; a
+ * throw while counting its bytes (a getter, a proxy, a structure too deep) is an InputError
+ * with that throw as its cause.
  *
  * @param {RunOptions} options
  * @param {unknown} input
@@ -129,7 +132,7 @@ export function parseRunOptions(options, input, taskTimeout) {
     throw new RangeError(`run: silence must be false or a whole number of ms >= 1, not ${silence}`);
   }
   const timeout = runTimeout(options.timeout, taskTimeout);
-  const reserve = options.reserve ?? defaultReservation(inputBytes(input));
+  const reserve = options.reserve ?? defaultReservation(measured(input));
   if (!(Number.isSafeInteger(reserve) && reserve >= 0)) {
     throw new RangeError(`run: reserve must be a whole number of bytes, not ${reserve}`);
   }
@@ -142,6 +145,19 @@ export function parseRunOptions(options, input, taskTimeout) {
     onProgress: options.onProgress,
     validate: options.validate,
   };
+}
+
+/**
+ * The bytes `input` holds (inputBytes), or the InputError for a throw while counting them.
+ *
+ * @param {unknown} input
+ */
+function measured(input) {
+  try {
+    return inputBytes(input);
+  } catch (error) {
+    throw new InputError(`run: the input cannot be measured: ${messageOf(error) ?? String(error)}`, { cause: error });
+  }
 }
 
 /**

@@ -1,7 +1,9 @@
 // @ts-check
 // Hang detection's measure: how long a running task may go without a beat (its start, then each
-// progress report) before its worker is taken for hung. The limit is learnt per op from the gaps
-// measured between beats, so a slow op is not cut short and a fast one is not waited on for long.
+// progress report) before its worker is taken for hung. The limit is learnt per op from the
+// gaps measured between beats, per unit of the work each beat reported (the rise of `done`),
+// and scaled to the work the op does between two beats: so a small task (a warm-up) does not
+// cut a large one short, a slow op is not cut short, and a fast one is not waited on for long.
 
 import { bounded } from './timing.js';
 
@@ -10,11 +12,19 @@ import { bounded } from './timing.js';
 /** How the silence limit is derived when not told otherwise (see `SilenceMeter#limit`). */
 export const SILENCE_DEFAULTS = Object.freeze({ initial: 30_000, factor: 10, min: 2_000, window: 32 });
 
-/** The recent gaps between beats, per op, and the silence limit they give. */
+/**
+ * One measured beat: it came `perUnit` ms per unit of work after the one before, for `work`
+ * units (its rise of `done`), and did not end its task's work (done < total), so it is a whole
+ * beat: the op's step, how much work the op does between beats, is read from such beats.
+ *
+ * @typedef {{ perUnit: number, work: number }} Beat
+ */
+
+/** The recent whole beats, per op, and the silence limit they give. */
 export class SilenceMeter {
   #settings;
-  /** @type {Map<string, number[]>} op -> its last `window` gaps, in ms */
-  #gaps = new Map();
+  /** @type {Map<string, Beat[]>} op -> its last `window` whole beats */
+  #beats = new Map();
 
   /** @param {SilenceSettings} settings */
   constructor(settings) {
@@ -23,9 +33,10 @@ export class SilenceMeter {
 
   /**
    * How long a running task of `op` may go without a beat: `override` if given (false: no
-   * limit); else, once tasks of this op have been measured, `factor` times the longest of the
-   * last `window` gaps seen between their beats, at least `min`; before that, `initial`. A limit
-   * longer than a timer can wait is Infinity.
+   * limit); else, once whole beats of this op have been measured, `factor` x its rate (the
+   * longest time per unit of work of its last `window` whole beats) x its step (the most work
+   * one of them did), at least `min`; before that, `initial`. A limit longer than a timer can
+   * wait is Infinity.
    *
    * @param {string} op
    * @param {number | false} [override]
@@ -34,36 +45,29 @@ export class SilenceMeter {
     if (override === false) return Infinity;
     if (override !== undefined) return bounded(override);
     const { initial, factor, min } = this.#settings;
-    const gaps = this.#gaps.get(op);
-    if (!gaps || gaps.length === 0) return bounded(initial);
-    return bounded(Math.max(min, Math.ceil(factor * Math.max(...gaps))));
+    const beats = this.#beats.get(op);
+    if (!beats || beats.length === 0) return bounded(initial);
+    const rate = Math.max(...beats.map((beat) => beat.perUnit));
+    const step = Math.max(...beats.map((beat) => beat.work));
+    return bounded(Math.max(min, Math.ceil(factor * rate * step)));
   }
 
-  /** Records a gap of `ms` between two beats of a task of `op`. @param {string} op @param {number} ms */
-  record(op, ms) {
-    let gaps = this.#gaps.get(op);
-    if (!gaps) this.#gaps.set(op, (gaps = []));
-    gaps.push(ms);
-    if (gaps.length > this.#settings.window) gaps.shift();
+  /**
+   * Records a beat of a task of `op` that came `ms` after the task's previous beat that did
+   * work (or its start) and did `work` units (the rise of `done`). Only a whole beat (`partial`:
+   * the task's work went on after it) is learnt: a task's last beat may do less than a step,
+   * and says nothing of the op's. A beat without work teaches nothing.
+   *
+   * @param {string} op
+   * @param {number} ms
+   * @param {number} [work]
+   * @param {boolean} [partial]
+   */
+  record(op, ms, work = 1, partial = true) {
+    if (!(work > 0) || !partial) return;
+    let beats = this.#beats.get(op);
+    if (!beats) this.#beats.set(op, (beats = []));
+    beats.push({ perUnit: ms / work, work });
+    if (beats.length > this.#settings.window) beats.shift();
   }
 }
-
-/**
- * Runs `fn` once the messages already waiting for this thread have been delivered. A silence
- * timer can fire late because this thread was busy; the beats that arrived meanwhile must count
- * before a worker is taken for hung. (Node: setImmediate runs after the poll phase, which
- * delivers them; elsewhere a MessageChannel round trip yields to the event loop.)
- *
- * @type {(fn: () => void) => void}
- */
-export const afterPendingMessages =
-  typeof globalThis.setImmediate === 'function'
-    ? (fn) => globalThis.setImmediate(fn)
-    : (fn) => {
-        const { port1, port2 } = new MessageChannel();
-        port1.onmessage = () => {
-          port1.close();
-          fn();
-        };
-        port2.postMessage(null);
-      };

@@ -32,7 +32,8 @@ export const SlotState = Object.freeze({
  * @property {WorkerHandle} handle  NO_WORKER until (and unless) the host started it
  * @property {Task | null} task     STARTING: the task bound to it; BUSY: the one running
  * @property {string | null} asset  what its handshake said it loaded
- * @property {number} lastBeat      when its running task last beat (now())
+ * @property {number} lastBeat      when its running task last did work (a rise of `done`) or was posted (now())
+ * @property {number} lastDone      the most `done` its running task has reported (0 when posted)
  * @property {Timer | undefined} startupTimer
  * @property {Timer | undefined} timeoutTimer
  * @property {Timer | undefined} silenceTimer
@@ -129,6 +130,7 @@ export class Slots {
       task: null,
       asset: null,
       lastBeat: 0,
+      lastDone: 0,
       startupTimer: undefined,
       timeoutTimer: undefined,
       silenceTimer: undefined,

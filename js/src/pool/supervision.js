@@ -12,6 +12,9 @@
 //   past the silence limit (WorkerHangError; silence.js), breaks the protocol or returns an
 //   output its `validate` refuses (ProtocolError), or the task times out (TaskTimeoutError,
 //   counted from when it was posted) or is aborted.
+// - Every timer (startup, task timeout, silence) decides only after the messages already
+//   waiting for this thread are delivered (afterPendingMessages): a handshake, beat or result
+//   that came in time wins over a timer that fired while this thread was busy.
 // - Messages from a worker told to terminate are ignored: a late answer settles nothing.
 // - Closing: once nothing is queued or running (at once with `force`, which rejects them),
 //   every worker is terminated; close() resolves when all are gone, and so every reservation
@@ -23,10 +26,10 @@ import { PROTOCOL_VERSION, checkWorkerMessage } from '../protocol.js';
 import { acceptHandshake } from './handshake.js';
 import { TaskQueue } from './queue.js';
 import { Reservations } from './reservations.js';
-import { SilenceMeter, afterPendingMessages } from './silence.js';
+import { SilenceMeter } from './silence.js';
 import { SlotState, Slots, clearTaskTimers, isRetired } from './slots.js';
 import { TaskState, isSettled, markSettled } from './tasks.js';
-import { now } from './timing.js';
+import { afterPendingMessages, now } from './timing.js';
 
 /** @typedef {import('./options.js').PoolSettings} PoolSettings */
 /** @typedef {import('./slots.js').Slot} Slot */
@@ -238,14 +241,18 @@ export class Supervisor {
     task.transfer = [];
     slot.handle.ref();
     slot.lastBeat = now();
+    slot.lastDone = 0;
     if (task.timeout !== Infinity) {
       slot.timeoutTimer = setTimeout(() => {
-        this.#kill(
-          slot,
-          new TaskTimeoutError(`'${task.op}' ran longer than its ${task.timeout} ms timeout`, {
-            timeout: task.timeout,
-          }),
-        );
+        afterPendingMessages(() => {
+          if (slot.task !== task) return; // its result (or another ending) came in meanwhile
+          this.#kill(
+            slot,
+            new TaskTimeoutError(`'${task.op}' ran longer than its ${task.timeout} ms timeout`, {
+              timeout: task.timeout,
+            }),
+          );
+        });
       }, task.timeout);
     }
     this.#watchSilence(slot, task);
@@ -260,12 +267,16 @@ export class Supervisor {
     const slot = this.#slots.add(this.#settings.name);
     const name = slot.name;
     if (startupTimeout !== Infinity) {
+      // Decided once the messages already waiting are delivered: a handshake that came in
+      // time moves the slot out of STARTING, and #startupFailed then leaves it alone.
       slot.startupTimer = setTimeout(() => {
-        this.#startupFailed(
-          slot,
-          new StartupError(`${name} did not finish its handshake within ${startupTimeout} ms`, 'timeout', {
-            timeout: startupTimeout,
-          }),
+        afterPendingMessages(() =>
+          this.#startupFailed(
+            slot,
+            new StartupError(`${name} did not finish its handshake within ${startupTimeout} ms`, 'timeout', {
+              timeout: startupTimeout,
+            }),
+          ),
         );
       }, startupTimeout);
     }
@@ -315,7 +326,7 @@ export class Supervisor {
     }
     switch (message.type) {
       case 'progress':
-        this.#beat(slot, task);
+        this.#beat(slot, task, message.done, message.total);
         if (task.onProgress) {
           try {
             task.onProgress({ done: message.done, total: message.total });
@@ -325,7 +336,6 @@ export class Supervisor {
         }
         return;
       case 'result': {
-        this.#beat(slot, task);
         if (task.validate) {
           try {
             task.validate(message.output);
@@ -393,13 +403,18 @@ export class Supervisor {
 
   // ---- hang detection -----------------------------------------------------------------------
 
-  // The running task beat (a progress report or its result): the gap since its last beat is
-  // measured, and the silence timer starts again.
-  /** @param {Slot} slot @param {Task} task */
-  #beat(slot, task) {
+  // The running task beat (a progress report): the silence timer starts again, and a beat that
+  // raised `done` is measured, as the time since the task's last such beat (or its start) over
+  // the work it reported (silence.js). The result ends the task: nothing to watch or learn.
+  /** @param {Slot} slot @param {Task} task @param {number} done @param {number} total */
+  #beat(slot, task, done, total) {
     const at = now();
-    this.#silence.record(task.op, at - slot.lastBeat);
-    slot.lastBeat = at;
+    const work = done - slot.lastDone;
+    if (work > 0) {
+      this.#silence.record(task.op, at - slot.lastBeat, work, done < total);
+      slot.lastBeat = at;
+      slot.lastDone = done;
+    }
     this.#watchSilence(slot, task);
   }
 

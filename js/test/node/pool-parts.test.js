@@ -96,6 +96,22 @@ test('silence: initial before a measurement, then factor x the longest recent ga
   assert.equal(meter.limit('op', 2 ** 40), Infinity, 'past what a timer can wait');
 });
 
+test('silence: gaps per unit of work, scaled to the op\'s step; a task\'s last beat teaches nothing', () => {
+  const meter = new SilenceMeter({ initial: 1_000, factor: 10, min: 50, window: 4 });
+  meter.record('op', 20, 10, false); // a warm-up that ended in one beat: no step seen
+  assert.equal(meter.limit('op'), 1_000, 'still the initial limit');
+  meter.record('op', 5, 0, true); // no work: nothing learnt
+  assert.equal(meter.limit('op'), 1_000);
+  meter.record('op', 300, 100, true); // 3 ms a unit, 100 units a beat
+  assert.equal(meter.limit('op'), 3_000, '10 x 3 ms x 100 units');
+  meter.record('op', 80, 20, true); // 4 ms a unit, on a smaller beat
+  assert.equal(meter.limit('op'), 4_000, 'the slowest rate, times the largest step');
+  meter.record('op', 1, 1, true);
+  meter.record('op', 1, 1, true);
+  meter.record('op', 1, 1, true); // the window of 4 now holds the 80 ms beat and three small ones
+  assert.equal(meter.limit('op'), 800, '10 x 4 ms x 20 units');
+});
+
 test('handshake: a hello of this protocol and ABI is accepted; anything else is a StartupError', () => {
   const hello = { type: 'hello', protocol: PROTOCOL_VERSION, abi: 3, asset: 'wasm-simd' };
   assert.equal(acceptHandshake('w', hello, 3), hello);

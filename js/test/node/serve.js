@@ -1,9 +1,16 @@
 // A static file server on 127.0.0.1 for the package folder (js/), for tests and benches in a
-// browser: module scripts and .wasm need http(s), not file:.
+// browser: module scripts and .wasm need http(s), not file:. Pages are cross-origin isolated
+// (COOP and COEP headers on every file), so they and their workers have SharedArrayBuffer, which
+// the scenarios use to hold a worker at a chosen point.
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import { extname, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+const ISOLATED = {
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-embedder-policy': 'require-corp',
+};
 
 const TYPES = {
   '.html': 'text/html; charset=utf-8',
@@ -23,7 +30,7 @@ export async function serve(root = fileURLToPath(new URL('../../', import.meta.u
     }
     try {
       const body = await readFile(file);
-      response.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' });
+      response.writeHead(200, { ...ISOLATED, 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' });
       response.end(body);
     } catch {
       response.writeHead(404).end();
