@@ -76,6 +76,20 @@ impl Jacobian {
     /// infinity (`H = 0` makes `Z3 = 0`), an input at infinity gives the other: all by
     /// constant-time selection.
     pub(crate) fn add(&self, other: &Self) -> Self {
+        let (sum, equal) = self.add_inner(other);
+        sum.select(&self.double(), equal)
+    }
+
+    /// `self + other` for inputs the caller knows are not equal (unless both are at
+    /// infinity): [`add`](Self::add) without the doubling it computes for equal inputs, which
+    /// costs half an addition again. An input at infinity and opposite inputs are handled.
+    fn add_distinct(&self, other: &Self) -> Self {
+        self.add_inner(other).0
+    }
+
+    /// add-2007-bl with the infinity cases selected, and whether the inputs were equal (the
+    /// one case where the formula's result, all zeros, is wrong).
+    fn add_inner(&self, other: &Self) -> (Self, Choice) {
         let z1z1 = self.z.square();
         let z2z2 = other.z.square();
         let u1 = self.x.mul(&z2z2);
@@ -95,10 +109,9 @@ impl Jacobian {
             y: y3,
             z: z3,
         };
-        let equal = h.is_zero() & r.is_zero();
-        let result = sum.select(&self.double(), equal);
-        let result = result.select(other, self.is_identity());
-        result.select(self, other.is_identity())
+        let equal = h.is_zero() & r.is_zero() & !self.is_identity() & !other.is_identity();
+        let result = sum.select(other, self.is_identity());
+        (result.select(self, other.is_identity()), equal)
     }
 
     /// `-self`.
@@ -124,18 +137,33 @@ impl Jacobian {
         self.z.wipe();
     }
 
-    /// `scalar * self`, the scalar 32 big-endian bytes below the group order (a secret key):
-    /// constant time in it (every window doubles five times, scans the whole table, adds once).
+    /// `scalar * self`, the scalar 32 big-endian bytes below the group order (a secret key),
+    /// `self` a point of the group (order n, or infinity): constant time in the scalar (every
+    /// window doubles five times, scans the whole table, adds once).
+    ///
+    /// No addition here meets equal inputs, so they skip the doubling [`add`](Self::add)
+    /// keeps for them (half an addition again). With `A_j = sum_{i >= j} d_i 32^(i-j)` the
+    /// accumulator after window j, the addition at window j adds `d_j P` to `32 A_(j+1) P`:
+    /// - for j >= 1, `|32 A_(j+1)| <= k / 32^j + 32 < n / 2` and `|d_j| <= 16`, so the two are
+    ///   equal mod n only as integers, that is when `A_(j+1) = 0` and `d_j = 0`: both at
+    ///   infinity, which the formula's selections handle;
+    /// - for j = 0, `32 A_1 = k - d_0` with `d_0 = k (mod 32)`; equal inputs need
+    ///   `k = 2 d_0 (mod n)`, and no k in [1, n) has both (n = 17 mod 32).
+    ///
+    /// The last addition takes the full [`add`](Self::add) all the same (one doubling per
+    /// multiplication), so that the argument is not all that stands between a scalar and a
+    /// wrong product. The table's additions `(m - 1) P + P` (m = 3..16) never meet equal
+    /// inputs.
     pub(crate) fn mul(&self, scalar: &[u8; 32]) -> Self {
         let mut table = [Self::identity(); TABLE];
         table[0] = *self;
         table[1] = self.double();
         for k in 2..TABLE {
-            table[k] = table[k - 1].add(self);
+            table[k] = table[k - 1].add_distinct(self);
         }
         let mut digits = recode(scalar);
         let mut acc = Self::identity();
-        for &digit in digits.iter().rev() {
+        for (window, &digit) in digits.iter().enumerate().rev() {
             for _ in 0..WINDOW {
                 acc = acc.double();
             }
@@ -148,7 +176,11 @@ impl Jacobian {
                 chosen = chosen.select(entry, magnitude.ct_eq(&k));
             }
             chosen = chosen.select(&chosen.neg(), Choice::from(negative));
-            acc = acc.add(&chosen);
+            acc = if window == 0 {
+                acc.add(&chosen)
+            } else {
+                acc.add_distinct(&chosen)
+            };
             chosen.wipe();
         }
         for entry in &mut table {
@@ -351,6 +383,18 @@ mod tests {
             sum = sum.add(&p);
         }
         assert_eq!(encode(&p.mul(&seventeen)), encode(&sum));
+    }
+
+    #[test]
+    fn scalars_whose_last_addition_meets_equal_inputs_are_right() {
+        // k = 2 d_0 (mod n) for |d_0| <= 16: 2..=32 and n - 32..=n - 2 (and their neighbours).
+        let their_g = ProjectivePoint::GENERATOR;
+        for small in 0u64..=40 {
+            for s in [Scalar::from(small), -Scalar::from(small)] {
+                let k: [u8; 32] = s.to_bytes().into();
+                assert_eq!(encode(&g().mul(&k)), theirs(&(their_g * s)), "{small}");
+            }
+        }
     }
 
     #[test]
