@@ -118,6 +118,32 @@ export class AbortError extends LockstepError {
   }
 }
 
+/**
+ * The task was run with a worker affinity (Pool#affinity) whose worker is gone: terminated
+ * after a crash, a hang, a timeout, an abort or a close. What that worker held (a PSI party's
+ * key) went with it; `cause` is what ended it.
+ */
+export class WorkerLostError extends LockstepError {
+  /** @param {string} message @param {ErrorOptions} [options] */
+  constructor(message, options) {
+    super(message, 'ERR_WORKER_LOST', options);
+  }
+}
+
+/**
+ * The PSI engine refused a step of a party (party.js): `code` is the engine's (PSI_KEY,
+ * PSI_PARAMS, PSI_LIMIT, PSI_INPUT, PSI_MESSAGE, PSI_ROUND, PSI_WRONG_ROLE, PSI_ORDER,
+ * PSI_USAGE, PSI_CANCELLED, PSI_INTERNAL; bindings/wasm party.rs and lockstep_psi's
+ * PsiError::code), the message is the engine's, `cause` the TaskError that carried it. The
+ * party and its worker are kept.
+ */
+export class PsiError extends LockstepError {
+  /** @param {string} message @param {string} code @param {ErrorOptions} [options] */
+  constructor(message, code, options) {
+    super(message, code, options);
+  }
+}
+
 /** The pool was closed before the task could finish (or `run` was called after `close`). */
 export class PoolClosedError extends LockstepError {
   /** @param {string} message */

@@ -95,6 +95,19 @@ export interface RunOptions<T = unknown> {
   validate?: (output: unknown) => void;
   /** This task's silence limit in ms, or false for none. Default: derived (SilenceOptions). */
   silence?: number | false;
+  /**
+   * Run on the worker this affinity is bound to (the first task with it binds it to the worker
+   * that takes it); once that worker is gone, reject with WorkerLostError. From Pool.affinity.
+   */
+  affinity?: WorkerAffinity;
+}
+
+/** Tasks that must run on one worker (Pool.affinity). */
+export interface WorkerAffinity {
+  /** What it stands for, in WorkerLostError's message. */
+  readonly label: string;
+  /** Whether its worker is gone (every task with it now rejects with WorkerLostError). */
+  readonly lost: boolean;
 }
 
 export interface PoolStats {
@@ -118,6 +131,8 @@ export declare class Pool {
   readonly stats: PoolStats;
   /** Runs `op` in a worker; rejects with one of this package's errors, never throws. */
   run<T = unknown>(op: string, input?: unknown, options?: RunOptions<T>): Promise<T>;
+  /** A new worker affinity: see RunOptions.affinity. */
+  affinity(label?: string): WorkerAffinity;
   /** The silence limit (ms) a task of `op` gets now. */
   silenceLimit(op: string, override?: number | false): number;
   /** Settles every task (queued and running finish; with force, they reject), then ends the workers. */
@@ -153,6 +168,97 @@ export declare function psiRequest(
   request: { key: Uint8Array; values: Array<string | Uint8Array>; reveal?: boolean; normalize?: boolean },
   options?: Omit<RunOptions<Uint8Array>, 'owned' | 'validate'>,
 ): Promise<Uint8Array>;
+
+/**
+ * A party's rows: an array of values (one per row, strings as UTF-8 or bytes), or a record
+ * file's text or bytes, read as `lockstep psi ... --input FILE` reads it: CSV with a header
+ * when `columns` are named, else one value per line (a byte-order mark, CR/LF line ends and
+ * quoting handled as the CLI does).
+ */
+export type PsiRows = Array<string | Uint8Array> | string | Uint8Array;
+
+/** Which fields form a row's key, as the CLI's `--column` and `--normalize`. */
+export interface PsiKeyOptions {
+  /** The key column(s) of a CSV file; several make an unambiguous composite key. */
+  columns?: string | string[];
+  /** Trim, lowercase and collapse whitespace in key fields (both parties must agree). */
+  normalize?: boolean;
+}
+
+export interface PsiSetupOptions extends PsiKeyOptions {
+  /** How many distinct keys the joiner will ask about (its request's element count). */
+  joinerCount: number;
+  /** 'raw' (exact; the only one resolve works after), 'gcs' (smallest) or 'bloom'. Default 'raw'. */
+  format?: 'raw' | 'gcs' | 'bloom';
+  /** The false-positive rate of the joiner's whole query (GCS, Bloom), in (0, 1). Default 1e-9. */
+  fpr?: number;
+}
+
+export interface PsiRequestOptions extends PsiKeyOptions {
+  /** Ask for the intersection's size only. */
+  sizeOnly?: boolean;
+}
+
+/** A step's run options: progress counts distinct keys (or elements); aborting a running step ends its worker, and so the party. */
+export type PsiStepOptions = Omit<RunOptions, 'owned' | 'validate' | 'affinity' | 'reserve'>;
+
+export interface PsiResolved {
+  /** 0-based joiner rows, each matched with starterRows at the same index; sorted. */
+  joinerRows: Uint32Array;
+  starterRows: Uint32Array;
+  /** The CSV `lockstep psi resolve --out` writes (joiner_row, starter_row, the starter's columns). */
+  file: Uint8Array;
+}
+
+export interface PsiIntersection {
+  /** Distinct keys found in the setup. */
+  size: number;
+  /** The matched rows, 0-based, ascending (empty for a size-only request). */
+  rows: Uint32Array;
+  /** The setup position each matched row's key had (raw setups only). */
+  setupPositions?: Uint32Array;
+  /** The CSV `lockstep psi intersect --out` writes (absent for a size-only request). */
+  rowsFile?: Uint8Array;
+  /** After a raw setup, the pairs file for the starter's resolve (`--pairs-out`). */
+  pairsFile?: Uint8Array;
+}
+
+/** What both parties share (party.js). */
+declare class PsiParty {
+  /** Whether the party's worker is gone: every step now rejects with WorkerLostError. */
+  readonly lost: boolean;
+  /** The key's 32 big-endian bytes: the only way it leaves the worker. */
+  exportKey(options?: PsiStepOptions): Promise<Uint8Array>;
+  /** Drops the party in its worker (its key is wiped there). */
+  dispose(options?: PsiStepOptions): Promise<void>;
+}
+
+/** A PSI starter living in one worker of a PSI pool. */
+export declare class PsiStarter extends PsiParty {
+  readonly role: 'starter';
+  /** The setup message (`lockstep psi setup`). */
+  setup(rows: PsiRows, setup: PsiSetupOptions, options?: PsiStepOptions): Promise<Uint8Array>;
+  /** The last raw setup's permutation file (`--permutation-out`). */
+  permutationFile(options?: PsiStepOptions): Promise<Uint8Array>;
+  /** The response to a request (`lockstep psi respond`). */
+  respond(request: Uint8Array, respond: { joinerCount: number; sizeOnly?: boolean }, options?: PsiStepOptions): Promise<Uint8Array>;
+  /** The joiner's pairs file resolved to this starter's rows (`lockstep psi resolve`). */
+  resolve(pairs: Uint8Array, options?: PsiStepOptions): Promise<PsiResolved>;
+}
+
+/** A PSI joiner living in one worker of a PSI pool. */
+export declare class PsiJoiner extends PsiParty {
+  readonly role: 'joiner';
+  /** The request (`lockstep psi request`). */
+  request(rows: PsiRows, request?: PsiRequestOptions, options?: PsiStepOptions): Promise<Uint8Array>;
+  /** The intersection of the setup and the response to the last request (`lockstep psi intersect`). */
+  intersect(setup: Uint8Array, response: Uint8Array, intersect?: { maxSetupBytes?: number }, options?: PsiStepOptions): Promise<PsiIntersection>;
+}
+
+/** A starter in a worker of `pool` (createPsiPool), with a fresh key made there or `key`. */
+export declare function createStarter(pool: Pool, options?: { key?: Uint8Array } & PsiStepOptions): Promise<PsiStarter>;
+/** A joiner in a worker of `pool` (createPsiPool), with a fresh key made there or `key`. */
+export declare function createJoiner(pool: Pool, options?: { key?: Uint8Array } & PsiStepOptions): Promise<PsiJoiner>;
 
 export declare class LockstepError extends Error {
   readonly code: string;
@@ -197,6 +303,14 @@ export declare class InputError extends LockstepError {
 }
 export declare class AbortError extends LockstepError {
   readonly code: 'ABORT_ERR';
+}
+export declare class PsiError extends LockstepError {
+  readonly code:
+    | 'PSI_KEY' | 'PSI_PARAMS' | 'PSI_LIMIT' | 'PSI_INPUT' | 'PSI_MESSAGE' | 'PSI_ROUND'
+    | 'PSI_WRONG_ROLE' | 'PSI_ORDER' | 'PSI_USAGE' | 'PSI_CANCELLED' | 'PSI_INTERNAL';
+}
+export declare class WorkerLostError extends LockstepError {
+  readonly code: 'ERR_WORKER_LOST';
 }
 export declare class PoolClosedError extends LockstepError {
   readonly code: 'ERR_POOL_CLOSED';

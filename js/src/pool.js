@@ -9,6 +9,7 @@
 //   pool/queue.js         the tasks waiting for a worker, bounded by `maxQueue`
 //   pool/reservations.js  bytes reserved against `memoryBudget`, held until a terminated worker exits
 //   pool/silence.js       the silence limit learnt from measured progress gaps per unit of work
+//   pool/affinity.js      tasks that must run on the one worker holding their state
 //   pool/handshake.js     the handshake's verdict on a starting worker
 //   pool/supervision.js   the rules that drive them: handshake and startup timeout, timeouts,
 //                         hangs, crashes and replacement, the broken pool, closing
@@ -23,6 +24,7 @@ import { ownedBuffers, snapshot } from './snapshot.js';
 import { parsePoolOptions, parseRunOptions } from './pool/options.js';
 import { Supervisor } from './pool/supervision.js';
 import { createTask, isSettled } from './pool/tasks.js';
+import { Affinity } from './pool/affinity.js';
 
 export { SILENCE_DEFAULTS } from './pool/silence.js';
 export { defaultReservation } from './pool/reservations.js';
@@ -59,6 +61,8 @@ export class Pool {
   #settings;
   #supervisor;
   #nextTask = 1;
+  /** @type {WeakSet<Affinity>} the affinities this pool handed out */
+  #affinities = new WeakSet();
 
   /** @param {PoolOptions} options  see index.d.ts (PoolOptions) for each option's meaning */
   constructor(options) {
@@ -105,6 +109,11 @@ export class Pool {
       } catch (error) {
         return reject(error);
       }
+      const { affinity } = spec;
+      if (affinity !== undefined) {
+        if (!this.#affinities.has(affinity)) return reject(new TypeError('run: affinity must come from this pool\'s affinity()'));
+        if (affinity.lost) return reject(affinity.error());
+      }
       const refusal = supervisor.budgetRefusal(op, spec.reserve);
       if (refusal) return reject(refusal);
       /** @type {{ value: unknown, transfer: Transferable[] }} */
@@ -133,6 +142,21 @@ export class Pool {
         else signal.addEventListener('abort', task.onAbort, { once: true });
       }
     });
+  }
+
+  /**
+   * A new worker affinity (pool/affinity.js): the first task run with it (`run(op, input,
+   * { affinity })`) goes to any worker and binds it there; later ones run on that worker only,
+   * and reject with WorkerLostError once it is gone. `label` names what it stands for in that
+   * error.
+   *
+   * @param {string} [label]
+   * @returns {import('./index.js').WorkerAffinity}
+   */
+  affinity(label = 'the task\'s state') {
+    const affinity = new Affinity(String(label));
+    this.#affinities.add(affinity);
+    return affinity;
   }
 
   /**

@@ -15,7 +15,45 @@ import { isNode } from './platform.js';
  * @property {() => number} abiVersion
  * @property {(key: Uint8Array, values: Uint8Array, ends: Uint32Array, reveal: boolean,
  *             normalize: boolean, progress: (done: number, total: number) => void) => Uint8Array} psiRequest
+ * @property {{ generate(role: string): WasmParty, import(role: string, key: Uint8Array): WasmParty }} PsiParty
  */
+
+/** @typedef {(done: number, total: number) => void} Beat */
+
+/**
+ * A party in this worker's wasm instance (bindings/wasm js_party.rs).
+ *
+ * @typedef {object} WasmParty
+ * @property {(values: Uint8Array, ends: Uint32Array, packed: boolean, columns: string[], normalize: boolean,
+ *             format: string, fpr: number | undefined, joinerCount: number, progress: Beat) => Uint8Array} setup
+ * @property {() => Uint8Array} permutationFile
+ * @property {(request: Uint8Array, joinerCount: number, sizeOnly: boolean, progress: Beat) => Uint8Array} respond
+ * @property {(pairs: Uint8Array) => object} resolve
+ * @property {(values: Uint8Array, ends: Uint32Array, packed: boolean, columns: string[], normalize: boolean,
+ *             sizeOnly: boolean, progress: Beat) => Uint8Array} request
+ * @property {(setup: Uint8Array, response: Uint8Array, maxSetupBytes: number | undefined, progress: Beat) => object} intersect
+ * @property {() => Uint8Array} exportKey
+ * @property {() => void} free
+ */
+
+/**
+ * The parties this worker holds, by the id the page knows them by. A party's key lives in the
+ * wasm instance; `free` drops it there (the key is wiped on drop).
+ *
+ * @type {Map<number, WasmParty>}
+ */
+const parties = new Map();
+let nextParty = 1;
+
+/** @param {unknown} id */
+function partyOf(id) {
+  const party = typeof id === 'number' ? parties.get(id) : undefined;
+  if (!party) throw Object.assign(new Error(`this worker holds no party ${String(id)} (disposed?)`), { code: 'PSI_USAGE' });
+  return party;
+}
+
+/** @param {unknown} context */
+const glueOf = (context) => /** @type {WasmGlue} what load returned */ (context);
 
 // (module (func (result v128) i32.const 0 i8x16.splat i8x16.popcnt)): valid only where the
 // engine has simd128.
@@ -81,6 +119,35 @@ serve({
     /** @param {import('./psi.js').PsiInput} input @param {import('./worker.js').OpContext} op */
     'psi.request': ({ key, values, ends, reveal, normalize }, { progress, context }) =>
       /** @type {WasmGlue} what load returned */ (context).psiRequest(key, values, ends, reveal, normalize, progress),
+    /** @param {{ role: string, key?: Uint8Array }} input @param {import('./worker.js').OpContext} op */
+    'psi.party.create': ({ role, key }, { context }) => {
+      const { PsiParty } = glueOf(context);
+      const party = key === undefined ? PsiParty.generate(role) : PsiParty.import(role, key);
+      const id = nextParty++;
+      parties.set(id, party);
+      return { party: id };
+    },
+    /** @param {any} input @param {import('./worker.js').OpContext} op */
+    'psi.party.setup': (input, { progress }) =>
+      partyOf(input.party).setup(input.values, input.ends, input.packed, input.columns, input.normalize, input.format, input.fpr, input.joinerCount, progress),
+    /** @param {any} input */
+    'psi.party.permutation': (input) => partyOf(input.party).permutationFile(),
+    /** @param {any} input @param {import('./worker.js').OpContext} op */
+    'psi.party.respond': (input, { progress }) => partyOf(input.party).respond(input.request, input.joinerCount, input.sizeOnly, progress),
+    /** @param {any} input */
+    'psi.party.resolve': (input) => partyOf(input.party).resolve(input.pairs),
+    /** @param {any} input @param {import('./worker.js').OpContext} op */
+    'psi.party.request': (input, { progress }) =>
+      partyOf(input.party).request(input.values, input.ends, input.packed, input.columns, input.normalize, input.sizeOnly, progress),
+    /** @param {any} input @param {import('./worker.js').OpContext} op */
+    'psi.party.intersect': (input, { progress }) => partyOf(input.party).intersect(input.setup, input.response, input.maxSetupBytes, progress),
+    /** @param {any} input */
+    'psi.party.exportKey': (input) => partyOf(input.party).exportKey(),
+    /** @param {any} input */
+    'psi.party.dispose': (input) => {
+      partyOf(input.party).free();
+      parties.delete(input.party);
+    },
     noop: (input) => input,
   },
 });

@@ -6,7 +6,7 @@
 import { Pool } from './pool.js';
 
 /** The ABI version of the wasm module this package's PSI ops speak (bindings/wasm ABI_VERSION). */
-export const WASM_ABI = 2;
+export const WASM_ABI = 3;
 
 /**
  * The config every PSI worker's `load` gets (psi-worker.js).
@@ -82,7 +82,7 @@ export function packValues(values) {
  *
  * @param {Uint8Array} bytes
  */
-function ownCopy(bytes) {
+export function ownCopy(bytes) {
   const copy = new Uint8Array(bytes.length);
   copy.set(bytes);
   return copy;

@@ -21,7 +21,11 @@ import {
   TaskTimeoutError,
   WorkerCrashError,
   WorkerHangError,
+  PsiError,
+  WorkerLostError,
+  createJoiner,
   createPsiPool,
+  createStarter,
   psiRequest,
   spawnWorker,
 } from '../src/index.js';
@@ -122,6 +126,36 @@ function postRecorder() {
   };
   return { posts, spawn };
 }
+
+// Base64 (how the CLI's round reaches a page) to bytes.
+const fromB64 = (text) => Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
+
+// @openmined/psi.js 2.0.6 in this environment: its web build (a classic script, served by
+// test/node/serve.js under /peers/psi.js/) in a page, its Node build from peers/ in Node.
+async function loadPsiJs(env) {
+  if (env.browser) {
+    if (!globalThis.PSI) {
+      await new Promise((resolve, reject) => {
+        const script = document.createElement('script');
+        script.src = '/peers/psi.js/psi_wasm_web.js';
+        script.onload = resolve;
+        script.onerror = () => reject(new Error('cannot load psi.js from /peers/psi.js/'));
+        document.head.append(script);
+      });
+    }
+    return globalThis.PSI();
+  }
+  const { createRequire } = await import('node:module');
+  const { pathToFileURL } = await import('node:url');
+  const peers = createRequire(new URL('../../peers/package.json', import.meta.url));
+  return (await import(pathToFileURL(peers.resolve('@openmined/psi.js')).href)).default();
+}
+
+// Whether two byte arrays are equal (sameBytes asserts it).
+const equalBytes = (a, b) => a.length === b.length && a.every((byte, i) => byte === b[i]);
+
+const PSI_POOL = { workers: 2, asset: 'scalar', startupTimeout: 20_000 };
+const KEYED = { columns: 'email', normalize: true };
 
 export const scenarios = [
   [
@@ -776,6 +810,239 @@ export const scenarios = [
         sameBytes(key, env.psi.key, `${what}: the caller's key is untouched`);
       }
       ok(slab.every((byte, i) => (i >= 100 && i < 132) || byte === 0xa5), 'the bytes around the view are untouched');
+      await closed(p);
+    },
+  ],
+  [
+    'tasks with an affinity run on the worker the first of them took; others pass a busy one',
+    async () => {
+      const p = pool({ workers: 2 });
+      const first = p.affinity('the first party');
+      const second = p.affinity('the second party');
+      const a = await p.run('whoami', null, { affinity: first });
+      // Hold the first affinity's worker: its next task waits, while unbound work and the other
+      // affinity go to the other worker.
+      const busy = p.run('ticks', ticks(4, 25), { affinity: first });
+      const waiting = p.run('whoami', null, { affinity: first });
+      const b = await p.run('whoami', null, { affinity: second });
+      ok(a !== b, 'the second affinity took the other worker');
+      equal(await p.run('whoami'), b, 'unbound work passes the busy worker');
+      equal(await waiting, a, 'the waiting task ran on its own worker');
+      equal(await busy, 4);
+      for (let i = 0; i < 3; i++) equal(await p.run('whoami', null, { affinity: second }), b, `again ${i}`);
+      ok(!first.lost && !second.lost, 'nothing lost');
+      await closed(p);
+    },
+  ],
+  [
+    'an affinity whose worker dies is lost: its waiting and later tasks reject with WorkerLostError, never on another worker',
+    async () => {
+      const p = pool({ workers: 2 });
+      const party = p.affinity('the PSI joiner');
+      await p.run('whoami', null, { affinity: party });
+      const crash = p.run('exit', null, { affinity: party, silence: 300 });
+      const queued = p.run('whoami', null, { affinity: party });
+      await rejects(crash, Error, /exited|no progress/);
+      const lost = await rejects(queued, WorkerLostError, /the PSI joiner lived in .* which is gone/);
+      equal(lost.code, 'ERR_WORKER_LOST');
+      ok(party.lost, 'lost');
+      await rejects(p.run('whoami', null, { affinity: party }), WorkerLostError, /the PSI joiner/);
+      // An abort and a timeout end the worker too.
+      for (const end of ['abort', 'timeout']) {
+        const other = p.affinity(end);
+        await p.run('whoami', null, { affinity: other });
+        const controller = new AbortController();
+        const running = p.run('ticks', ticks(100, 20), { affinity: other, signal: controller.signal, timeout: end === 'timeout' ? 50 : undefined });
+        if (end === 'abort') setTimeout(() => controller.abort(), 30);
+        await rejects(running, end === 'abort' ? AbortError : TaskTimeoutError);
+        await rejects(p.run('whoami', null, { affinity: other }), WorkerLostError, new RegExp(end));
+      }
+      // The pool goes on for work without an affinity, and refuses another pool's affinity.
+      equal(typeof (await p.run('whoami')), 'string', 'the pool still works');
+      const elsewhere = pool();
+      await rejects(p.run('whoami', null, { affinity: elsewhere.affinity() }), TypeError, /this pool/);
+      await closed(elsewhere);
+      await closed(p, true);
+    },
+  ],
+  [
+    "the two parties of a round, in two workers, give the CLI's bytes in every format and mode",
+    async (env) => {
+      const r = env.psi.round;
+      const p = createPsiPool(PSI_POOL);
+      const starter = await createStarter(p, { key: fromB64(r.starterKey) });
+      const joiner = await createJoiner(p, { key: fromB64(r.joinerKey) });
+      const request = await joiner.request(r.joiner, KEYED);
+      sameBytes(request, fromB64(r.request), 'the request');
+      sameBytes(await joiner.request(new TextEncoder().encode(r.joiner), KEYED), request, 'the rows as bytes');
+      const response = await starter.respond(request, { joinerCount: r.joinerCount });
+      sameBytes(response, fromB64(r.response), 'the response');
+      const setups = {};
+      for (const format of ['raw', 'gcs', 'bloom']) {
+        const expected = r.formats[format];
+        const seen = [];
+        setups[format] = await starter.setup(
+          r.starter,
+          { ...KEYED, joinerCount: r.joinerCount, format },
+          { onProgress: ({ done, total }) => seen.push(done <= total) },
+        );
+        sameBytes(setups[format], fromB64(expected.setup), `the ${format} setup`);
+        ok(seen.length > 0 && seen.every(Boolean), `the ${format} setup reported progress`);
+        const found = await joiner.intersect(setups[format], response);
+        equal(found.size, expected.size, `the ${format} intersection's size`);
+        sameBytes(found.rowsFile, fromB64(expected.rows), `the ${format} matched rows`);
+        if (format === 'raw') {
+          sameBytes(await starter.permutationFile(), fromB64(r.permutation), 'the permutation file');
+          sameBytes(found.pairsFile, fromB64(r.pairs), 'the pairs file');
+          equal(found.setupPositions.length, found.rows.length, 'a position per matched row');
+          const resolved = await starter.resolve(found.pairsFile);
+          sameBytes(resolved.file, fromB64(r.resolved), 'the resolved pairs');
+          equal(resolved.joinerRows.length, resolved.starterRows.length, 'pairs');
+        } else {
+          equal(found.pairsFile, undefined, `no pairs after a ${format} setup`);
+        }
+      }
+      const sizeRequest = await joiner.request(r.joiner, { ...KEYED, sizeOnly: true });
+      sameBytes(sizeRequest, fromB64(r.requestSize), 'the size-only request');
+      const sizeResponse = await starter.respond(sizeRequest, { joinerCount: r.joinerCount, sizeOnly: true });
+      sameBytes(sizeResponse, fromB64(r.responseSize), 'the size-only response');
+      for (const format of ['raw', 'gcs', 'bloom']) {
+        const found = await joiner.intersect(setups[format], sizeResponse);
+        equal(found.size, r.formats[format].size, `the size-only ${format} size`);
+        equal(found.rows.length, 0, 'no rows');
+        equal(found.rowsFile, undefined, 'no rows file');
+      }
+      await closed(p);
+    },
+  ],
+  [
+    'a key made in a worker leaves it only through exportKey, and re-imported it masks the same',
+    async (env) => {
+      const r = env.psi.round;
+      const p = createPsiPool(PSI_POOL);
+      const fresh = await createJoiner(p);
+      const other = await createJoiner(p);
+      const key = await fresh.exportKey();
+      equal(key.length, 32, 'a 32-byte key');
+      ok(!equalBytes(key, await other.exportKey()), 'two fresh keys differ');
+      const again = await createJoiner(p, { key });
+      const values = ['ada@example.org', 'alan@example.org', 'ada@example.org', ''];
+      const first = await fresh.request(values);
+      sameBytes(await again.request(values), first, 'the re-imported key masks the same');
+      ok(!equalBytes(first, await other.request(values)), 'another key masks otherwise');
+      // A round of fresh parties finds what the CLI's found.
+      const starter = await createStarter(p);
+      const setup = await starter.setup(r.starter, { ...KEYED, joinerCount: r.joinerCount });
+      const request = await fresh.request(r.joiner, KEYED);
+      const found = await fresh.intersect(setup, await starter.respond(request, { joinerCount: r.joinerCount }));
+      equal(found.size, r.formats.raw.size, 'the same intersection');
+      await fresh.dispose();
+      const gone = await rejects(fresh.request(values), PsiError, /no party/);
+      equal(gone.code, 'PSI_USAGE');
+      await closed(p);
+    },
+  ],
+  [
+    'bad input to a party is a PsiError with a code, and the party and its worker are kept',
+    async (env) => {
+      const r = env.psi.round;
+      const p = createPsiPool({ ...PSI_POOL, workers: 1 });
+      const starter = await createStarter(p, { key: fromB64(r.starterKey) });
+      const joiner = await createJoiner(p, { key: fromB64(r.joinerKey) });
+      const code = async (promise, expected, pattern) => {
+        const error = await rejects(promise, PsiError, pattern);
+        equal(error.code, expected, error.message);
+      };
+      for (const key of [new Uint8Array(31).fill(1), new Uint8Array(33).fill(1), new Uint8Array(32)]) {
+        await code(createJoiner(p, { key }), 'PSI_KEY');
+      }
+      await code(joiner.intersect(fromB64(r.formats.raw.setup), fromB64(r.response)), 'PSI_ORDER', /needs a request first/);
+      const request = await joiner.request(r.joiner, KEYED);
+      const setup = await starter.setup(r.starter, { ...KEYED, joinerCount: r.joinerCount });
+      // Messages of the wrong role, and malformed ones, from the page or a peer.
+      await code(joiner.intersect(setup, setup), 'PSI_MESSAGE');
+      await code(starter.respond(setup, { joinerCount: r.joinerCount }), 'PSI_MESSAGE');
+      await code(starter.respond(new Uint8Array([0xff, 0xff, 0xff]), { joinerCount: 5 }), 'PSI_MESSAGE');
+      await code(starter.resolve(new TextEncoder().encode('not a pairs file\n')), 'PSI_MESSAGE');
+      // An element that is no point: the first element's SEC1 prefix (after its field tag 0x0a
+      // and length 33) made 0x05.
+      const broken = fromB64(r.response);
+      const element = broken.findIndex((byte, i) => byte === 0x0a && broken[i + 1] === 33);
+      broken[element + 2] = 0x05;
+      await code(joiner.intersect(setup, broken), 'PSI_MESSAGE');
+      // Steps of the other role, out of order, over the stated limits.
+      const { PsiStarter } = await import('../src/party.js');
+      await code(PsiStarter.prototype.respond.call(joiner, request, { joinerCount: 9 }), 'PSI_WRONG_ROLE', /a joiner cannot respond/);
+      await code(starter.respond(request, { joinerCount: r.joinerCount - 1 }), 'PSI_LIMIT');
+      await code(joiner.intersect(setup, await starter.respond(request, { joinerCount: r.joinerCount }), { maxSetupBytes: 100 }), 'PSI_LIMIT');
+      await code(starter.setup(r.starter, { ...KEYED, joinerCount: r.joinerCount, format: 'gcs', fpr: 1e-300 }), 'PSI_LIMIT');
+      await code(starter.setup(r.starter, { ...KEYED, joinerCount: r.joinerCount, format: 'bloom', fpr: 2 }), 'PSI_PARAMS');
+      await code(starter.setup(r.starter, { ...KEYED, joinerCount: 0 }), 'PSI_PARAMS');
+      await code(starter.setup(r.starter, { columns: 'no such column', joinerCount: 5 }), 'PSI_INPUT', /no column named/);
+      await code(starter.setup(['a'], { columns: 'email', joinerCount: 5 }), 'PSI_USAGE');
+      await code(starter.setup(r.starter, { ...KEYED, joinerCount: 5, format: 'zip' }), 'PSI_USAGE');
+      await rejects(starter.setup(r.starter, { ...KEYED, joinerCount: -1 }), TypeError, /joinerCount/);
+      equal(p.stats.terminating, 0, 'no worker was replaced');
+      // Both parties still work, on the same worker.
+      const response = await starter.respond(request, { joinerCount: r.joinerCount });
+      equal((await joiner.intersect(setup, response)).size, r.formats.raw.size, 'a round after the refusals');
+      ok(!starter.lost && !joiner.lost, 'nothing lost');
+      await closed(p);
+    },
+  ],
+  [
+    "a party whose worker ends (an aborted step) is lost: its next step rejects with WorkerLostError, never with a new key",
+    async () => {
+      const p = createPsiPool(PSI_POOL);
+      const joiner = await createJoiner(p);
+      const values = Array.from({ length: 20_000 }, (_, i) => `person-${i}@example.org`);
+      const controller = new AbortController();
+      const running = joiner.request(values, {}, {
+        signal: controller.signal,
+        onProgress: () => controller.abort(new Error('enough')),
+      });
+      await rejects(running, AbortError);
+      ok(joiner.lost, 'the party is lost');
+      const lost = await rejects(joiner.request(['a']), WorkerLostError, /the PSI joiner lived in .*which is gone/);
+      equal(lost.code, 'ERR_WORKER_LOST');
+      await rejects(joiner.exportKey(), WorkerLostError);
+      const other = await createJoiner(p);
+      equal((await other.request(['a'])).length > 0, true, 'the pool still makes parties');
+      await closed(p);
+    },
+  ],
+  [
+    "a psi.js party completes a round with our starter, and with our joiner, in the same page",
+    async (env) => {
+      const psi = await loadPsiJs(env);
+      const starterValues = Array.from({ length: 400 }, (_, i) => `person-${i}@example.org`);
+      const joinerValues = Array.from({ length: 150 }, (_, i) => `person-${3 * i}@example.org`);
+      const expected = joinerValues.map((v, i) => [v, i]).filter(([v]) => starterValues.includes(v)).map(([, i]) => i);
+      const p = createPsiPool(PSI_POOL);
+      // psi.js's client against our starter, every format.
+      const starter = await createStarter(p);
+      const client = psi.client.createWithNewKey(true);
+      const request = client.createRequest(joinerValues).serializeBinary();
+      const response = await starter.respond(request, { joinerCount: joinerValues.length });
+      for (const format of ['raw', 'gcs', 'bloom']) {
+        const setup = await starter.setup(starterValues, { joinerCount: joinerValues.length, format });
+        const found = client
+          .getIntersection(psi.serverSetup.deserializeBinary(setup), psi.response.deserializeBinary(response))
+          .sort((a, b) => a - b);
+        equal(found.join(','), expected.join(','), `psi.js's client and our ${format} setup`);
+      }
+      // psi.js's server against our joiner.
+      const server = psi.server.createWithNewKey(true);
+      const joiner = await createJoiner(p);
+      for (const [name, structure] of [['raw', psi.dataStructure.Raw], ['gcs', psi.dataStructure.GCS]]) {
+        const setup = server.createSetupMessage(1e-9, joinerValues.length, starterValues, structure).serializeBinary();
+        const ours = await joiner.request(joinerValues);
+        const theirs = server.processRequest(psi.request.deserializeBinary(ours)).serializeBinary();
+        const found = await joiner.intersect(setup, theirs);
+        equal([...found.rows].join(','), expected.join(','), `our joiner and psi.js's ${name} setup`);
+      }
+      client.delete?.();
+      server.delete?.();
       await closed(p);
     },
   ],

@@ -174,7 +174,8 @@ impl JsParty {
         })
     }
 
-    /// The joiner's intersection (see [`Party::intersect`]): `{ size, rows: Uint32Array,
+    /// The joiner's intersection (see [`Party::intersect`]; `max_setup_bytes` defaults to
+    /// [`DEFAULT_MAX_SETUP_BYTES`](crate::DEFAULT_MAX_SETUP_BYTES)): `{ size, rows: Uint32Array,
     /// setupPositions: Uint32Array | undefined, rowsFile: Uint8Array | undefined, pairsFile:
     /// Uint8Array | undefined }` (0-based rows; positions after a raw setup; the files as
     /// `psi intersect --out` and `--pairs-out` write them).
@@ -185,10 +186,13 @@ impl JsParty {
         &self,
         setup: &[u8],
         response: &[u8],
-        max_setup_bytes: f64,
+        max_setup_bytes: Option<f64>,
         progress: Option<Function>,
     ) -> Result<Object, JsValue> {
-        let limit = count(max_setup_bytes, "maxSetupBytes")?;
+        let limit = match max_setup_bytes {
+            Some(bytes) => count(bytes, "maxSetupBytes")?,
+            None => crate::DEFAULT_MAX_SETUP_BYTES,
+        };
         let found = with_progress(progress, |control| {
             self.0.intersect(setup, response, limit, control)
         })?;

@@ -33,7 +33,7 @@ mod request;
 use wasm_bindgen::prelude::*;
 
 pub use js_party::JsParty;
-pub use party::{Found, Party, PartyError, Resolved, Role, Rows};
+pub use party::{DEFAULT_MAX_SETUP_BYTES, Found, Party, PartyError, Resolved, Role, Rows};
 pub use request::{PackError, RequestError, request};
 
 /// The version of this module's exports. It changes whenever an export's name, arguments or

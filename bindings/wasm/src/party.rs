@@ -29,6 +29,10 @@ use zeroize::{Zeroize, Zeroizing};
 
 use crate::request::{PackError, unpack};
 
+/// The largest setup a party accepts unless told otherwise: 1 GiB, a raw setup of 32 million
+/// keys, a quarter of a wasm32 instance's memory.
+pub const DEFAULT_MAX_SETUP_BYTES: u64 = 1 << 30;
+
 /// Which side of the round a party plays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
@@ -96,6 +100,9 @@ pub enum PartyError {
         /// What must come before it.
         first: &'static str,
     },
+    /// A key to import that is not [`Key::LEN`] bytes long.
+    #[error("a key is {len} bytes, not {0}", len = Key::LEN)]
+    KeyLength(usize),
     /// A setup larger than the party accepts.
     #[error("the setup is {bytes} bytes, more than the {limit} bytes this party accepts")]
     SetupBytes {
@@ -121,6 +128,7 @@ impl PartyError {
             Self::WrongRole { .. } => "PSI_WRONG_ROLE",
             Self::OutOfOrder { .. } => "PSI_ORDER",
             Self::SetupBytes { .. } => "PSI_LIMIT",
+            Self::KeyLength(_) => "PSI_KEY",
             Self::Usage(_) => "PSI_USAGE",
         }
     }
@@ -187,14 +195,19 @@ impl Party {
         Ok(Self::with_key(role, Key::generate()?))
     }
 
-    /// A party of `role` with the key whose big-endian bytes are `key` (as
-    /// [`export_key`](Self::export_key) gives them, or `lockstep psi key new` writes them).
-    /// `key` is wiped before this returns, on success and on error.
+    /// A party of `role` with the key whose big-endian bytes are `key`: exactly
+    /// [`Key::LEN`] bytes, as [`export_key`](Self::export_key) gives them and `lockstep psi key
+    /// new` writes them (the CLI's key files are held to the same length). `key` is wiped
+    /// before this returns, on success and on error.
     ///
     /// # Errors
-    /// [`PsiError::KeyOutOfRange`], [`PsiError::KeyTooLong`], [`PsiError::WeakKey`].
+    /// [`PartyError::KeyLength`]; [`PsiError::KeyOutOfRange`], [`PsiError::WeakKey`].
     pub fn import(role: Role, key: &mut [u8]) -> Result<Self, PartyError> {
-        let parsed = Key::from_bytes(key);
+        let parsed = if key.len() == Key::LEN {
+            Key::from_bytes(key).map_err(PartyError::from)
+        } else {
+            Err(PartyError::KeyLength(key.len()))
+        };
         key.zeroize();
         Ok(Self::with_key(role, parsed?))
     }
@@ -745,11 +758,20 @@ mod tests {
         let error = Party::import(Role::Joiner, &mut zero).err().unwrap();
         assert_eq!(error.code(), "PSI_KEY");
         let mut long = [1u8; 33];
+        let error = Party::import(Role::Joiner, &mut long).err().unwrap();
         assert_eq!(
-            Party::import(Role::Joiner, &mut long).err().unwrap().code(),
-            "PSI_KEY"
+            (error.code(), error.to_string().as_str()),
+            ("PSI_KEY", "a key is 32 bytes, not 33")
         );
         assert_eq!(long, [0; 33], "wiped on error too");
+        let mut short = [1u8; 31];
+        assert_eq!(
+            Party::import(Role::Joiner, &mut short)
+                .err()
+                .unwrap()
+                .code(),
+            "PSI_KEY"
+        );
         let control = Control::new();
         let mut fresh = Party::generate(Role::Joiner).unwrap();
         let other = Party::generate(Role::Joiner).unwrap();

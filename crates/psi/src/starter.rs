@@ -77,7 +77,8 @@ impl Starter {
                 // Each shard sorts its range by (bytes, index); the merge takes ties from the
                 // lower shard, so the result is the global (bytes, index) order.
                 let ranges = split::balanced(elements.len(), pool.workers());
-                let shards = pool.map_ranges(control, &ranges, |_, range| {
+                // Progress counts masked inputs: the sort reports none (nested: no sink).
+                let shards = pool.map_ranges(&control.nested(), &ranges, |_, range| {
                     Ok::<_, PsiError>(sorted_shard(&elements[range.clone()], range.start))
                 })?;
                 let merged =

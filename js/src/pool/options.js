@@ -40,6 +40,7 @@ import { bounded } from './timing.js';
  * @property {boolean} owned    whether the input's buffers are the caller's to hand over
  * @property {((progress: Progress) => void) | undefined} onProgress
  * @property {((output: unknown) => void) | undefined} validate
+ * @property {import('./affinity.js').Affinity | undefined} affinity
  */
 
 /**
@@ -144,6 +145,7 @@ export function parseRunOptions(options, input, taskTimeout) {
     owned: Boolean(options.owned),
     onProgress: options.onProgress,
     validate: options.validate,
+    affinity: /** @type {import('./affinity.js').Affinity | undefined} */ (options.affinity),
   };
 }
 

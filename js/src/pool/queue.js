@@ -46,9 +46,26 @@ export class TaskQueue {
     );
   }
 
-  /** The task that has waited longest, taken off the queue, or undefined if none waits. */
-  shift() {
-    return this.#tasks.shift();
+  /**
+   * The task that has waited longest of those `fits` accepts, taken off the queue, or
+   * undefined if none waits.
+   *
+   * @param {(task: Task) => boolean} fits
+   */
+  take(fits) {
+    const at = this.#tasks.findIndex(fits);
+    return at === -1 ? undefined : this.#tasks.splice(at, 1)[0];
+  }
+
+  /**
+   * Every waiting task `matches` accepts, in order, taken off the queue.
+   *
+   * @param {(task: Task) => boolean} matches
+   */
+  takeAll(matches) {
+    const taken = this.#tasks.filter(matches);
+    this.#tasks = this.#tasks.filter((task) => !matches(task));
+    return taken;
   }
 
   /** Takes `task` off the queue, wherever it is (it was aborted). @param {Task} task */

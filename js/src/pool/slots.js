@@ -38,6 +38,7 @@ export const SlotState = Object.freeze({
  * @property {Timer | undefined} timeoutTimer
  * @property {Timer | undefined} silenceTimer
  * @property {object | null} silenceToken  the armed silence timer's identity (a beat replaces it)
+ * @property {Set<import('./affinity.js').Affinity>} affinities  the affinities bound to it
  */
 
 /**
@@ -53,6 +54,9 @@ export const NO_WORKER = Object.freeze({
   ref() {},
   unref() {},
 });
+
+/** Whether a STARTING slot has no task bound to it yet. @param {Slot} slot */
+const isStartingFree = (slot) => slot.state === SlotState.STARTING && slot.task === null;
 
 /** Whether the slot was told to terminate (DYING) or is gone: its messages are ignored. @param {Slot} slot */
 export const isRetired = (slot) => slot.state === SlotState.DYING || slot.state === SlotState.GONE;
@@ -106,11 +110,12 @@ export class Slots {
    */
   free() {
     const live = this.live();
-    return (
-      live.find((slot) => slot.state === SlotState.IDLE) ??
-      live.find((slot) => slot.state === SlotState.STARTING && slot.task === null) ??
-      null
-    );
+    return live.find((slot) => slot.state === SlotState.IDLE) ?? live.find(isStartingFree) ?? null;
+  }
+
+  /** Whether `slot` is live and can take a task now (IDLE, or STARTING with none bound). @param {Slot} slot */
+  canTake(slot) {
+    return this.#live.has(slot) && (slot.state === SlotState.IDLE || isStartingFree(slot));
   }
 
   /**
@@ -135,6 +140,7 @@ export class Slots {
       timeoutTimer: undefined,
       silenceTimer: undefined,
       silenceToken: null,
+      affinities: new Set(),
     };
     this.#live.add(slot);
     return slot;

@@ -183,30 +183,41 @@ export class Supervisor {
 
   /** @param {Task} task */
   #place(task) {
-    const slot = this.#freeSlot();
+    const slot = this.#slotFor(task);
     if (slot === null) return this.#queue.offer(task);
     this.#assign(slot, task);
     return true;
   }
 
-  // Moves queued tasks to workers that can take them.
+  // Moves queued tasks to workers that can take them, each to the first (longest waiting) task
+  // that may run there: a task bound to a busy worker lets later ones pass.
   #pump() {
     while (!this.#broken && !this.#closing?.force && this.#queue.length > 0) {
-      const slot = this.#freeSlot();
-      if (slot === null) break;
-      const task = this.#queue.shift();
-      if (task) this.#assign(slot, task);
+      const anyFree = this.#slots.free() !== null || this.#slots.size < this.#settings.workers;
+      const task = this.#queue.take((waiting) => {
+        const own = waiting.affinity?.slot;
+        return own ? this.#slots.canTake(own) : anyFree;
+      });
+      if (!task) break;
+      const slot = this.#slotFor(task);
+      if (slot === null) throw new Error('invariant: the queue gave a task no worker can take');
+      this.#assign(slot, task);
     }
     this.#drainCheck();
   }
 
-  // A slot that can take a task now, started if there is room for one more; null if none.
-  #freeSlot() {
+  // The slot that can take `task` now: its affinity's worker if bound (and free), else any free
+  // one, started if there is room for one more; null if none.
+  /** @param {Task} task */
+  #slotFor(task) {
+    const own = task.affinity?.slot;
+    if (own) return this.#slots.canTake(own) ? own : null;
     return this.#slots.free() ?? (this.#slots.size < this.#settings.workers ? this.#spawn() : null);
   }
 
   /** @param {Slot} slot @param {Task} task */
   #assign(slot, task) {
+    task.affinity?.bindTo(slot);
     if (slot.state === SlotState.IDLE) this.#dispatch(slot, task);
     else this.#bind(slot, task);
   }
@@ -459,6 +470,11 @@ export class Supervisor {
       if (task.state === TaskState.BOUND || wasStarting) this.#reservations.release(task); // never posted
       else this.#reservations.holdUntilGone(slot, task);
       this.#fail(task, error);
+    }
+    // What the worker held is gone: tasks that must run there can never run.
+    for (const affinity of slot.affinities) affinity.lose(error);
+    for (const waiting of this.#queue.takeAll((queued) => queued.affinity?.lost === true)) {
+      this.#fail(waiting, waiting.affinity?.error());
     }
     /** @type {Promise<unknown>} */
     let ended;

@@ -39,6 +39,7 @@ export const TaskState = Object.freeze({
  * @property {(() => void) | undefined} onAbort    the listener on `signal`, removed when DONE
  * @property {((progress: Progress) => void) | undefined} onProgress
  * @property {((output: unknown) => void) | undefined} validate
+ * @property {import('./affinity.js').Affinity | undefined} affinity  the worker it must run on
  */
 
 /**
@@ -65,6 +66,7 @@ export function createTask({ id, op, input, transfer, resolve, reject }, spec) {
     onAbort: undefined,
     onProgress: spec.onProgress,
     validate: spec.validate,
+    affinity: spec.affinity,
   };
 }
 

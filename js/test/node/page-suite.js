@@ -3,6 +3,7 @@
 // runs them in Chromium, firefox.test.js in Firefox.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { psiRound } from './psi-round.js';
 import { psiVector } from './psi-vector.js';
 import { serve } from './serve.js';
 import { scenarios } from '../scenarios.js';
@@ -21,6 +22,7 @@ export function scenariosInPage(label, openPage) {
       sizeOnly: [...vector.sizeOnly],
       normalized: [...vector.normalized],
       distinct: vector.distinct,
+      round: psiRound(),
     },
   };
   let server;

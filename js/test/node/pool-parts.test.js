@@ -43,7 +43,7 @@ test('slots: starting -> idle -> busy -> idle -> dying -> gone, offered in start
   assert.deepEqual(slots.live(), [b]);
 });
 
-test('queue: FIFO, removal anywhere, refusal past maxQueue (0: never queues)', () => {
+test('queue: FIFO, the first task that fits, removal anywhere, refusal past maxQueue (0: never queues)', () => {
   const queue = new TaskQueue(2);
   const [t1, t2, t3] = [task(1), task(2), task(3)];
   assert.ok(queue.offer(t1) && queue.offer(t2));
@@ -54,7 +54,15 @@ test('queue: FIFO, removal anywhere, refusal past maxQueue (0: never queues)', (
   queue.remove(t1);
   queue.remove(t1); // twice: harmless
   assert.equal(queue.length, 1);
-  assert.equal(queue.shift(), t2);
+  assert.equal(queue.take(() => true), t2);
+  // take() gives the longest-waiting task that fits; takeAll() every one that matches.
+  const many = new TaskQueue(Infinity);
+  const [a, b, c, d] = [task(5), task(6), task(7), task(8)];
+  [a, b, c, d].forEach((t) => many.offer(t));
+  assert.equal(many.take((t) => t.id % 2 === 0), b, 'the first that fits, not the first');
+  assert.deepEqual(many.takeAll((t) => t.id !== 5), [c, d], 'in order');
+  assert.equal(many.take(() => false), undefined);
+  assert.equal(many.length, 1);
   const none = new TaskQueue(0);
   assert.equal(none.offer(task(4)), false);
   assert.ok(none.refusal('echo') instanceof QueueFullError);

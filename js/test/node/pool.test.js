@@ -1,9 +1,10 @@
 // The pool's scenarios (test/scenarios.js) on Node's worker_threads.
 import { test } from 'node:test';
 import { scenarios } from '../scenarios.js';
+import { psiRound } from './psi-round.js';
 import { psiVector } from './psi-vector.js';
 
-const env = { browser: false, psi: psiVector() };
+const env = { browser: false, psi: { ...psiVector(), round: psiRound() } };
 
 for (const [name, scenario] of scenarios) {
   test(name, { timeout: 60_000 }, () => scenario(env));

@@ -19,12 +19,20 @@ const TYPES = {
   '.wasm': 'application/wasm',
 };
 
-/** Serves `root` (a folder path); resolves with { url, close }. */
+/** Where `/peers/psi.js/` is served from: the peer package scripts/install-peers installs. */
+const PSI_JS = fileURLToPath(new URL('../../../peers/node_modules/@openmined/psi.js', import.meta.url));
+
+/**
+ * Serves `root` (a folder path), and @openmined/psi.js under `/peers/psi.js/` (pages that run
+ * a round against the peer); resolves with { url, close }.
+ */
 export async function serve(root = fileURLToPath(new URL('../../', import.meta.url))) {
   const server = createServer(async (request, response) => {
     const path = normalize(decodeURIComponent(new URL(request.url, 'http://x').pathname));
-    const file = root + path;
-    if (!file.startsWith(root) || path.split(sep).includes('..')) {
+    const peer = path.startsWith('/peers/psi.js/');
+    const base = peer ? PSI_JS : root;
+    const file = peer ? PSI_JS + path.slice('/peers/psi.js'.length) : root + path;
+    if (!file.startsWith(base) || path.split(sep).includes('..')) {
       response.writeHead(403).end();
       return;
     }

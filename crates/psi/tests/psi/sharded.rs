@@ -126,3 +126,25 @@ fn size_only_rounds_are_sorted_and_equal_at_every_worker_count() {
         );
     }
 }
+
+/// A setup's progress counts each masked input once, in every format and at every worker
+/// count: it ends at the input count (the raw setup's sort reports nothing).
+#[test]
+fn setup_progress_counts_each_input_once() {
+    use lockstep_shard::Progress;
+    use std::sync::{Arc, Mutex};
+    let s = starter(SK, Mode::Reveal, Backend::fastest());
+    let inputs = values("p", 0, 700);
+    for (name, pool) in pools() {
+        for format in [SetupFormat::Raw, SetupFormat::Gcs, SetupFormat::Bloom] {
+            let last = Arc::new(Mutex::new(None));
+            let seen = Arc::clone(&last);
+            let progress = Progress::new(move |report| *seen.lock().unwrap() = Some(report.done));
+            progress.start(Some(700));
+            let control = Control::new().with_progress(progress);
+            s.setup(&pool, &control, &inputs, &params(format, 10))
+                .unwrap();
+            assert_eq!(*last.lock().unwrap(), Some(700), "{format:?}, {name}");
+        }
+    }
+}

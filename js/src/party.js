@@ -1,0 +1,355 @@
+// @ts-check
+// The two parties of a PSI round on the supervised pool, each living in one worker of a PSI
+// pool (createPsiPool): its key is made there (or imported there) and leaves only through
+// exportKey(). Every step runs lockstep_psi::linkage in the wasm module (bindings/wasm,
+// PsiParty), so every message and file is byte for byte what the CLI writes for the same key
+// and rows:
+//
+//   starter.setup(rows, { joinerCount, format, fpr })   lockstep psi setup [--permutation-out]
+//   starter.permutationFile()                           (the --permutation-out file)
+//   starter.respond(request, { joinerCount, sizeOnly }) lockstep psi respond
+//   starter.resolve(pairsFile)                          lockstep psi resolve
+//   joiner.request(rows, { sizeOnly })                  lockstep psi request
+//   joiner.intersect(setup, response)                   lockstep psi intersect --request --out --pairs-out
+//
+// A party is bound to its worker (a pool affinity): its steps wait for that worker, and once
+// the worker is gone (a crash, a hang, a timeout, an abort of one of its steps, the pool's
+// close) every later step rejects with WorkerLostError: the key went with the worker unless it
+// was exported. A party is never silently re-created with a new key.
+//
+// The rules (record formats, key columns, normalization, limits, error codes) are the engine's;
+// this file only moves bytes and turns the engine's errors into PsiErrors with its codes.
+
+import { PsiError, TaskError } from './errors.js';
+import { fieldOf } from './fields.js';
+import { ownCopy, packValues } from './psi.js';
+
+/** @typedef {import('./index.js').Pool} Pool */
+/** @typedef {import('./index.js').WorkerAffinity} WorkerAffinity */
+/** @typedef {import('./index.js').PsiRows} PsiRows */
+/** @typedef {import('./index.js').PsiStepOptions} PsiStepOptions */
+
+/**
+ * A party's rows as the worker takes them: packed values (one per row), or a record file's
+ * bytes read as the CLI reads `--input` (CSV with a header when `columns` are named, else one
+ * value per line). Always fresh buffers, so they may be sent owned.
+ *
+ * @param {PsiRows} rows
+ * @param {{ columns?: string | string[], normalize?: boolean }} keys
+ */
+function rowsInput(rows, { columns = [], normalize = false } = {}) {
+  const named = typeof columns === 'string' ? [columns] : columns;
+  if (!Array.isArray(named) || !named.every((c) => typeof c === 'string')) {
+    throw new TypeError('columns must be a column name or an array of them');
+  }
+  if (Array.isArray(rows)) {
+    const { bytes, ends } = packValues(rows);
+    return { values: bytes, ends, packed: true, columns: named, normalize: Boolean(normalize) };
+  }
+  const file = typeof rows === 'string' ? new TextEncoder().encode(rows) : bytesOf(rows, 'rows');
+  return { values: file, ends: new Uint32Array(0), packed: false, columns: named, normalize: Boolean(normalize) };
+}
+
+/**
+ * An own copy of a message's bytes (what another party sent), to send owned.
+ *
+ * @param {unknown} bytes
+ * @param {string} what
+ */
+function bytesOf(bytes, what) {
+  if (!(bytes instanceof Uint8Array)) throw new TypeError(`${what} must be a Uint8Array`);
+  return ownCopy(bytes);
+}
+
+/**
+ * A whole count (joinerCount, maxSetupBytes), or undefined for the engine's default.
+ *
+ * @param {unknown} value
+ * @param {string} name
+ * @param {{ optional?: boolean }} [how]
+ */
+function countOf(value, name, { optional = false } = {}) {
+  if (value === undefined && optional) return undefined;
+  if (!(Number.isSafeInteger(value) && /** @type {number} */ (value) >= 0)) {
+    throw new TypeError(`${name} must be a whole number >= 0, not ${String(value)}`);
+  }
+  return /** @type {number} */ (value);
+}
+
+/**
+ * The engine's refusal as a PsiError with its code; anything else as it came.
+ *
+ * @param {unknown} error
+ */
+function engineError(error) {
+  if (error instanceof TaskError) {
+    const cause = error.cause;
+    const code = fieldOf(cause, 'code');
+    if (typeof code === 'string' && code.startsWith('PSI_')) {
+      return new PsiError(String(fieldOf(cause, 'message')), code, { cause: error });
+    }
+  }
+  return error;
+}
+
+/** @param {string} what @returns {(output: unknown) => void} */
+const bytesOutput = (what) => (output) => {
+  if (!(output instanceof Uint8Array)) throw new TypeError(`${what} must be a Uint8Array`);
+};
+
+/** What both parties do: run their steps on their worker, export the key, go away. */
+class Party {
+  #pool;
+  #affinity;
+  #id;
+
+  /** @param {Pool} pool @param {WorkerAffinity} affinity @param {number} id */
+  constructor(pool, affinity, id) {
+    this.#pool = pool;
+    this.#affinity = affinity;
+    this.#id = id;
+  }
+
+  /** Whether this party's worker is gone (every step now rejects with WorkerLostError). */
+  get lost() {
+    return this.#affinity.lost;
+  }
+
+  /**
+   * Runs `op` for this party on its worker.
+   *
+   * @template T
+   * @param {string} op
+   * @param {() => object} input   built here, so a bad argument rejects instead of throwing
+   * @param {PsiStepOptions | undefined} options
+   * @param {(output: unknown) => void} validate
+   * @returns {Promise<T>}
+   */
+  async step(op, input, options, validate) {
+    const built = { party: this.#id, ...input() };
+    try {
+      return await this.#pool.run(op, built, { ...options, affinity: this.#affinity, owned: true, validate });
+    } catch (error) {
+      throw engineError(error);
+    }
+  }
+
+  /**
+   * The key's 32 big-endian bytes, as `lockstep psi key new` writes them: the only way it
+   * leaves the worker. Keep it secret; `createStarter(pool, { key })` (or createJoiner) makes
+   * a party that masks the same.
+   *
+   * @param {PsiStepOptions} [options]
+   * @returns {Promise<Uint8Array>}
+   */
+  exportKey(options) {
+    return this.step('psi.party.exportKey', () => ({}), options, (output) => {
+      if (!(output instanceof Uint8Array && output.length === 32)) throw new TypeError('a key must be 32 bytes');
+    });
+  }
+
+  /**
+   * Ends the party: its worker drops it (and wipes the key). Later steps reject with a PsiError
+   * (PSI_USAGE).
+   *
+   * @param {PsiStepOptions} [options]
+   * @returns {Promise<void>}
+   */
+  async dispose(options) {
+    if (this.lost) return;
+    await this.step('psi.party.dispose', () => ({}), options, () => {});
+  }
+}
+
+/** The starter: sets up its masked set, answers requests, resolves the joiner's pairs. */
+export class PsiStarter extends Party {
+  get role() {
+    return 'starter';
+  }
+
+  /**
+   * The setup message over `rows`' distinct keys (`lockstep psi setup`). The party keeps the
+   * rows and, for a raw setup, the permutation resolve() needs.
+   *
+   * @param {PsiRows} rows
+   * @param {import('./index.js').PsiSetupOptions} setup
+   * @param {PsiStepOptions} [options]
+   * @returns {Promise<Uint8Array>}
+   */
+  setup(rows, setup, options) {
+    const { joinerCount, format = 'raw', fpr, columns, normalize } = setup ?? {};
+    return this.step(
+      'psi.party.setup',
+      () => ({
+        ...rowsInput(rows, { columns, normalize }),
+        format: String(format),
+        fpr: fpr === undefined ? undefined : Number(fpr),
+        joinerCount: countOf(joinerCount, 'joinerCount'),
+      }),
+      options,
+      bytesOutput('a setup'),
+    );
+  }
+
+  /**
+   * The last raw setup's permutation file (`--permutation-out`): with the exported key, what a
+   * later session needs to resolve. It is the starter's alone.
+   *
+   * @param {PsiStepOptions} [options]
+   * @returns {Promise<Uint8Array>}
+   */
+  permutationFile(options) {
+    return this.step('psi.party.permutation', () => ({}), options, bytesOutput('a permutation file'));
+  }
+
+  /**
+   * The response to a joiner's request (`lockstep psi respond`): `joinerCount` is the most
+   * elements accepted (the count the joiner stated); `sizeOnly` the mode this starter answers.
+   *
+   * @param {Uint8Array} request
+   * @param {{ joinerCount: number, sizeOnly?: boolean }} respond
+   * @param {PsiStepOptions} [options]
+   * @returns {Promise<Uint8Array>}
+   */
+  respond(request, respond, options) {
+    const { joinerCount, sizeOnly = false } = respond ?? {};
+    return this.step(
+      'psi.party.respond',
+      () => ({ request: bytesOf(request, 'request'), joinerCount: countOf(joinerCount, 'joinerCount'), sizeOnly: Boolean(sizeOnly) }),
+      options,
+      bytesOutput('a response'),
+    );
+  }
+
+  /**
+   * The joiner's pairs file resolved to this starter's rows (`lockstep psi resolve`), after a
+   * raw setup: 0-based `joinerRows[i]` matched `starterRows[i]`; `file` is the CSV the CLI writes.
+   *
+   * @param {Uint8Array} pairs
+   * @param {PsiStepOptions} [options]
+   * @returns {Promise<import('./index.js').PsiResolved>}
+   */
+  resolve(pairs, options) {
+    return this.step('psi.party.resolve', () => ({ pairs: bytesOf(pairs, 'pairs') }), options, (output) => {
+      const o = /** @type {Record<string, unknown>} */ (output);
+      if (!(o?.joinerRows instanceof Uint32Array && o.starterRows instanceof Uint32Array && o.file instanceof Uint8Array)) {
+        throw new TypeError('resolve returns { joinerRows, starterRows, file }');
+      }
+    });
+  }
+}
+
+/** The joiner: requests, and intersects the answer with the setup. */
+export class PsiJoiner extends Party {
+  get role() {
+    return 'joiner';
+  }
+
+  /**
+   * The request over `rows`' distinct keys (`lockstep psi request`); tell the starter how many
+   * keys it holds (the request's element count) as its joinerCount. The party keeps the rows
+   * and the request for intersect().
+   *
+   * @param {PsiRows} rows
+   * @param {import('./index.js').PsiRequestOptions} [request]
+   * @param {PsiStepOptions} [options]
+   * @returns {Promise<Uint8Array>}
+   */
+  request(rows, request, options) {
+    const { sizeOnly = false, columns, normalize } = request ?? {};
+    return this.step(
+      'psi.party.request',
+      () => ({ ...rowsInput(rows, { columns, normalize }), sizeOnly: Boolean(sizeOnly) }),
+      options,
+      bytesOutput('a request'),
+    );
+  }
+
+  /**
+   * The intersection of the starter's `setup` and its `response` to this party's last request
+   * (`lockstep psi intersect --request`): `{ size, rows, setupPositions, rowsFile, pairsFile }`
+   * (0-based rows; positions and pairsFile after a raw setup; only `size` after a size-only
+   * request). `maxSetupBytes` bounds the setup accepted (default: the engine's).
+   *
+   * @param {Uint8Array} setup
+   * @param {Uint8Array} response
+   * @param {{ maxSetupBytes?: number }} [intersect]
+   * @param {PsiStepOptions} [options]
+   * @returns {Promise<import('./index.js').PsiIntersection>}
+   */
+  intersect(setup, response, intersect, options) {
+    const { maxSetupBytes } = intersect ?? {};
+    return this.step(
+      'psi.party.intersect',
+      () => ({
+        setup: bytesOf(setup, 'setup'),
+        response: bytesOf(response, 'response'),
+        maxSetupBytes: countOf(maxSetupBytes, 'maxSetupBytes', { optional: true }),
+      }),
+      options,
+      (output) => {
+        const o = /** @type {Record<string, unknown>} */ (output);
+        if (!(Number.isSafeInteger(o?.size) && o.rows instanceof Uint32Array)) {
+          throw new TypeError('intersect returns { size, rows, ... }');
+        }
+      },
+    );
+  }
+}
+
+// Parties are made in a worker of a PSI pool (createPsiPool): with a fresh random key made
+// there, or with `key` (32 bytes, as exportKey() or `lockstep psi key new` give; copied once
+// for the worker, which wipes its copy).
+
+/**
+ * A starter in one worker of `pool`.
+ *
+ * @param {Pool} pool
+ * @param {{ key?: Uint8Array } & PsiStepOptions} [options]
+ * @returns {Promise<PsiStarter>}
+ */
+export async function createStarter(pool, options = {}) {
+  const affinity = pool.affinity('the PSI starter');
+  const id = await createIn(pool, 'starter', affinity, options);
+  return new PsiStarter(pool, affinity, id);
+}
+
+/**
+ * A joiner in one worker of `pool`.
+ *
+ * @param {Pool} pool
+ * @param {{ key?: Uint8Array } & PsiStepOptions} [options]
+ * @returns {Promise<PsiJoiner>}
+ */
+export async function createJoiner(pool, options = {}) {
+  const affinity = pool.affinity('the PSI joiner');
+  const id = await createIn(pool, 'joiner', affinity, options);
+  return new PsiJoiner(pool, affinity, id);
+}
+
+/**
+ * Creates the party in the worker `affinity` binds to; resolves with its id there.
+ *
+ * @param {Pool} pool
+ * @param {'starter' | 'joiner'} role
+ * @param {WorkerAffinity} affinity
+ * @param {{ key?: Uint8Array } & PsiStepOptions} options
+ * @returns {Promise<number>}
+ */
+async function createIn(pool, role, affinity, { key, ...options }) {
+  const input = key === undefined ? { role } : { role, key: bytesOf(key, 'key') };
+  try {
+    /** @type {{ party: number }} */
+    const created = await pool.run('psi.party.create', input, {
+      ...options,
+      affinity,
+      owned: true,
+      validate: (output) => {
+        if (!Number.isSafeInteger(fieldOf(output, 'party'))) throw new TypeError('create returns { party }');
+      },
+    });
+    return created.party;
+  } catch (error) {
+    throw engineError(error);
+  }
+}
