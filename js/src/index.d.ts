@@ -146,7 +146,7 @@ export declare const WASM_ABI: number;
 export declare const PSI_WORKER_URL: URL;
 
 export interface PsiPoolOptions extends Omit<PoolOptions, 'worker' | 'abi' | 'config'> {
-  /** 'auto' (simd128 where available), 'simd' or 'scalar'. Default 'auto'. */
+  /** 'auto' (the faster build for PSI: scalar today, see js/README.md), 'simd' or 'scalar'. Default 'auto'. */
   asset?: 'auto' | 'simd' | 'scalar';
   /** The folder holding scalar/ and simd/. Default: the package's wasm/. */
   assetBase?: URL | string;

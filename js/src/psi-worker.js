@@ -62,6 +62,13 @@ const SIMD_PROBE = new Uint8Array([
   98, 11,
 ]);
 
+/**
+ * The build 'auto' loads: the faster one for PSI on every engine measured (js/README.md, `node
+ * bench/psi.js`: the scalar build is 5-15% ahead of the simd128 one in Node 20 and Chromium, since
+ * simd128 has no 64-bit multiply the 26-bit field could use and LLVM's vectorized forms lose).
+ */
+const AUTO = 'scalar';
+
 /** Whether this engine runs wasm simd128. */
 export const simdSupported = () => WebAssembly.validate(SIMD_PROBE);
 
@@ -96,7 +103,7 @@ serve({
     if (!['auto', 'simd', 'scalar'].includes(wanted)) {
       throw new Error(`asset must be 'auto', 'simd' or 'scalar', not ${JSON.stringify(wanted)}`);
     }
-    const flavour = wanted === 'auto' ? (simdSupported() ? 'simd' : 'scalar') : wanted;
+    const flavour = wanted === 'auto' ? AUTO : wanted;
     if (flavour === 'simd' && !simdSupported()) throw new Error('this engine has no wasm simd128');
     const base = new URL(config.assetBase ?? '../wasm/', import.meta.url);
     const glueUrl = new URL(`${flavour}/lockstep_wasm.js`, base);

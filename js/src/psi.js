@@ -31,9 +31,10 @@ export const WASM_ABI = 3;
 export const PSI_WORKER_URL = new URL('./psi-worker.js', import.meta.url);
 
 /**
- * A pool whose workers each load the wasm module. `asset`: 'auto' (simd128 where the engine has
- * it), 'simd' or 'scalar'; `assetBase`: the folder holding `scalar/` and `simd/` (default: the
- * package's `wasm/`). Other options are the Pool's.
+ * A pool whose workers each load the wasm module. `asset`: 'auto' (the faster build for PSI,
+ * scalar today: see psi-worker.js), 'simd' (refused where the engine has no simd128) or
+ * 'scalar'; `assetBase`: the folder holding `scalar/` and `simd/` (default: the package's
+ * `wasm/`). Other options are the Pool's.
  *
  * @param {import('./index.js').PsiPoolOptions} [options]
  */

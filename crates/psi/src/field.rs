@@ -114,6 +114,16 @@ impl Fe {
         Self(limbs::sub(&self.0, &other.0))
     }
 
+    /// `self - b - c`.
+    pub(crate) fn sub2(&self, b: &Self, c: &Self) -> Self {
+        Self(limbs::sub2(&self.0, &b.0, &c.0))
+    }
+
+    /// `k * self` for a small constant `k` in [1, 8] (one reduction for the 26-bit limbs).
+    pub(crate) fn times(&self, k: u8) -> Self {
+        Self(limbs::times(&self.0, k))
+    }
+
     /// `-self`.
     pub(crate) fn neg(&self) -> Self {
         Self(limbs::neg(&self.0))
@@ -191,6 +201,13 @@ impl Fe {
     /// Conditional assignment: `other` where `choice`, else `self`.
     pub(crate) fn select(&self, other: &Self, choice: Choice) -> Self {
         Self(limbs::select(&self.0, &other.0, choice))
+    }
+
+    /// ORs `other`'s limbs into these where `choice`: a constant-time table lookup starts from
+    /// [`Fe::ZERO`] and ORs in every entry under its own choice, exactly one of them true (or
+    /// none), leaving that entry (or zero). Cheaper than a selection per entry.
+    pub(crate) fn or_if(&mut self, other: &Self, choice: Choice) {
+        limbs::or_if(&mut self.0, &other.0, choice);
     }
 
     /// Wipes the limbs (for values derived from secrets).
@@ -327,7 +344,7 @@ mod tests {
         #[test]
         fn operation_chains_equal_rustcrypto_p256(
             seeds in proptest::collection::vec(proptest::array::uniform32(proptest::num::u8::ANY), 4),
-            ops in proptest::collection::vec((0u8..7, 0usize..4, 0usize..4), 1..120),
+            ops in proptest::collection::vec((0u8..8, 0usize..4, 0usize..4), 1..120),
         ) {
             let mut ours: Vec<Fe> = seeds.iter().map(Fe::reduce_be_bytes).collect();
             let mut reference: Vec<FieldElement> =
@@ -341,6 +358,9 @@ mod tests {
                     3 => (a.mul(&b), ra * rb),
                     4 => (a.square(), ra.square()),
                     5 => (a.double().double().double(), ra.double().double().double()),
+                    6 if j == 0 => (a.times(8), ra.double().double().double()),
+                    6 if j == 1 => (a.times(3), ra.double() + ra),
+                    6 if j == 2 => (a.sub2(&b, &ours[(j + 1) % 4]), ra - rb - reference[(j + 1) % 4]),
                     _ => (a.select(&b, Choice::from(u8::from(i & 1 == 1))),
                           if i & 1 == 1 { rb } else { ra }),
                 };

@@ -1,11 +1,13 @@
-//! The portable backend: our P-256 arithmetic (`point`, over fiat-crypto's verified field;
-//! constant time in the key), pure Rust, the wasm build's. Products of a block share one field
-//! inversion for their affine coordinates.
+//! The portable backend: our P-256 arithmetic (`point`, over `field`: fiat-crypto's verified
+//! 64-bit field, or the 26-bit limbs on wasm32; constant time in the key), pure Rust, the wasm
+//! build's. A block's tables share one field inversion, and so do its products' affine
+//! coordinates.
 
 use zeroize::Zeroizing;
 
 use crate::curve::{Affine, Element};
-use crate::point::{Jacobian, normalize_batch};
+use crate::field::Fe;
+use crate::point::{Jacobian, mul_batch, normalize_batch};
 use crate::{Key, PsiError};
 
 /// The key and its inverse as big-endian scalar bytes, wiped on drop.
@@ -36,13 +38,8 @@ impl Cipher {
         inverse: bool,
     ) -> Result<Vec<Element>, PsiError> {
         let scalar = if inverse { &self.inverse } else { &self.key };
-        let products: Vec<Jacobian> = points
-            .iter()
-            .map(|point| {
-                let (x, y) = point.coordinates();
-                Jacobian::from_affine(x, y).mul(scalar)
-            })
-            .collect();
+        let affine: Vec<(Fe, Fe)> = points.iter().map(Affine::coordinates).collect();
+        let products: Vec<Jacobian> = mul_batch(&affine, scalar);
         normalize_batch(&products)
             .into_iter()
             .map(|affine| {

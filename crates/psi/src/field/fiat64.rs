@@ -74,6 +74,16 @@ pub(super) fn sub(a: &Limbs, b: &Limbs) -> Limbs {
     out.0
 }
 
+/// `a - b - c`.
+pub(super) fn sub2(a: &Limbs, b: &Limbs, c: &Limbs) -> Limbs {
+    sub(&sub(a, b), c)
+}
+
+/// `k * a` for a small `k` (by additions).
+pub(super) fn times(a: &Limbs, k: u8) -> Limbs {
+    (1..k).fold(*a, |sum, _| add(&sum, a))
+}
+
 /// `-a`.
 pub(super) fn neg(a: &Limbs) -> Limbs {
     let mut out = Mont(ZERO);
@@ -93,6 +103,14 @@ pub(super) fn square(a: &Limbs) -> Limbs {
     let mut out = Mont(ZERO);
     fiat::fiat_p256_square(&mut out, &Mont(*a));
     out.0
+}
+
+/// `acc | b` where `choice`, else `acc` (a table scan's accumulation into zero limbs).
+pub(super) fn or_if(acc: &mut Limbs, b: &Limbs, choice: Choice) {
+    let mask = 0u64.wrapping_sub(u64::from(choice.unwrap_u8()));
+    for (a, b) in acc.iter_mut().zip(b) {
+        *a |= b & mask;
+    }
 }
 
 /// `b` where `choice`, else `a`.

@@ -113,6 +113,18 @@ pub(super) fn sub(a: &Limbs, b: &Limbs) -> Limbs {
     weak_reduce(std::array::from_fn(|i| a[i] - b[i]))
 }
 
+/// `a - b - c`, reduced once.
+pub(super) fn sub2(a: &Limbs, b: &Limbs, c: &Limbs) -> Limbs {
+    weak_reduce(std::array::from_fn(|i| a[i] - b[i] - c[i]))
+}
+
+/// `k * a` for a small `k` (at most 8: the limbs stay below 2^30 before the reduction).
+pub(super) fn times(a: &Limbs, k: u8) -> Limbs {
+    debug_assert!(k <= 8);
+    let k = i64::from(k);
+    weak_reduce(std::array::from_fn(|i| k * a[i]))
+}
+
 /// `-a`.
 pub(super) fn neg(a: &Limbs) -> Limbs {
     weak_reduce(std::array::from_fn(|i| -a[i]))
@@ -145,6 +157,14 @@ pub(super) fn square(a: &Limbs) -> Limbs {
 /// `b` where `choice`, else `a`.
 pub(super) fn select(a: &Limbs, b: &Limbs, choice: Choice) -> Limbs {
     std::array::from_fn(|i| i64::conditional_select(&a[i], &b[i], choice))
+}
+
+/// `acc | b` where `choice`, else `acc` (a table scan's accumulation into zero limbs).
+pub(super) fn or_if(acc: &mut Limbs, b: &Limbs, choice: Choice) {
+    let mask = -i64::from(choice.unwrap_u8());
+    for (a, b) in acc.iter_mut().zip(b) {
+        *a |= b & mask;
+    }
 }
 
 /// `c / R mod p` for product columns below 2^59 in magnitude, within the invariant.

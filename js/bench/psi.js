@@ -1,0 +1,49 @@
+// PSI bench (figures, not a test): every step of a round for a party of this package on one
+// worker, scalar and simd128 wasm builds, against @openmined/psi.js 2.0.6 on the calling
+// thread, on the same values, in Node and in headless Chromium, in one run.
+//
+//   node bench/psi.js [--values 5000] [--rounds 3]
+//
+// Values per second (median of --rounds after a warm-up); the ratio is ours over psi.js's
+// better run of two (one before ours, one after). psi.js comes from peers/ (scripts/install-peers).
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import * as lockstep from '../src/index.js';
+import { measureAll } from './psi-steps.js';
+import { openPage } from '../test/node/chromium.js';
+import { serve } from '../test/node/serve.js';
+
+const { values: args } = parseArgs({
+  options: { values: { type: 'string', default: '5000' }, rounds: { type: 'string', default: '3' } },
+});
+const count = Number(args.values);
+const rounds = Number(args.rounds);
+
+const peers = createRequire(new URL('../../peers/package.json', import.meta.url));
+const PSI = (await import(pathToFileURL(peers.resolve('@openmined/psi.js')).href)).default;
+const node = await measureAll(lockstep, PSI, count, rounds);
+
+const server = await serve();
+const browser = await openPage();
+let chromium;
+try {
+  await browser.page.goto(`${server.url}bench/psi.html`);
+  await browser.page.waitForFunction(() => window.ready === true);
+  chromium = await browser.page.evaluate((s) => window.bench(s), { count, rounds });
+} finally {
+  await browser.close();
+  await server.close();
+}
+
+const f0 = (v) => v.toFixed(0);
+const f2 = (v) => v.toFixed(2);
+console.log(`node ${process.version}, chromium; ${count} values a set, median of ${rounds} rounds; values/s\n`);
+console.log('| step | env | ours, scalar | ours, simd128 | psi.js | scalar / psi.js | simd128 / psi.js |');
+console.log('|---|---|---|---|---|---|---|');
+for (const step of ['setup', 'request', 'respond', 'intersect']) {
+  for (const [env, m] of [['Node', node], ['Chromium', chromium]]) {
+    const row = [step, env, f0(m.scalar[step]), f0(m.simd[step]), f0(m.psiJs[step]), f2(m.scalar[step] / m.psiJs[step]), f2(m.simd[step] / m.psiJs[step])];
+    console.log(`| ${row.join(' | ')} |`);
+  }
+}
