@@ -152,6 +152,10 @@ pub(crate) struct BenchPsiArgs {
     /// Skip the peers (ours only).
     #[arg(long)]
     pub(crate) no_peers: bool,
+    /// Our backend: native (OpenSSL) or portable (the wasm build's arithmetic; built with
+    /// `--features lockstep-psi/field32`, its 26-bit field). Default: the fastest built.
+    #[arg(long, value_name = "BACKEND")]
+    pub(crate) backend: Option<lockstep_psi::Backend>,
 }
 
 impl Cli {

@@ -41,7 +41,7 @@ fn timed<T>(rows: usize, body: impl FnOnce() -> anyhow::Result<T>) -> anyhow::Re
 }
 
 /// Our rates at `workers` workers, and the matches found (a check that the run is real).
-fn ours(rows: usize, workers: usize) -> anyhow::Result<(Rates, usize)> {
+fn ours(rows: usize, workers: usize, backend: Backend) -> anyhow::Result<(Rates, usize)> {
     let starter_values: Vec<String> = (0..rows)
         .map(|i| format!("starter-{i}@example.org"))
         .collect();
@@ -50,8 +50,8 @@ fn ours(rows: usize, workers: usize) -> anyhow::Result<(Rates, usize)> {
         .collect();
     let pool = Pool::new(workers)?;
     let control = Control::new();
-    let starter = Starter::new(&Key::generate()?, Mode::Reveal, Backend::fastest())?;
-    let joiner = Joiner::new(&Key::generate()?, Mode::Reveal, Backend::fastest())?;
+    let starter = Starter::new(&Key::generate()?, Mode::Reveal, backend)?;
+    let joiner = Joiner::new(&Key::generate()?, Mode::Reveal, backend)?;
     let mut rates = Vec::new();
     let mut raw = None;
     for format in [SetupFormat::Raw, SetupFormat::Gcs, SetupFormat::Bloom] {
@@ -133,6 +133,7 @@ pub(crate) fn run(args: &BenchPsiArgs, worker_counts: &[usize], quiet: bool) -> 
         }
     };
     let psi_js_rows = args.psi_js_rows.unwrap_or(rows).max(2);
+    let backend = args.backend.unwrap_or_else(Backend::fastest);
     let python = args.peers.join(".venv/bin/python");
     if !args.no_peers {
         anyhow::ensure!(
@@ -154,7 +155,7 @@ pub(crate) fn run(args: &BenchPsiArgs, worker_counts: &[usize], quiet: bool) -> 
             note(&format!(
                 "round {round}: lockstep, {workers} workers, {rows} rows..."
             ));
-            let (rates, matches) = ours(rows, workers)?;
+            let (rates, matches) = ours(rows, workers, backend)?;
             anyhow::ensure!(
                 matches == rows - rows / 2,
                 "found {matches} matches, expected {}",
@@ -185,7 +186,7 @@ pub(crate) fn run(args: &BenchPsiArgs, worker_counts: &[usize], quiet: bool) -> 
         out,
         "PSI bench: {rows} rows per party (half shared; psi.js {psi_js_rows}), best of {} interleaved rounds, {} backend, rows/s",
         args.repeats.max(1),
-        Backend::fastest()
+        backend
     )?;
     write!(out, "{:<14}", "operation")?;
     for (name, _) in &columns {

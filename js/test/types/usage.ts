@@ -2,10 +2,19 @@
 import {
   BudgetError,
   Pool,
+  PsiError,
   StartupError,
+  WorkerLostError,
+  createJoiner,
   createPsiPool,
+  createStarter,
   psiRequest,
   type PoolStats,
+  type PsiIntersection,
+  type PsiJoiner,
+  type PsiResolved,
+  type PsiStarter,
+  type WorkerAffinity,
 } from 'lockstep';
 import { serve } from 'lockstep/worker';
 
@@ -38,4 +47,31 @@ createPsiPool({ asset: 'avx2' });
 // @ts-expect-error: owned is psiRequest's own business
 psiRequest(psi, { key: new Uint8Array(32), values: [] }, { owned: true });
 
-export { n, reserved, bytes, handle };
+async function round(pool: ReturnType<typeof createPsiPool>) {
+  const starter: PsiStarter = await createStarter(pool);
+  const joiner: PsiJoiner = await createJoiner(pool, { key: new Uint8Array(32), signal: controller.signal });
+  const request: Uint8Array = await joiner.request('email\nada@x\n', { columns: 'email', normalize: true });
+  const setup = await starter.setup(['ada@x'], { joinerCount: 1, format: 'gcs', fpr: 1e-6 });
+  const response = await starter.respond(request, { joinerCount: 1, sizeOnly: false });
+  const found: PsiIntersection = await joiner.intersect(setup, response, { maxSetupBytes: 1 << 20 });
+  const resolved: PsiResolved = await starter.resolve(found.pairsFile ?? new Uint8Array(0));
+  const affinity: WorkerAffinity = pool.affinity('mine');
+  await pool.run('noop', 1, { affinity });
+  // @ts-expect-error: a joiner does not respond
+  joiner.respond(request, { joinerCount: 1 });
+  // @ts-expect-error: setup needs the joiner count
+  starter.setup(['a'], { format: 'raw' });
+  // @ts-expect-error: formats are raw, gcs and bloom
+  starter.setup(['a'], { joinerCount: 1, format: 'zip' });
+  // @ts-expect-error: a party's steps choose their own affinity
+  joiner.request(['a'], {}, { affinity });
+  return [found.size, resolved.joinerRows, found.rows, starter.lost] as const;
+}
+
+function psiErrors(error: unknown) {
+  if (error instanceof PsiError && error.code === 'PSI_MESSAGE') return error.message;
+  if (error instanceof WorkerLostError) return error.code;
+  return undefined;
+}
+
+export { n, reserved, bytes, handle, round, psiErrors };
