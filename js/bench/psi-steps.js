@@ -1,6 +1,7 @@
 // What the PSI bench measures, the same way in Node and in a page: every step of a round, on
-// one worker for us (a party of lockstep's npm package, per wasm build) and on the calling
-// thread for @openmined/psi.js 2.0.6 (its own wasm), on the same values, in the same run.
+// one worker for us (a party of lockstep's npm package, per wasm build) and sharded over 2 and 4
+// (the scalar build), and on the calling thread for @openmined/psi.js 2.0.6 (its own wasm), on
+// the same values, in the same run.
 // Values per second, median of `rounds` (after one warm-up round each). `PSI` is psi.js's
 // module factory; `lockstep` this package's exports.
 //
@@ -35,13 +36,13 @@ export function sets(count) {
   return { starter, joiner };
 }
 
-/** Our four steps on one worker of a PSI pool with `asset`. */
-export async function ours(lockstep, asset, count, rounds) {
+/** Our four steps with `asset`, each sharded over `workers` workers of a PSI pool of as many. */
+export async function ours(lockstep, asset, count, rounds, workers = 1) {
   const { starter: starterValues, joiner: joinerValues } = sets(count);
-  const pool = lockstep.createPsiPool({ workers: 1, asset });
+  const pool = lockstep.createPsiPool({ workers, asset });
   try {
-    const starter = await lockstep.createStarter(pool);
-    const joiner = await lockstep.createJoiner(pool);
+    const starter = await lockstep.createStarter(pool, { workers });
+    const joiner = await lockstep.createJoiner(pool, { workers });
     let setup;
     let request;
     let response;
@@ -60,6 +61,7 @@ export async function ours(lockstep, asset, count, rounds) {
       found = await joiner.intersect(setup, response);
     });
     if (found.size !== count / 2) throw new Error(`our round found ${found.size}, not ${count / 2}`);
+    if (found.sharding.workers !== workers) throw new Error(`ran on ${found.sharding.reason}, not ${workers} workers`);
     return out;
   } finally {
     await pool.close();
@@ -95,13 +97,18 @@ export async function theirs(PSI, count, rounds) {
   return out;
 }
 
-/** Every measure of one environment: ours per build, and psi.js, interleaved. */
-export async function measureAll(lockstep, PSI, count, rounds) {
+/**
+ * Every measure of one environment: ours per build on one worker, the scalar build sharded over
+ * each of `shards` (counts above 1), and psi.js, interleaved.
+ */
+export async function measureAll(lockstep, PSI, count, rounds, shards = [2, 4]) {
   const before = await theirs(PSI, count, rounds);
   const scalar = await ours(lockstep, 'scalar', count, rounds);
+  const sharded = {};
+  for (const workers of shards) sharded[workers] = await ours(lockstep, 'scalar', count, rounds, workers);
   const simd = await ours(lockstep, 'simd', count, rounds);
   const after = await theirs(PSI, count, rounds);
   // psi.js's better figure of its two runs, so noise favours the peer.
   const psiJs = Object.fromEntries(Object.keys(before).map((k) => [k, Math.max(before[k], after[k])]));
-  return { scalar, simd, psiJs };
+  return { scalar, simd, psiJs, sharded: { 1: scalar, ...sharded } };
 }

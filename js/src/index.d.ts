@@ -202,6 +202,40 @@ export interface PsiRequestOptions extends PsiKeyOptions {
 /** A step's run options: progress counts distinct keys (or elements); aborting a running step ends its worker, and so the party. */
 export type PsiStepOptions = Omit<RunOptions, 'owned' | 'validate' | 'affinity' | 'reserve'>;
 
+/**
+ * How a party shards its setup, request, respond and intersect over the pool: the same bytes at
+ * every count. `workers`: 'auto' (the default: the hardware concurrency capped at 4, 1 in a
+ * browser on macOS, at most the pool's workers) or a whole number >= 1 (at most the pool's).
+ * `shardWait`: the ms the party's worker waits for its helpers to start before it splits
+ * (default 5,000); a helper not started by then is left out, and the step says so.
+ */
+export interface ShardOptions {
+  workers?: number | 'auto';
+  shardWait?: number;
+}
+
+/** How a step ran. */
+export interface PsiSharding {
+  /** The workers it ran on: the party's and its helpers'. */
+  workers: number;
+  /** What was asked. */
+  asked: number | 'auto';
+  /** What the choice gave, before helpers that did not start were left out. */
+  chosen: number;
+  /** Why, in words: the choice's reason, the count it ran on, each helper left out. */
+  reason: string;
+  /** The helpers left out before the split (1-based), and why. */
+  left: Array<{ index: number; why: string }>;
+}
+
+/** The shard choice for `asked` on a pool of `poolWorkers` in this environment (or `host`). */
+export declare const MAX_AUTO_WORKERS: 4;
+export declare function shardChoice(
+  asked: number | 'auto' | undefined,
+  poolWorkers: number,
+  host?: { concurrency: number; browser: boolean; userAgent?: string; platform?: string; uaPlatform?: string },
+): { workers: number; asked: number | 'auto'; reason: string };
+
 export interface PsiResolved {
   /** 0-based joiner rows, each matched with starterRows at the same index; sorted. */
   joinerRows: Uint32Array;
@@ -221,6 +255,8 @@ export interface PsiIntersection {
   rowsFile?: Uint8Array;
   /** After a raw setup, the pairs file for the starter's resolve (`--pairs-out`). */
   pairsFile?: Uint8Array;
+  /** How the intersection ran. */
+  sharding: PsiSharding;
 }
 
 /** What both parties share (party.js). */
@@ -231,17 +267,19 @@ declare class PsiParty {
   exportKey(options?: PsiStepOptions): Promise<Uint8Array>;
   /** Drops the party in its worker (its key is wiped there). */
   dispose(options?: PsiStepOptions): Promise<void>;
+  /** How the last setup, request, respond or intersect ran (null before the first). */
+  readonly lastSharding: PsiSharding | null;
 }
 
 /** A PSI starter living in one worker of a PSI pool. */
 export declare class PsiStarter extends PsiParty {
   readonly role: 'starter';
   /** The setup message (`lockstep psi setup`). */
-  setup(rows: PsiRows, setup: PsiSetupOptions, options?: PsiStepOptions): Promise<Uint8Array>;
+  setup(rows: PsiRows, setup: PsiSetupOptions, options?: PsiStepOptions & ShardOptions): Promise<Uint8Array>;
   /** The last raw setup's permutation file (`--permutation-out`). */
   permutationFile(options?: PsiStepOptions): Promise<Uint8Array>;
   /** The response to a request (`lockstep psi respond`). */
-  respond(request: Uint8Array, respond: { joinerCount: number; sizeOnly?: boolean }, options?: PsiStepOptions): Promise<Uint8Array>;
+  respond(request: Uint8Array, respond: { joinerCount: number; sizeOnly?: boolean }, options?: PsiStepOptions & ShardOptions): Promise<Uint8Array>;
   /** The joiner's pairs file resolved to this starter's rows (`lockstep psi resolve`). */
   resolve(pairs: Uint8Array, options?: PsiStepOptions): Promise<PsiResolved>;
 }
@@ -250,15 +288,15 @@ export declare class PsiStarter extends PsiParty {
 export declare class PsiJoiner extends PsiParty {
   readonly role: 'joiner';
   /** The request (`lockstep psi request`). */
-  request(rows: PsiRows, request?: PsiRequestOptions, options?: PsiStepOptions): Promise<Uint8Array>;
+  request(rows: PsiRows, request?: PsiRequestOptions, options?: PsiStepOptions & ShardOptions): Promise<Uint8Array>;
   /** The intersection of the setup and the response to the last request (`lockstep psi intersect`). */
-  intersect(setup: Uint8Array, response: Uint8Array, intersect?: { maxSetupBytes?: number }, options?: PsiStepOptions): Promise<PsiIntersection>;
+  intersect(setup: Uint8Array, response: Uint8Array, intersect?: { maxSetupBytes?: number }, options?: PsiStepOptions & ShardOptions): Promise<PsiIntersection>;
 }
 
-/** A starter in a worker of `pool` (createPsiPool), with a fresh key made there or `key`. */
-export declare function createStarter(pool: Pool, options?: { key?: Uint8Array } & PsiStepOptions): Promise<PsiStarter>;
-/** A joiner in a worker of `pool` (createPsiPool), with a fresh key made there or `key`. */
-export declare function createJoiner(pool: Pool, options?: { key?: Uint8Array } & PsiStepOptions): Promise<PsiJoiner>;
+/** A starter in a worker of `pool` (createPsiPool), with a fresh key made there or `key`; `workers` and `shardWait` are its steps' defaults. */
+export declare function createStarter(pool: Pool, options?: { key?: Uint8Array } & ShardOptions & PsiStepOptions): Promise<PsiStarter>;
+/** A joiner in a worker of `pool` (createPsiPool), with a fresh key made there or `key`; `workers` and `shardWait` are its steps' defaults. */
+export declare function createJoiner(pool: Pool, options?: { key?: Uint8Array } & ShardOptions & PsiStepOptions): Promise<PsiJoiner>;
 
 export declare class LockstepError extends Error {
   readonly code: string;

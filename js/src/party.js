@@ -23,6 +23,9 @@
 import { PsiError, TaskError } from './errors.js';
 import { fieldOf } from './fields.js';
 import { ownCopy, packValues } from './psi.js';
+import { DEFAULT_WAIT_MS } from './shard/messages.js';
+import { runShardedStep } from './shard/page.js';
+import { shardChoice } from './shard/policy.js';
 
 /** @typedef {import('./index.js').Pool} Pool */
 /** @typedef {import('./index.js').WorkerAffinity} WorkerAffinity */
@@ -97,17 +100,107 @@ const bytesOutput = (what) => (output) => {
   if (!(output instanceof Uint8Array)) throw new TypeError(`${what} must be a Uint8Array`);
 };
 
+/**
+ * How a party shards its steps: `workers` ('auto' or a whole number, see shard/policy.js) and
+ * `wait`, the ms its worker waits for helpers to start before it splits.
+ *
+ * @typedef {{ workers?: number | 'auto', shardWait?: number }} ShardOptions
+ */
+
+/**
+ * @param {ShardOptions} options
+ * @returns {{ workers: number | 'auto', wait: number }}
+ */
+function shardingOf({ workers = 'auto', shardWait = DEFAULT_WAIT_MS } = {}) {
+  if (workers !== 'auto' && !(Number.isSafeInteger(workers) && workers >= 1)) {
+    throw new TypeError(`workers must be 'auto' or a whole number >= 1, not ${String(workers)}`);
+  }
+  if (!(Number.isFinite(shardWait) && shardWait >= 0)) throw new TypeError(`shardWait must be a number of ms >= 0, not ${String(shardWait)}`);
+  return { workers, wait: shardWait };
+}
+
+/**
+ * How a step ran, from the coordinator's report and the choice it started from.
+ *
+ * @param {import('./shard/policy.js').ShardChoice} choice
+ * @param {unknown} shards
+ * @returns {import('./index.js').PsiSharding}
+ */
+function shardingReport(choice, shards) {
+  const workers = Number(fieldOf(shards, 'workers'));
+  /** @type {Array<{ index: number, why: string }>} */
+  const left = /** @type {any} */ (fieldOf(shards, 'left')) ?? [];
+  const ranOn = `ran on ${workers} worker${workers === 1 ? '' : 's'}`;
+  const gone = left.length > 0 ? `; ${left.map((l) => `helper ${l.index} ${l.why}`).join('; ')}` : '';
+  return { workers, asked: choice.asked, chosen: choice.workers, reason: `${choice.reason}: ${ranOn}${gone}`, left };
+}
+
 /** What both parties do: run their steps on their worker, export the key, go away. */
 class Party {
   #pool;
   #affinity;
   #id;
+  #sharding;
+  /** @type {import('./index.js').PsiSharding | null} */
+  #last = null;
 
-  /** @param {Pool} pool @param {WorkerAffinity} affinity @param {number} id */
-  constructor(pool, affinity, id) {
+  /**
+   * @param {Pool} pool @param {WorkerAffinity} affinity @param {number} id
+   * @param {{ workers: number | 'auto', wait: number }} sharding
+   */
+  constructor(pool, affinity, id, sharding) {
     this.#pool = pool;
     this.#affinity = affinity;
     this.#id = id;
+    this.#sharding = sharding;
+  }
+
+  /**
+   * How the last setup, request, respond or intersect ran: the workers it ran on, what was
+   * asked and chosen, and why (null before the first).
+   */
+  get lastSharding() {
+    return this.#last;
+  }
+
+  /**
+   * Runs a step that maps items (setup, request, respond, intersect) on this party's worker
+   * and the helpers the shard choice asks for (shard/): the same bytes at every worker count.
+   *
+   * @template T
+   * @param {string} op
+   * @param {() => object} input
+   * @param {(PsiStepOptions & ShardOptions) | undefined} options
+   * @param {(output: unknown) => void} validate
+   * @returns {Promise<T>}
+   */
+  async shardedStep(op, input, options, validate) {
+    const { workers, shardWait, ...rest } = options ?? {};
+    const own = this.#sharding;
+    const { wait } = shardingOf({ workers: workers ?? own.workers, shardWait: shardWait ?? own.wait });
+    const choice = shardChoice(workers ?? own.workers, this.#pool.workers);
+    const built = { party: this.#id, ...input() };
+    try {
+      const output = await runShardedStep(
+        this.#pool,
+        op,
+        built,
+        {
+          ...rest,
+          affinity: this.#affinity,
+          owned: true,
+          validate: (out) => {
+            if (!Number.isSafeInteger(fieldOf(fieldOf(out, 'shards'), 'workers'))) throw new TypeError(`${op} returns { result, shards }`);
+            validate(fieldOf(out, 'result'));
+          },
+        },
+        { helpers: choice.workers - 1, wait },
+      );
+      this.#last = shardingReport(choice, fieldOf(output, 'shards'));
+      return /** @type {T} */ (fieldOf(output, 'result'));
+    } catch (error) {
+      throw engineError(error);
+    }
   }
 
   /** Whether this party's worker is gone (every step now rejects with WorkerLostError). */
@@ -178,7 +271,7 @@ export class PsiStarter extends Party {
    */
   setup(rows, setup, options) {
     const { joinerCount, format = 'raw', fpr, columns, normalize } = setup ?? {};
-    return this.step(
+    return this.shardedStep(
       'psi.party.setup',
       () => ({
         ...rowsInput(rows, { columns, normalize }),
@@ -213,7 +306,7 @@ export class PsiStarter extends Party {
    */
   respond(request, respond, options) {
     const { joinerCount, sizeOnly = false } = respond ?? {};
-    return this.step(
+    return this.shardedStep(
       'psi.party.respond',
       () => ({ request: bytesOf(request, 'request'), joinerCount: countOf(joinerCount, 'joinerCount'), sizeOnly: Boolean(sizeOnly) }),
       options,
@@ -257,7 +350,7 @@ export class PsiJoiner extends Party {
    */
   request(rows, request, options) {
     const { sizeOnly = false, columns, normalize } = request ?? {};
-    return this.step(
+    return this.shardedStep(
       'psi.party.request',
       () => ({ ...rowsInput(rows, { columns, normalize }), sizeOnly: Boolean(sizeOnly) }),
       options,
@@ -277,9 +370,10 @@ export class PsiJoiner extends Party {
    * @param {PsiStepOptions} [options]
    * @returns {Promise<import('./index.js').PsiIntersection>}
    */
-  intersect(setup, response, intersect, options) {
+  async intersect(setup, response, intersect, options) {
     const { maxSetupBytes } = intersect ?? {};
-    return this.step(
+    /** @type {import('./index.js').PsiIntersection} */
+    const found = await this.shardedStep(
       'psi.party.intersect',
       () => ({
         setup: bytesOf(setup, 'setup'),
@@ -294,6 +388,7 @@ export class PsiJoiner extends Party {
         }
       },
     );
+    return { ...found, sharding: /** @type {import('./index.js').PsiSharding} */ (this.lastSharding) };
   }
 }
 
@@ -305,26 +400,30 @@ export class PsiJoiner extends Party {
  * A starter in one worker of `pool`.
  *
  * @param {Pool} pool
- * @param {{ key?: Uint8Array } & PsiStepOptions} [options]
+ * @param {{ key?: Uint8Array } & ShardOptions & PsiStepOptions} [options]
  * @returns {Promise<PsiStarter>}
  */
 export async function createStarter(pool, options = {}) {
+  const { workers, shardWait, ...rest } = options;
+  const sharding = shardingOf({ workers, shardWait });
   const affinity = pool.affinity('the PSI starter');
-  const id = await createIn(pool, 'starter', affinity, options);
-  return new PsiStarter(pool, affinity, id);
+  const id = await createIn(pool, 'starter', affinity, rest);
+  return new PsiStarter(pool, affinity, id, sharding);
 }
 
 /**
  * A joiner in one worker of `pool`.
  *
  * @param {Pool} pool
- * @param {{ key?: Uint8Array } & PsiStepOptions} [options]
+ * @param {{ key?: Uint8Array } & ShardOptions & PsiStepOptions} [options]
  * @returns {Promise<PsiJoiner>}
  */
 export async function createJoiner(pool, options = {}) {
+  const { workers, shardWait, ...rest } = options;
+  const sharding = shardingOf({ workers, shardWait });
   const affinity = pool.affinity('the PSI joiner');
-  const id = await createIn(pool, 'joiner', affinity, options);
-  return new PsiJoiner(pool, affinity, id);
+  const id = await createIn(pool, 'joiner', affinity, rest);
+  return new PsiJoiner(pool, affinity, id, sharding);
 }
 
 /**

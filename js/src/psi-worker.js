@@ -5,6 +5,8 @@
 import { AssetError, serve } from './worker.js';
 import { fieldOf, messageOf } from './fields.js';
 import { isNode } from './platform.js';
+import { runSharded } from './shard/coordinator.js';
+import { runHelper } from './shard/helper.js';
 
 /**
  * What this worker uses of the wasm-bindgen glue of bindings/wasm (lockstep_wasm.js).
@@ -16,6 +18,8 @@ import { isNode } from './platform.js';
  * @property {(key: Uint8Array, values: Uint8Array, ends: Uint32Array, reveal: boolean,
  *             normalize: boolean, progress: (done: number, total: number) => void) => Uint8Array} psiRequest
  * @property {{ generate(role: string): WasmParty, import(role: string, key: Uint8Array): WasmParty }} PsiParty
+ * @property {{ fromKey(role: string, key: Uint8Array): import('./shard/parts.js').PartMapper & { free(): void } }} PsiHelper
+ * @property {(items: number, count: number) => Uint32Array} psiRanges
  */
 
 /** @typedef {(done: number, total: number) => void} Beat */
@@ -33,7 +37,21 @@ import { isNode } from './platform.js';
  *             sizeOnly: boolean, progress: Beat) => Uint8Array} request
  * @property {(setup: Uint8Array, response: Uint8Array, maxSetupBytes: number | undefined, progress: Beat) => object} intersect
  * @property {() => Uint8Array} exportKey
+ * @property {() => string} role
  * @property {() => void} free
+ * @property {(values: Uint8Array, ends: Uint32Array, packed: boolean, columns: string[], normalize: boolean,
+ *             format: string, fpr: number | undefined, joinerCount: number) => { values: Uint8Array, ends: Uint32Array }} setupBegin
+ * @property {(masked: Uint8Array, progress?: Beat) => Uint8Array} setupFinish
+ * @property {(values: Uint8Array, ends: Uint32Array, packed: boolean, columns: string[], normalize: boolean,
+ *             sizeOnly: boolean) => { values: Uint8Array, ends: Uint32Array }} requestBegin
+ * @property {(masked: Uint8Array) => Uint8Array} requestFinish
+ * @property {(request: Uint8Array, joinerCount: number, sizeOnly: boolean) => Uint8Array} respondBegin
+ * @property {(remasked: Uint8Array) => Uint8Array} respondFinish
+ * @property {(setup: Uint8Array, response: Uint8Array, maxSetupBytes: number | undefined) => Uint8Array} intersectBegin
+ * @property {(unmasked: Uint8Array) => object} intersectFinish
+ * @property {(values: Uint8Array, ends: Uint32Array, progress: Beat) => Uint8Array} maskPart
+ * @property {(elements: Uint8Array, first: number, progress: Beat) => Uint8Array} remaskPart
+ * @property {(elements: Uint8Array, first: number, progress: Beat) => Uint8Array} unmaskPart
  */
 
 /**
@@ -50,6 +68,28 @@ function partyOf(id) {
   const party = typeof id === 'number' ? parties.get(id) : undefined;
   if (!party) throw Object.assign(new Error(`this worker holds no party ${String(id)} (disposed?)`), { code: 'PSI_USAGE' });
   return party;
+}
+
+/**
+ * A party's step (begin, map, finish) on this worker and the helpers the page connected, if
+ * any (shard/coordinator.js): `{ result, shards }`.
+ *
+ * @param {any} input
+ * @param {import('./worker.js').OpContext} op
+ * @param {(party: WasmParty) => import('./shard/parts.js').Items} begin
+ * @param {(party: WasmParty, mapped: Uint8Array) => unknown} finish
+ */
+function step(input, { progress, context }, begin, finish) {
+  const party = partyOf(input.party);
+  return runSharded({
+    shard: input.shard,
+    role: /** @type {'starter' | 'joiner'} */ (party.role()),
+    party,
+    begin: () => begin(party),
+    finish: (mapped) => finish(party, mapped),
+    psiRanges: glueOf(context).psiRanges,
+    progress,
+  });
 }
 
 /** @param {unknown} context */
@@ -135,19 +175,35 @@ serve({
       return { party: id };
     },
     /** @param {any} input @param {import('./worker.js').OpContext} op */
-    'psi.party.setup': (input, { progress }) =>
-      partyOf(input.party).setup(input.values, input.ends, input.packed, input.columns, input.normalize, input.format, input.fpr, input.joinerCount, progress),
+    'psi.party.setup': (input, op) =>
+      step(input, op, (party) => ({
+        kind: 'mask',
+        ...party.setupBegin(input.values, input.ends, input.packed, input.columns, input.normalize, input.format, input.fpr, input.joinerCount),
+      }), (party, masked) => party.setupFinish(masked)),
     /** @param {any} input */
     'psi.party.permutation': (input) => partyOf(input.party).permutationFile(),
     /** @param {any} input @param {import('./worker.js').OpContext} op */
-    'psi.party.respond': (input, { progress }) => partyOf(input.party).respond(input.request, input.joinerCount, input.sizeOnly, progress),
+    'psi.party.respond': (input, op) =>
+      step(input, op, (party) => ({
+        kind: 'remask',
+        elements: party.respondBegin(input.request, input.joinerCount, input.sizeOnly),
+      }), (party, remasked) => party.respondFinish(remasked)),
     /** @param {any} input */
     'psi.party.resolve': (input) => partyOf(input.party).resolve(input.pairs),
     /** @param {any} input @param {import('./worker.js').OpContext} op */
-    'psi.party.request': (input, { progress }) =>
-      partyOf(input.party).request(input.values, input.ends, input.packed, input.columns, input.normalize, input.sizeOnly, progress),
+    'psi.party.request': (input, op) =>
+      step(input, op, (party) => ({
+        kind: 'mask',
+        ...party.requestBegin(input.values, input.ends, input.packed, input.columns, input.normalize, input.sizeOnly),
+      }), (party, masked) => party.requestFinish(masked)),
     /** @param {any} input @param {import('./worker.js').OpContext} op */
-    'psi.party.intersect': (input, { progress }) => partyOf(input.party).intersect(input.setup, input.response, input.maxSetupBytes, progress),
+    'psi.party.intersect': (input, op) =>
+      step(input, op, (party) => ({
+        kind: 'unmask',
+        elements: party.intersectBegin(input.setup, input.response, input.maxSetupBytes),
+      }), (party, unmasked) => party.intersectFinish(unmasked)),
+    /** @param {any} input @param {import('./worker.js').OpContext} op */
+    'psi.helper': (input, { progress, context }) => runHelper(input, glueOf(context).PsiHelper, progress),
     /** @param {any} input */
     'psi.party.exportKey': (input) => partyOf(input.party).exportKey(),
     /** @param {any} input */

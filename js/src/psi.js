@@ -6,7 +6,7 @@
 import { Pool } from './pool.js';
 
 /** The ABI version of the wasm module this package's PSI ops speak (bindings/wasm ABI_VERSION). */
-export const WASM_ABI = 3;
+export const WASM_ABI = 4;
 
 /**
  * The config every PSI worker's `load` gets (psi-worker.js).

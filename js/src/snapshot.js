@@ -130,14 +130,15 @@ export function snapshot(value) {
 }
 
 /**
- * The ArrayBuffers inside `value` (the caller's own, for an input it hands over with
- * `owned: true`): they are transferred, and so detached on the caller's side.
+ * The ArrayBuffers and MessagePorts inside `value` (the caller's own, for an input it hands
+ * over with `owned: true`): they are transferred, and so detached on the caller's side. A
+ * MessagePort can reach a worker only this way (a snapshot cannot copy one).
  *
  * @param {unknown} value
- * @returns {ArrayBuffer[]}
+ * @returns {Transferable[]}
  */
 export function ownedBuffers(value) {
-  /** @type {Set<ArrayBuffer>} */
+  /** @type {Set<Transferable>} */
   const buffers = new Set();
   /** @type {Set<object>} */
   const seen = new Set();
@@ -146,6 +147,7 @@ export function ownedBuffers(value) {
     if (item === null || typeof item !== 'object' || seen.has(item)) return;
     seen.add(item);
     if (item instanceof ArrayBuffer) buffers.add(item);
+    else if (typeof MessagePort === 'function' && item instanceof MessagePort) buffers.add(item);
     else if (ArrayBuffer.isView(item)) {
       if (item.buffer instanceof ArrayBuffer) buffers.add(item.buffer);
     } else if (Array.isArray(item)) item.forEach(walk);

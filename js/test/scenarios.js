@@ -154,6 +154,81 @@ async function loadPsiJs(env) {
 // Whether two byte arrays are equal (sameBytes asserts it).
 const equalBytes = (a, b) => a.length === b.length && a.every((byte, i) => byte === b[i]);
 
+// A PSI pool whose spawner can fail the workers running helpers ('psi.helper' tasks): `onHelper`
+// gets each message a helper's worker sends (with its handle) and returns false to drop it;
+// `onHelperTask` gets each helper task posted and returns false to hold it back; `received`
+// records every message any worker sent the page.
+function helperSpawn(onHelper = () => true, onHelperTask = () => true) {
+  const received = [];
+  const spawn = (url, options) => {
+    const handle = spawnWorker(url, options);
+    let helping = false;
+    const wrapped = {
+      ...handle,
+      post(message, transfer) {
+        if (message?.type === 'task') helping = message.op === 'psi.helper';
+        if (helping && message?.type === 'task' && onHelperTask(wrapped) === false) return;
+        handle.post(message, transfer);
+      },
+      listen(listeners) {
+        handle.listen({
+          ...listeners,
+          message: (data) => {
+            received.push(data);
+            if (helping && onHelper(data, wrapped) === false) return;
+            if (data?.type === 'result' || data?.type === 'error') helping = false;
+            listeners.message(data);
+          },
+        });
+      },
+    };
+    return wrapped;
+  };
+  return { spawn, received };
+}
+
+// Whether `key` occurs in any byte buffer, string (as UTF-8 or hex) or number list inside `value`.
+function holdsKey(value, key) {
+  const hex = [...key].map((b) => b.toString(16).padStart(2, '0')).join('');
+  const seen = new Set();
+  const inBytes = (bytes) => {
+    for (let i = 0; i + key.length <= bytes.length; i++) {
+      let j = 0;
+      while (j < key.length && bytes[i + j] === key[j]) j++;
+      if (j === key.length) return true;
+    }
+    return false;
+  };
+  const walk = (item) => {
+    if (typeof item === 'string') return item.toLowerCase().includes(hex) || inBytes(new TextEncoder().encode(item));
+    if (item === null || typeof item !== 'object' || seen.has(item)) return false;
+    seen.add(item);
+    if (item instanceof ArrayBuffer) return inBytes(new Uint8Array(item));
+    if (ArrayBuffer.isView(item)) return inBytes(new Uint8Array(item.buffer, item.byteOffset, item.byteLength));
+    if (Array.isArray(item) && item.every((x) => Number.isInteger(x))) return inBytes(item);
+    return Object.values(item).some(walk);
+  };
+  return walk(value);
+}
+
+// Every message the page's ends of MessageChannels receive while `fn` runs (the control
+// channels of sharded steps; helper channels' ends all leave the page).
+async function recordingChannels(fn) {
+  const Native = globalThis.MessageChannel;
+  const received = [];
+  globalThis.MessageChannel = class extends Native {
+    constructor() {
+      super();
+      this.port1.addEventListener('message', (event) => received.push(event.data));
+    }
+  };
+  try {
+    return { result: await fn(), received };
+  } finally {
+    globalThis.MessageChannel = Native;
+  }
+}
+
 const PSI_POOL = { workers: 2, asset: 'scalar', startupTimeout: 20_000 };
 const KEYED = { columns: 'email', normalize: true };
 
@@ -1012,7 +1087,7 @@ export const scenarios = [
     },
   ],
   [
-    "a psi.js party completes a round with our starter, and with our joiner, in the same page",
+    "a psi.js party completes a round with our pooled starter, and with our pooled joiner, in the same page",
     async (env) => {
       const psi = await loadPsiJs(env);
       const starterValues = Array.from({ length: 400 }, (_, i) => `person-${i}@example.org`);
@@ -1020,7 +1095,7 @@ export const scenarios = [
       const expected = joinerValues.map((v, i) => [v, i]).filter(([v]) => starterValues.includes(v)).map(([, i]) => i);
       const p = createPsiPool(PSI_POOL);
       // psi.js's client against our starter, every format.
-      const starter = await createStarter(p);
+      const starter = await createStarter(p, { workers: 2 });
       const client = psi.client.createWithNewKey(true);
       const request = client.createRequest(joinerValues).serializeBinary();
       const response = await starter.respond(request, { joinerCount: joinerValues.length });
@@ -1033,7 +1108,7 @@ export const scenarios = [
       }
       // psi.js's server against our joiner.
       const server = psi.server.createWithNewKey(true);
-      const joiner = await createJoiner(p);
+      const joiner = await createJoiner(p, { workers: 2 });
       for (const [name, structure] of [['raw', psi.dataStructure.Raw], ['gcs', psi.dataStructure.GCS]]) {
         const setup = server.createSetupMessage(1e-9, joinerValues.length, starterValues, structure).serializeBinary();
         const ours = await joiner.request(joinerValues);
@@ -1043,6 +1118,162 @@ export const scenarios = [
       }
       client.delete?.();
       server.delete?.();
+      await closed(p);
+    },
+  ],
+  [
+    "sharded steps of both roles give the CLI's bytes at 2, 3 and 4 workers, and the one-worker bytes around every split",
+    async (env) => {
+      const r = env.psi.round;
+      const p = createPsiPool({ ...PSI_POOL, workers: 4 });
+      for (const workers of [2, 3, 4]) {
+        const starter = await createStarter(p, { key: fromB64(r.starterKey), workers });
+        const joiner = await createJoiner(p, { key: fromB64(r.joinerKey), workers });
+        const request = await joiner.request(r.joiner, KEYED);
+        sameBytes(request, fromB64(r.request), `the request on ${workers} workers`);
+        equal(joiner.lastSharding.workers, workers, `the request ran on ${workers} workers`);
+        ok(joiner.lastSharding.reason.includes(`${workers} asked`), joiner.lastSharding.reason);
+        const response = await starter.respond(request, { joinerCount: r.joinerCount });
+        sameBytes(response, fromB64(r.response), `the response on ${workers} workers`);
+        equal(starter.lastSharding.workers, workers, 'the response ran sharded');
+        for (const format of ['raw', 'gcs', 'bloom']) {
+          const setup = await starter.setup(r.starter, { ...KEYED, joinerCount: r.joinerCount, format });
+          sameBytes(setup, fromB64(r.formats[format].setup), `the ${format} setup on ${workers} workers`);
+          const found = await joiner.intersect(setup, response);
+          equal(found.sharding.workers, workers, 'the intersection ran sharded');
+          sameBytes(found.rowsFile, fromB64(r.formats[format].rows), `the ${format} rows on ${workers} workers`);
+          if (format === 'raw') {
+            sameBytes(await starter.permutationFile(), fromB64(r.permutation), 'the permutation file');
+            sameBytes(found.pairsFile, fromB64(r.pairs), 'the pairs file');
+            sameBytes((await starter.resolve(found.pairsFile)).file, fromB64(r.resolved), 'the resolved pairs');
+          }
+        }
+        const sizeRequest = await joiner.request(r.joiner, { ...KEYED, sizeOnly: true });
+        sameBytes(sizeRequest, fromB64(r.requestSize), 'the size-only request');
+        sameBytes(await starter.respond(sizeRequest, { joinerCount: r.joinerCount, sizeOnly: true }), fromB64(r.responseSize), 'the size-only response');
+        await starter.dispose();
+        await joiner.dispose();
+      }
+      // 0, 1, workers - 1 and workers + 1 values: the one-worker bytes, or its error.
+      const keys = { starter: await (await createStarter(p)).exportKey(), joiner: await (await createJoiner(p)).exportKey() };
+      const outcome = (promise) => promise.then((bytes) => ({ bytes }), (error) => ({ code: error.code ?? error.name }));
+      const roundOf = async (workers, count) => {
+        const starter = await createStarter(p, { key: keys.starter, workers });
+        const joiner = await createJoiner(p, { key: keys.joiner, workers });
+        const values = Array.from({ length: count }, (_, i) => `v${i}@x`);
+        const setup = await outcome(starter.setup(values.filter((_, i) => i % 2 === 0), { joinerCount: Math.max(1, count) }));
+        const request = await outcome(joiner.request(values));
+        const response = request.bytes ? await outcome(starter.respond(request.bytes, { joinerCount: Math.max(1, count) })) : request;
+        const found = setup.bytes && response.bytes
+          ? await outcome(joiner.intersect(setup.bytes, response.bytes).then((f) => f.rowsFile))
+          : { code: 'none' };
+        await starter.dispose();
+        await joiner.dispose();
+        return { setup, request, response, found };
+      };
+      for (const count of [0, 1, 2, 3, 4, 5]) {
+        const one = await roundOf(1, count);
+        for (const workers of [2, 3, 4]) {
+          const many = await roundOf(workers, count);
+          for (const step of ['setup', 'request', 'response', 'found']) {
+            equal(many[step].code, one[step].code, `${step} of ${count} values on ${workers} workers: the same error`);
+            if (one[step].bytes) sameBytes(many[step].bytes, one[step].bytes, `${step} of ${count} values on ${workers} workers`);
+          }
+        }
+      }
+      await closed(p);
+    },
+  ],
+  [
+    'a sharded step never shows the page the key: it goes from the party\'s worker to its helpers over channels the page only connects',
+    async (env) => {
+      const r = env.psi.round;
+      const workers = helperSpawn();
+      const { result: key, received } = await recordingChannels(async () => {
+        const p = createPsiPool({ ...PSI_POOL, workers: 3, spawn: workers.spawn });
+        // Known keys, to look for; and a fresh one, exported only once the steps are done.
+        const starter = await createStarter(p, { key: fromB64(r.starterKey), workers: 3 });
+        const joiner = await createJoiner(p, { key: fromB64(r.joinerKey), workers: 3 });
+        const fresh = await createJoiner(p, { workers: 3 });
+        const request = await joiner.request(r.joiner, KEYED);
+        const setup = await starter.setup(r.starter, { ...KEYED, joinerCount: r.joinerCount });
+        const found = await joiner.intersect(setup, await starter.respond(request, { joinerCount: r.joinerCount }));
+        equal(found.sharding.workers, 3, 'sharded');
+        await fresh.request(r.joiner, KEYED);
+        equal(fresh.lastSharding.workers, 3, 'the fresh party sharded too');
+        const before = workers.received.length;
+        const exported = await fresh.exportKey();
+        workers.received.length = before; // the export itself is the one way out
+        await closed(p);
+        return exported;
+      });
+      ok(workers.received.length > 10 && received.some((m) => m?.type === 'started'), 'messages were recorded');
+      for (const [name, bytes] of [['starter', fromB64(r.starterKey)], ['joiner', fromB64(r.joinerKey)], ['fresh', key]]) {
+        ok(!holdsKey(workers.received, bytes), `no message from a worker holds the ${name} key`);
+        ok(!holdsKey(received, bytes), `no control message holds the ${name} key`);
+      }
+    },
+  ],
+  [
+    'a helper that fails before the split leaves the step on the first worker, which says so; the bytes are the same',
+    async (env) => {
+      const r = env.psi.round;
+      // Each helper's worker is terminated instead of given its task (so before its hello).
+      const workers = helperSpawn(() => true, (handle) => {
+        handle.terminate();
+        return false;
+      });
+      const p = createPsiPool({ ...PSI_POOL, workers: 2, spawn: workers.spawn, silence: { initial: 2_000, min: 200, factor: 10 } });
+      const joiner = await createJoiner(p, { key: fromB64(r.joinerKey), workers: 2, shardWait: 300 });
+      const request = await joiner.request(r.joiner, KEYED);
+      sameBytes(request, fromB64(r.request), 'the request');
+      equal(joiner.lastSharding.workers, 1, 'ran on the first worker');
+      equal(joiner.lastSharding.chosen, 2, 'two were chosen');
+      ok(/helper 1 (failed before the split|did not start within 300 ms)/.test(joiner.lastSharding.reason), joiner.lastSharding.reason);
+      ok(!joiner.lost, 'the party is kept');
+      await closed(p, true);
+    },
+  ],
+  [
+    'a helper whose worker is terminated mid-part fails the step with one clear error; nothing hangs and the party is kept',
+    async (env) => {
+      const r = env.psi.round;
+      let terminated = 0;
+      const workers = helperSpawn((data, handle) => {
+        // The beat that starts a part (done 0 of its items): its worker goes as it works.
+        if (data?.type === 'progress' && data.total > 0 && data.done < data.total && terminated === 0) {
+          terminated++;
+          handle.terminate();
+          return false;
+        }
+        return true;
+      });
+      const p = createPsiPool({ ...PSI_POOL, workers: 2, spawn: workers.spawn, silence: { initial: 2_000, min: 200, factor: 10 } });
+      const joiner = await createJoiner(p, { workers: 2 });
+      const values = Array.from({ length: 12_000 }, (_, i) => `person-${i}@example.org`);
+      const error = await rejects(joiner.request(values), PsiError, /helper 1 of the sharded step failed: .*(exited|crash|no progress)/i);
+      equal(error.code, 'PSI_SHARD');
+      equal(terminated, 1, 'one helper was terminated');
+      ok(!joiner.lost, 'the party is kept');
+      // The next step runs (on the replaced worker as a helper again).
+      const again = await joiner.request(r.joiner, { ...KEYED });
+      ok(again.length > 0 && joiner.lastSharding.workers === 2, 'the next step ran sharded');
+      await closed(p);
+    },
+  ],
+  [
+    "a helper that stops reporting is caught by the pool's silence limit and fails the step",
+    async () => {
+      // Every progress report from helpers' workers is lost on its way to the pool.
+      const workers = helperSpawn((data) => data?.type !== 'progress');
+      const p = createPsiPool({ ...PSI_POOL, workers: 2, spawn: workers.spawn, silence: { initial: 1_000, min: 200, factor: 10 } });
+      const joiner = await createJoiner(p, { workers: 2 });
+      const values = Array.from({ length: 16_000 }, (_, i) => `person-${i}@example.org`);
+      const started = performance.now();
+      const error = await rejects(joiner.request(values), PsiError, /helper 1 of the sharded step failed: WorkerHangError: .*no progress on 'psi.helper'/);
+      equal(error.code, 'PSI_SHARD');
+      ok(performance.now() - started < 30_000, 'caught in time');
+      ok(!joiner.lost, 'the party is kept');
       await closed(p);
     },
   ],

@@ -14,7 +14,7 @@ use lockstep_shard::{CancelToken, Control, Progress};
 use wasm_bindgen::prelude::*;
 use zeroize::Zeroize;
 
-use crate::party::{Party, PartyError, Role, Rows};
+use crate::party::{Found, Items, Keyed, Party, PartyError, Role, Rows};
 
 thread_local! {
     /// The progress callback of the step running on this thread (wasm runs one at a time).
@@ -120,7 +120,7 @@ impl JsParty {
     /// # Errors
     /// As [`Party::respond`].
     pub fn respond(
-        &self,
+        &mut self,
         request: &[u8],
         joiner_count: f64,
         size_only: bool,
@@ -183,7 +183,7 @@ impl JsParty {
     /// # Errors
     /// As [`Party::intersect`].
     pub fn intersect(
-        &self,
+        &mut self,
         setup: &[u8],
         response: &[u8],
         max_setup_bytes: Option<f64>,
@@ -196,27 +196,319 @@ impl JsParty {
         let found = with_progress(progress, |control| {
             self.0.intersect(setup, response, limit, control)
         })?;
-        let rows: Vec<u32> = found.rows.iter().map(|m| row(m.row)).collect();
-        let positions: Option<Vec<u32>> = found
-            .rows
-            .iter()
-            .map(|m| m.setup_position.map(row))
-            .collect();
-        let optional = |bytes: Option<Vec<u8>>| {
-            bytes.map_or(JsValue::UNDEFINED, |b| Uint8Array::from(&b[..]).into())
-        };
-        let positions = match positions {
-            Some(p) if !found.rows.is_empty() => Uint32Array::from(&p[..]).into(),
-            _ => JsValue::UNDEFINED,
-        };
-        object(&[
-            ("size", JsValue::from(found.size as f64)),
-            ("rows", Uint32Array::from(&rows[..]).into()),
-            ("setupPositions", positions),
-            ("rowsFile", optional(found.rows_file)),
-            ("pairsFile", optional(found.pairs_file)),
-        ])
+        found_object(found)
     }
+
+    /// Begins a setup in parts (see [`Party::setup_begin`]): `{ values: Uint8Array, ends:
+    /// Uint32Array }`, the distinct keys to mask (by [`mask_part`](Self::mask_part) here or on
+    /// helpers), then [`setup_finish`](Self::setup_finish). Arguments as for
+    /// [`setup`](Self::setup).
+    ///
+    /// # Errors
+    /// As [`Party::setup_begin`].
+    #[wasm_bindgen(js_name = setupBegin)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the flags of `psi setup`, each needed"
+    )]
+    pub fn setup_begin(
+        &mut self,
+        values: &[u8],
+        ends: &[u32],
+        packed: bool,
+        columns: Vec<String>,
+        normalize: bool,
+        format: &str,
+        fpr: Option<f64>,
+        joiner_count: f64,
+    ) -> Result<Object, JsValue> {
+        let format: SetupFormat = format
+            .parse()
+            .map_err(|e: String| to_js(PartyError::Usage(e)))?;
+        let params = SetupParams {
+            format,
+            fpr: fpr.unwrap_or(SetupParams::DEFAULT_FPR),
+            joiner_count: count(joiner_count, "joinerCount")?,
+        };
+        let spec = KeySpec { columns, normalize };
+        let items = self
+            .0
+            .setup_begin(rows(values, ends, packed), &spec, &params)
+            .map_err(to_js)?;
+        items_object(&items)
+    }
+
+    /// Finishes a setup from the masked keys, packed, in key order: the setup message.
+    ///
+    /// # Errors
+    /// As [`Party::setup_finish`].
+    #[wasm_bindgen(js_name = setupFinish)]
+    pub fn setup_finish(
+        &mut self,
+        masked: &[u8],
+        progress: Option<Function>,
+    ) -> Result<Vec<u8>, JsValue> {
+        with_progress(progress, |control| self.0.setup_finish(masked, control))
+    }
+
+    /// Begins a request in parts: the distinct keys to mask, as
+    /// [`setup_begin`](Self::setup_begin) gives them.
+    ///
+    /// # Errors
+    /// As [`Party::request_begin`].
+    #[wasm_bindgen(js_name = requestBegin)]
+    pub fn request_begin(
+        &mut self,
+        values: &[u8],
+        ends: &[u32],
+        packed: bool,
+        columns: Vec<String>,
+        normalize: bool,
+        size_only: bool,
+    ) -> Result<Object, JsValue> {
+        let spec = KeySpec { columns, normalize };
+        let items = self
+            .0
+            .request_begin(rows(values, ends, packed), &spec, size_only)
+            .map_err(to_js)?;
+        items_object(&items)
+    }
+
+    /// Finishes a request from the masked keys, packed, in key order: the request message.
+    ///
+    /// # Errors
+    /// As [`Party::request_finish`].
+    #[wasm_bindgen(js_name = requestFinish)]
+    pub fn request_finish(&mut self, masked: &[u8]) -> Result<Vec<u8>, JsValue> {
+        self.0.request_finish(masked).map_err(to_js)
+    }
+
+    /// Begins a response in parts: the request's elements to re-mask, packed (33 bytes each).
+    ///
+    /// # Errors
+    /// As [`Party::respond_begin`].
+    #[wasm_bindgen(js_name = respondBegin)]
+    pub fn respond_begin(
+        &mut self,
+        request: &[u8],
+        joiner_count: f64,
+        size_only: bool,
+    ) -> Result<Vec<u8>, JsValue> {
+        let joiner_count = count(joiner_count, "joinerCount")?;
+        self.0
+            .respond_begin(request, joiner_count, size_only)
+            .map_err(to_js)
+    }
+
+    /// Finishes a response from the re-masked elements, packed, in request order.
+    ///
+    /// # Errors
+    /// As [`Party::respond_finish`].
+    #[wasm_bindgen(js_name = respondFinish)]
+    pub fn respond_finish(&mut self, remasked: &[u8]) -> Result<Vec<u8>, JsValue> {
+        self.0.respond_finish(remasked).map_err(to_js)
+    }
+
+    /// Begins an intersection in parts: the response's elements to unmask, packed.
+    ///
+    /// # Errors
+    /// As [`Party::intersect_begin`].
+    #[wasm_bindgen(js_name = intersectBegin)]
+    pub fn intersect_begin(
+        &mut self,
+        setup: &[u8],
+        response: &[u8],
+        max_setup_bytes: Option<f64>,
+    ) -> Result<Vec<u8>, JsValue> {
+        let limit = match max_setup_bytes {
+            Some(bytes) => count(bytes, "maxSetupBytes")?,
+            None => crate::DEFAULT_MAX_SETUP_BYTES,
+        };
+        self.0
+            .intersect_begin(setup, response, limit)
+            .map_err(to_js)
+    }
+
+    /// Finishes an intersection from the unmasked elements, packed, in response order: the
+    /// object [`intersect`](Self::intersect) gives.
+    ///
+    /// # Errors
+    /// As [`Party::intersect_finish`].
+    #[wasm_bindgen(js_name = intersectFinish)]
+    pub fn intersect_finish(&mut self, unmasked: &[u8]) -> Result<Object, JsValue> {
+        found_object(self.0.intersect_finish(unmasked).map_err(to_js)?)
+    }
+
+    /// This party's own part of a setup's or a request's map (see [`Keyed::mask`]).
+    ///
+    /// # Errors
+    /// As [`Keyed::mask`].
+    #[wasm_bindgen(js_name = maskPart)]
+    pub fn mask_part(
+        &self,
+        values: &[u8],
+        ends: &[u32],
+        progress: Option<Function>,
+    ) -> Result<Vec<u8>, JsValue> {
+        with_progress(progress, |control| {
+            self.0.keyed().mask(values, ends, control)
+        })
+    }
+
+    /// This party's own part of a response's map (see [`Keyed::remask`]).
+    ///
+    /// # Errors
+    /// As [`Keyed::remask`].
+    #[wasm_bindgen(js_name = remaskPart)]
+    pub fn remask_part(
+        &self,
+        elements: &[u8],
+        first: u32,
+        progress: Option<Function>,
+    ) -> Result<Vec<u8>, JsValue> {
+        with_progress(progress, |control| {
+            self.0.keyed().remask(elements, first as usize, control)
+        })
+    }
+
+    /// This party's own part of an intersection's map (see [`Keyed::unmask`]).
+    ///
+    /// # Errors
+    /// As [`Keyed::unmask`].
+    #[wasm_bindgen(js_name = unmaskPart)]
+    pub fn unmask_part(
+        &self,
+        elements: &[u8],
+        first: u32,
+        progress: Option<Function>,
+    ) -> Result<Vec<u8>, JsValue> {
+        with_progress(progress, |control| {
+            self.0.keyed().unmask(elements, first as usize, control)
+        })
+    }
+}
+
+/// A helper of a party: maps parts of that party's steps on another instance with the key the
+/// party delivered to it. It is made only from a delivered key ([`from_key`](Self::from_key)):
+/// a helper has no way to make a key of its own, and none to export one.
+#[wasm_bindgen(js_name = PsiHelper)]
+pub struct JsHelper(Keyed);
+
+#[wasm_bindgen(js_class = PsiHelper)]
+impl JsHelper {
+    /// A helper of `role` with the delivered `key` (32 bytes, as `exportKey` gives). The
+    /// module's copy of `key` is wiped, and wasm-bindgen copies the zeros back.
+    ///
+    /// # Errors
+    /// `PSI_USAGE` for another role, `PSI_KEY` for a key that cannot be used.
+    #[wasm_bindgen(js_name = fromKey)]
+    pub fn from_key(role: &str, key: &mut [u8]) -> Result<JsHelper, JsValue> {
+        let role = match parse_role(role) {
+            Ok(role) => role,
+            Err(error) => {
+                key.zeroize();
+                return Err(to_js(error));
+            }
+        };
+        Keyed::from_key(role, key).map(Self).map_err(to_js)
+    }
+
+    /// `"starter"` or `"joiner"`.
+    pub fn role(&self) -> String {
+        self.0.role().to_string()
+    }
+
+    /// A part of a setup's or a request's map (see [`Keyed::mask`]).
+    ///
+    /// # Errors
+    /// As [`Keyed::mask`].
+    #[wasm_bindgen(js_name = maskPart)]
+    pub fn mask_part(
+        &self,
+        values: &[u8],
+        ends: &[u32],
+        progress: Option<Function>,
+    ) -> Result<Vec<u8>, JsValue> {
+        with_progress(progress, |control| self.0.mask(values, ends, control))
+    }
+
+    /// A part of a response's map (see [`Keyed::remask`]).
+    ///
+    /// # Errors
+    /// As [`Keyed::remask`].
+    #[wasm_bindgen(js_name = remaskPart)]
+    pub fn remask_part(
+        &self,
+        elements: &[u8],
+        first: u32,
+        progress: Option<Function>,
+    ) -> Result<Vec<u8>, JsValue> {
+        with_progress(progress, |control| {
+            self.0.remask(elements, first as usize, control)
+        })
+    }
+
+    /// A part of an intersection's map (see [`Keyed::unmask`]).
+    ///
+    /// # Errors
+    /// As [`Keyed::unmask`].
+    #[wasm_bindgen(js_name = unmaskPart)]
+    pub fn unmask_part(
+        &self,
+        elements: &[u8],
+        first: u32,
+        progress: Option<Function>,
+    ) -> Result<Vec<u8>, JsValue> {
+        with_progress(progress, |control| {
+            self.0.unmask(elements, first as usize, control)
+        })
+    }
+}
+
+/// The parts of `items` for `count` instances, as the engine splits them
+/// ([`lockstep_psi::parts::ranges`]): `[start0, end0, start1, end1, ...]`, in order.
+///
+/// # Panics
+/// Never: every bound is at most `items`, a `u32`.
+#[wasm_bindgen(js_name = psiRanges)]
+pub fn psi_ranges(items: u32, count: u32) -> Vec<u32> {
+    lockstep_psi::parts::ranges(items as usize, count.max(1) as usize)
+        .into_iter()
+        .flat_map(|r| [r.start, r.end])
+        .map(|i| u32::try_from(i).expect("invariant: the bounds of u32 items fit u32"))
+        .collect()
+}
+
+/// `{ values, ends }` of packed items.
+fn items_object(items: &Items) -> Result<Object, JsValue> {
+    object(&[
+        ("values", Uint8Array::from(&items.values[..]).into()),
+        ("ends", Uint32Array::from(&items.ends[..]).into()),
+    ])
+}
+
+/// The JS object of an intersection.
+fn found_object(found: Found) -> Result<Object, JsValue> {
+    let rows: Vec<u32> = found.rows.iter().map(|m| row(m.row)).collect();
+    let positions: Option<Vec<u32>> = found
+        .rows
+        .iter()
+        .map(|m| m.setup_position.map(row))
+        .collect();
+    let optional = |bytes: Option<Vec<u8>>| {
+        bytes.map_or(JsValue::UNDEFINED, |b| Uint8Array::from(&b[..]).into())
+    };
+    let positions = match positions {
+        Some(p) if !found.rows.is_empty() => Uint32Array::from(&p[..]).into(),
+        _ => JsValue::UNDEFINED,
+    };
+    object(&[
+        ("size", JsValue::from(found.size as f64)),
+        ("rows", Uint32Array::from(&rows[..]).into()),
+        ("setupPositions", positions),
+        ("rowsFile", optional(found.rows_file)),
+        ("pairsFile", optional(found.pairs_file)),
+    ])
 }
 
 fn parse_role(role: &str) -> Result<Role, PartyError> {

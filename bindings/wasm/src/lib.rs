@@ -23,6 +23,12 @@
 //! call. [`psi_request`] wipes that copy before returning, and wasm-bindgen copies the wiped bytes
 //! back, so the caller's array (the pool's snapshot of the key, in the worker) is zero afterwards.
 //! The scalar inside the engine is a [`lockstep_psi::Key`], zeroized on drop.
+//!
+//! A [`Party`] (`PsiParty`) makes its key inside the module (or imports one); it leaves only by
+//! `exportKey`. A step sharded over several instances ([`lockstep_psi::parts`]) gives each other
+//! instance the exported key, over a channel between workers, and that instance holds it in a
+//! [`Keyed`] (`PsiHelper`) made by `PsiHelper.fromKey`, which wipes the bytes it was given: a
+//! helper can neither make a key nor export one.
 
 #![deny(unsafe_code)]
 
@@ -32,14 +38,17 @@ mod request;
 
 use wasm_bindgen::prelude::*;
 
-pub use js_party::JsParty;
-pub use party::{DEFAULT_MAX_SETUP_BYTES, Found, Party, PartyError, Resolved, Role, Rows};
+pub use js_party::{JsHelper, JsParty, psi_ranges};
+pub use party::{
+    DEFAULT_MAX_SETUP_BYTES, Found, Items, Keyed, Party, PartyError, Resolved, Role, Rows,
+};
 pub use request::{PackError, RequestError, request};
 
 /// The version of this module's exports. It changes whenever an export's name, arguments or
 /// meaning change; the JS worker sends it in its handshake. 2: `psiRequest` masks distinct keys
 /// and takes `normalize`. 3: `PsiParty`, both roles' steps with the key inside the module.
-pub const ABI_VERSION: u32 = 3;
+/// 4: steps in parts (`*Begin`, `*Part`, `*Finish`), `PsiHelper`, `psiRanges`.
+pub const ABI_VERSION: u32 = 4;
 
 /// The version of this module's exports ([`ABI_VERSION`]).
 #[wasm_bindgen(js_name = abiVersion)]

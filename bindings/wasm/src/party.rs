@@ -22,7 +22,7 @@ use lockstep_psi::linkage::{
 };
 use lockstep_psi::{
     Backend, Joiner, Key, Limits, Mode, PsiError, Request, Response, ServerSetup, SetupParams,
-    Starter,
+    Starter, parts,
 };
 use lockstep_shard::{Control, Pool};
 use zeroize::{Zeroize, Zeroizing};
@@ -155,12 +155,60 @@ struct Requested {
     request: Request,
 }
 
+/// A step begun and not yet finished: what its finish needs besides the parts' outputs.
+enum Pending {
+    Setup {
+        records: Records,
+        keys: linkage::KeyTable,
+        spec: KeySpec,
+        params: SetupParams,
+    },
+    Request {
+        records: Records,
+        keys: linkage::KeyTable,
+        mode: Mode,
+    },
+    Respond {
+        mode: Mode,
+        count: usize,
+    },
+    Intersect {
+        setup: ServerSetup,
+        digest: Digest,
+        learn: Learn,
+    },
+}
+
 /// One party: its role, its key, and what it keeps between steps.
+///
+/// Each step comes whole (`setup`, `request`, `respond`, `intersect`) or in three calls for a
+/// front end that maps its items in parts on other instances ([`lockstep_psi::parts`]):
+/// `*_begin` checks the inputs and gives the items to map, the parts are mapped
+/// ([`Keyed::mask`], [`Keyed::remask`], [`Keyed::unmask`], here or on a [`Keyed`] helper
+/// holding the same key), and `*_finish` merges their outputs, concatenated in part order. The
+/// whole step is exactly that with one part.
 pub struct Party {
-    role: Role,
-    key: Key,
+    keyed: Keyed,
     set_up: Option<SetUp>,
     requested: Option<Requested>,
+    pending: Option<Pending>,
+}
+
+/// A role's key, mapping parts of a step: a party's own, or a helper's, made only from a key
+/// delivered to it (there is no other way to make one).
+pub struct Keyed {
+    role: Role,
+    key: Key,
+}
+
+/// The distinct keys a step masks, packed as the JS side sends values: bytes back to back and
+/// each one's end offset.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Items {
+    /// The keys' bytes, back to back.
+    pub values: Vec<u8>,
+    /// The end offset of each.
+    pub ends: Vec<u32>,
 }
 
 /// What [`Party::intersect`] gives the joiner.
@@ -192,7 +240,10 @@ impl Party {
     /// # Errors
     /// [`PsiError::Randomness`] if the platform's generator fails.
     pub fn generate(role: Role) -> Result<Self, PartyError> {
-        Ok(Self::with_key(role, Key::generate()?))
+        Ok(Self::with_key(Keyed {
+            role,
+            key: Key::generate()?,
+        }))
     }
 
     /// A party of `role` with the key whose big-endian bytes are `key`: exactly
@@ -203,41 +254,40 @@ impl Party {
     /// # Errors
     /// [`PartyError::KeyLength`]; [`PsiError::KeyOutOfRange`], [`PsiError::WeakKey`].
     pub fn import(role: Role, key: &mut [u8]) -> Result<Self, PartyError> {
-        let parsed = if key.len() == Key::LEN {
-            Key::from_bytes(key).map_err(PartyError::from)
-        } else {
-            Err(PartyError::KeyLength(key.len()))
-        };
-        key.zeroize();
-        Ok(Self::with_key(role, parsed?))
+        Ok(Self::with_key(Keyed::from_key(role, key)?))
     }
 
-    fn with_key(role: Role, key: Key) -> Self {
+    fn with_key(keyed: Keyed) -> Self {
         Self {
-            role,
-            key,
+            keyed,
             set_up: None,
             requested: None,
+            pending: None,
         }
     }
 
     /// This party's role.
     pub fn role(&self) -> Role {
-        self.role
+        self.keyed.role
     }
 
-    /// The key's 32 big-endian bytes: the only way the key leaves the party.
+    /// The key's 32 big-endian bytes: the only way the key leaves the party (to be kept, or
+    /// delivered to a helper of the same role).
     pub fn export_key(&self) -> Zeroizing<[u8; 32]> {
-        self.key.to_bytes()
+        self.keyed.key.to_bytes()
     }
 
-    /// The starter's setup message over its rows' distinct keys (`psi setup`). The party keeps
-    /// the rows and, for a raw setup, the permutation [`resolve`](Self::resolve) needs; a new
-    /// setup replaces them.
+    /// This party's key, for mapping its own part of a step.
+    pub fn keyed(&self) -> &Keyed {
+        &self.keyed
+    }
+
+    /// The starter's setup message over its rows' distinct keys (`psi setup`), in one part.
+    /// The party keeps the rows and, for a raw setup, the permutation
+    /// [`resolve`](Self::resolve) needs; a new setup replaces them.
     ///
     /// # Errors
-    /// [`PartyError::WrongRole`] for a joiner; [`PartyError::Psi`] for bad parameters (checked
-    /// before the rows are read) or a setup too large; [`PartyError::Input`] for unusable rows.
+    /// As [`setup_begin`](Self::setup_begin) and [`setup_finish`](Self::setup_finish).
     pub fn setup(
         &mut self,
         rows: Rows<'_>,
@@ -245,16 +295,63 @@ impl Party {
         params: &SetupParams,
         control: &Control,
     ) -> Result<Vec<u8>, PartyError> {
+        let items = self.setup_begin(rows, spec, params)?;
+        let masked = self.keyed.mask(&items.values, &items.ends, control)?;
+        self.setup_finish(&masked, control)
+    }
+
+    /// Begins a setup: checks the parameters (before the rows are read, then against the rows'
+    /// key count) and gives the distinct keys to mask.
+    ///
+    /// # Errors
+    /// [`PartyError::WrongRole`] for a joiner; [`PartyError::Psi`] for bad parameters or a
+    /// setup too large; [`PartyError::Input`] for unusable rows.
+    pub fn setup_begin(
+        &mut self,
+        rows: Rows<'_>,
+        spec: &KeySpec,
+        params: &SetupParams,
+    ) -> Result<Items, PartyError> {
         self.expect_role(Role::Starter, "set up")?;
         params.validate()?;
         let (records, keys) = read_rows(rows, spec)?;
-        let starter = Starter::new(&self.key, Mode::Reveal, Backend::Portable)?;
-        control.progress().start(Some(keys.len() as u64));
-        let setup = linkage::setup(&starter, &Pool::current_thread(), control, &keys, params)?;
-        self.set_up = Some(SetUp {
+        params.check(keys.len())?;
+        let items = pack_keys(&keys);
+        self.pending = Some(Pending::Setup {
             records,
             keys,
             spec: spec.clone(),
+            params: *params,
+        });
+        Ok(items)
+    }
+
+    /// Finishes a setup from the keys' masked elements, packed, in key order.
+    ///
+    /// # Errors
+    /// [`PartyError::OutOfOrder`] without [`setup_begin`](Self::setup_begin);
+    /// [`PartyError::Psi`] for parts that do not add up (a bug) or a cancelled run.
+    pub fn setup_finish(
+        &mut self,
+        masked: &[u8],
+        control: &Control,
+    ) -> Result<Vec<u8>, PartyError> {
+        let Some(Pending::Setup {
+            records,
+            keys,
+            spec,
+            params,
+        }) = self.take_pending(|p| matches!(p, Pending::Setup { .. }))
+        else {
+            return Err(out_of_order("finish a setup", "its beginning"));
+        };
+        let masked = parts::unpack(masked)?;
+        let setup =
+            linkage::setup_from_masked(&Pool::current_thread(), control, &keys, masked, &params)?;
+        self.set_up = Some(SetUp {
+            records,
+            keys,
+            spec,
             permutation: setup.permutation,
         });
         Ok(setup.bytes)
@@ -274,20 +371,35 @@ impl Party {
         Ok(out)
     }
 
-    /// The starter's response to a joiner's request (`psi respond`): `joiner_count` bounds
-    /// the request's elements (the count the joiner stated), `size_only` the mode this starter
-    /// answers. Needs no setup.
+    /// The starter's response to a joiner's request (`psi respond`), in one part.
     ///
     /// # Errors
-    /// [`PartyError::WrongRole`] for a joiner, [`PartyError::Usage`] for a joiner count of 0,
-    /// [`PartyError::Psi`] for a malformed request, one above the count, one of the other mode,
-    /// or an element off the curve.
+    /// As [`respond_begin`](Self::respond_begin) and [`respond_finish`](Self::respond_finish).
     pub fn respond(
-        &self,
+        &mut self,
         request: &[u8],
         joiner_count: u64,
         size_only: bool,
         control: &Control,
+    ) -> Result<Vec<u8>, PartyError> {
+        let elements = self.respond_begin(request, joiner_count, size_only)?;
+        let remasked = self.keyed.remask(&elements, 0, control)?;
+        self.respond_finish(&remasked)
+    }
+
+    /// Begins a response: `joiner_count` bounds the request's elements (the count the joiner
+    /// stated), `size_only` is the mode this starter answers. Gives the request's elements to
+    /// re-mask, packed. Needs no setup.
+    ///
+    /// # Errors
+    /// [`PartyError::WrongRole`] for a joiner, [`PartyError::Usage`] for a joiner count of 0,
+    /// [`PartyError::Psi`] for a malformed request, one above the count, or one of the other
+    /// mode.
+    pub fn respond_begin(
+        &mut self,
+        request: &[u8],
+        joiner_count: u64,
+        size_only: bool,
     ) -> Result<Vec<u8>, PartyError> {
         self.expect_role(Role::Starter, "respond")?;
         if joiner_count == 0 {
@@ -295,19 +407,31 @@ impl Party {
                 "the joiner count must be at least 1".to_owned(),
             ));
         }
-        let limits = Limits::max_elements(joiner_count);
-        let request = Request::read(request, limits)?;
-        let mode = if size_only {
-            Mode::SizeOnly
-        } else {
-            Mode::Reveal
+        let request = Request::read(request, Limits::max_elements(joiner_count))?;
+        let mode = mode_of(size_only);
+        Starter::new(&self.keyed.key, mode, Backend::Portable)?.check_request(&request)?;
+        self.pending = Some(Pending::Respond {
+            mode,
+            count: request.elements.len(),
+        });
+        Ok(parts::pack(&request.elements))
+    }
+
+    /// Finishes a response from the request's re-masked elements, packed, in request order.
+    ///
+    /// # Errors
+    /// [`PartyError::OutOfOrder`] without [`respond_begin`](Self::respond_begin);
+    /// [`PartyError::Psi`] for parts that do not add up (a bug).
+    pub fn respond_finish(&mut self, remasked: &[u8]) -> Result<Vec<u8>, PartyError> {
+        let Some(Pending::Respond { mode, count }) =
+            self.take_pending(|p| matches!(p, Pending::Respond { .. }))
+        else {
+            return Err(out_of_order("finish a response", "its beginning"));
         };
-        let starter = Starter::new(&self.key, mode, Backend::Portable)?;
-        control
-            .progress()
-            .start(Some(request.elements.len() as u64));
-        let response = starter.respond(&Pool::current_thread(), control, &request)?;
-        Ok(response.to_bytes())
+        let remasked = parts::unpack(remasked)?;
+        check_count(remasked.len(), count)?;
+        let starter = Starter::new(&self.keyed.key, mode, Backend::Portable)?;
+        Ok(starter.response_from_remasked(remasked).to_bytes())
     }
 
     /// The joiner's pairs file (from [`intersect`](Self::intersect) or `psi intersect
@@ -337,11 +461,12 @@ impl Party {
         })
     }
 
-    /// The joiner's request over its rows' distinct keys (`psi request`). The party keeps the
-    /// rows and the request for [`intersect`](Self::intersect); a new request replaces them.
+    /// The joiner's request over its rows' distinct keys (`psi request`), in one part. The
+    /// party keeps the rows and the request for [`intersect`](Self::intersect); a new request
+    /// replaces them.
     ///
     /// # Errors
-    /// [`PartyError::WrongRole`] for a starter, [`PartyError::Input`] for unusable rows.
+    /// As [`request_begin`](Self::request_begin) and [`request_finish`](Self::request_finish).
     pub fn request(
         &mut self,
         rows: Rows<'_>,
@@ -349,16 +474,50 @@ impl Party {
         size_only: bool,
         control: &Control,
     ) -> Result<Vec<u8>, PartyError> {
+        let items = self.request_begin(rows, spec, size_only)?;
+        let masked = self.keyed.mask(&items.values, &items.ends, control)?;
+        self.request_finish(&masked)
+    }
+
+    /// Begins a request: gives the rows' distinct keys to mask.
+    ///
+    /// # Errors
+    /// [`PartyError::WrongRole`] for a starter, [`PartyError::Input`] for unusable rows.
+    pub fn request_begin(
+        &mut self,
+        rows: Rows<'_>,
+        spec: &KeySpec,
+        size_only: bool,
+    ) -> Result<Items, PartyError> {
         self.expect_role(Role::Joiner, "request")?;
         let (records, keys) = read_rows(rows, spec)?;
-        let mode = if size_only {
-            Mode::SizeOnly
-        } else {
-            Mode::Reveal
+        let items = pack_keys(&keys);
+        self.pending = Some(Pending::Request {
+            records,
+            keys,
+            mode: mode_of(size_only),
+        });
+        Ok(items)
+    }
+
+    /// Finishes a request from the keys' masked elements, packed, in key order.
+    ///
+    /// # Errors
+    /// [`PartyError::OutOfOrder`] without [`request_begin`](Self::request_begin);
+    /// [`PartyError::Psi`] for parts that do not add up (a bug).
+    pub fn request_finish(&mut self, masked: &[u8]) -> Result<Vec<u8>, PartyError> {
+        let Some(Pending::Request {
+            records,
+            keys,
+            mode,
+        }) = self.take_pending(|p| matches!(p, Pending::Request { .. }))
+        else {
+            return Err(out_of_order("finish a request", "its beginning"));
         };
-        let joiner = Joiner::new(&self.key, mode, Backend::Portable)?;
-        control.progress().start(Some(keys.len() as u64));
-        let request = linkage::request(&joiner, &Pool::current_thread(), control, &keys)?;
+        let masked = parts::unpack(masked)?;
+        check_count(masked.len(), keys.len())?;
+        let joiner = Joiner::new(&self.keyed.key, mode, Backend::Portable)?;
+        let request = joiner.request_from_masked(masked)?;
         let bytes = request.to_bytes();
         self.requested = Some(Requested {
             records,
@@ -368,27 +527,43 @@ impl Party {
         Ok(bytes)
     }
 
-    /// The joiner's intersection of the starter's `setup` and its `response` to this party's
-    /// last request (`psi intersect --request`): the matched rows and, after a raw setup, the
-    /// pairs file for the starter; only the size after a size-only request. `max_setup_bytes`
-    /// bounds the setup this party accepts.
+    /// The joiner's intersection (`psi intersect --request`), in one part.
     ///
     /// # Errors
-    /// [`PartyError::WrongRole`] for a starter, [`PartyError::OutOfOrder`] before a request,
-    /// [`PartyError::Psi`] for a setup above `max_setup_bytes` (`PSI_LIMIT`), a malformed setup
-    /// or response, or a response that does not answer the request.
+    /// As [`intersect_begin`](Self::intersect_begin) and
+    /// [`intersect_finish`](Self::intersect_finish).
     pub fn intersect(
-        &self,
+        &mut self,
         setup: &[u8],
         response: &[u8],
         max_setup_bytes: u64,
         control: &Control,
     ) -> Result<Found, PartyError> {
+        let elements = self.intersect_begin(setup, response, max_setup_bytes)?;
+        let unmasked = self.keyed.unmask(&elements, 0, control)?;
+        self.intersect_finish(&unmasked)
+    }
+
+    /// Begins the joiner's intersection of the starter's `setup` and its `response` to this
+    /// party's last request: checks both (the setup's size against `max_setup_bytes`, its
+    /// structure, the response against the request) and gives the response's elements to
+    /// unmask, packed.
+    ///
+    /// # Errors
+    /// [`PartyError::WrongRole`] for a starter, [`PartyError::OutOfOrder`] before a request,
+    /// [`PartyError::SetupBytes`] for a setup above `max_setup_bytes`, [`PartyError::Psi`] for
+    /// a malformed setup or response, or a response that does not answer the request.
+    pub fn intersect_begin(
+        &mut self,
+        setup: &[u8],
+        response: &[u8],
+        max_setup_bytes: u64,
+    ) -> Result<Vec<u8>, PartyError> {
         self.expect_role(Role::Joiner, "intersect")?;
-        let requested = self.requested.as_ref().ok_or(PartyError::OutOfOrder {
-            step: "intersect",
-            first: "a request",
-        })?;
+        let requested = self
+            .requested
+            .as_ref()
+            .ok_or(out_of_order("intersect", "a request"))?;
         if setup.len() as u64 > max_setup_bytes {
             return Err(PartyError::SetupBytes {
                 bytes: setup.len() as u64,
@@ -397,23 +572,49 @@ impl Party {
         }
         let n = requested.keys.len();
         let setup_message = ServerSetup::read(setup, Limits::NONE)?;
-        let limits = Limits::max_elements(n as u64);
-        let response = Response::read(response, limits)?;
+        let response = Response::read(response, Limits::max_elements(n as u64))?;
         let mode = requested.request.mode;
-        let learn = match mode {
-            Mode::Reveal => Learn::Rows,
-            Mode::SizeOnly => Learn::Size,
-        };
-        let joiner = Joiner::new(&self.key, mode, Backend::Portable)?;
+        let joiner = Joiner::new(&self.keyed.key, mode, Backend::Portable)?;
         joiner.check_response(&response, n, Some(&requested.request))?;
-        control.progress().start(Some(n as u64));
-        let intersection = linkage::intersect(
+        setup_message.validate()?;
+        self.pending = Some(Pending::Intersect {
+            setup: setup_message,
+            digest: Digest::of(setup),
+            learn: match mode {
+                Mode::Reveal => Learn::Rows,
+                Mode::SizeOnly => Learn::Size,
+            },
+        });
+        Ok(parts::pack(&response.elements))
+    }
+
+    /// Finishes the intersection from the response's unmasked elements, packed, in response
+    /// order: the matched rows and, after a raw setup, the pairs file for the starter; only the
+    /// size after a size-only request.
+    ///
+    /// # Errors
+    /// [`PartyError::OutOfOrder`] without [`intersect_begin`](Self::intersect_begin);
+    /// [`PartyError::Psi`] for parts that do not add up (a bug) or a GCS that does not decode.
+    pub fn intersect_finish(&mut self, unmasked: &[u8]) -> Result<Found, PartyError> {
+        let Some(Pending::Intersect {
+            setup,
+            digest,
+            learn,
+        }) = self.take_pending(|p| matches!(p, Pending::Intersect { .. }))
+        else {
+            return Err(out_of_order("finish an intersection", "its beginning"));
+        };
+        let requested = self
+            .requested
+            .as_ref()
+            .ok_or(out_of_order("intersect", "a request"))?;
+        let unmasked = parts::unpack(unmasked)?;
+        let joiner = Joiner::new(&self.keyed.key, requested.request.mode, Backend::Portable)?;
+        let intersection = linkage::intersect_unmasked(
             &joiner,
-            &Pool::current_thread(),
-            control,
-            &setup_message,
-            Digest::of(setup),
-            &response,
+            &setup,
+            digest,
+            &unmasked,
             &requested.keys,
             learn,
         )?;
@@ -444,6 +645,117 @@ impl Party {
         })
     }
 
+    /// The pending step, taken, if `is` says it is the one asked for (else left in place).
+    fn take_pending(&mut self, is: impl Fn(&Pending) -> bool) -> Option<Pending> {
+        if self.pending.as_ref().is_some_and(is) {
+            self.pending.take()
+        } else {
+            None
+        }
+    }
+
+    fn expect_role(&self, role: Role, step: &'static str) -> Result<(), PartyError> {
+        self.keyed.expect_role(role, step)
+    }
+
+    fn raw_setup(&self, step: &'static str) -> Result<(&SetUp, &Permutation), PartyError> {
+        let set_up = self
+            .set_up
+            .as_ref()
+            .ok_or(out_of_order(step, "a raw setup"))?;
+        match &set_up.permutation {
+            Some(permutation) => Ok((set_up, permutation)),
+            None => Err(out_of_order(step, "a raw setup")),
+        }
+    }
+}
+
+impl Keyed {
+    /// A helper of `role` with the key delivered to it as `key` (exactly [`Key::LEN`] bytes,
+    /// as [`Party::export_key`] gives them). `key` is wiped before this returns, on success and
+    /// on error.
+    ///
+    /// # Errors
+    /// [`PartyError::KeyLength`]; [`PsiError::KeyOutOfRange`], [`PsiError::WeakKey`].
+    pub fn from_key(role: Role, key: &mut [u8]) -> Result<Self, PartyError> {
+        let parsed = if key.len() == Key::LEN {
+            Key::from_bytes(key).map_err(PartyError::from)
+        } else {
+            Err(PartyError::KeyLength(key.len()))
+        };
+        key.zeroize();
+        Ok(Self { role, key: parsed? })
+    }
+
+    /// The role this key masks for.
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
+    /// A part of a setup's or a request's map: `k * H(key)` for each packed key
+    /// (`values[ends[i-1]..ends[i]]`), packed elements in order. The control's progress is
+    /// started with the part's count.
+    ///
+    /// # Errors
+    /// [`PartyError::Input`] for inconsistent packing; [`PartyError::Psi`] for a cancelled run.
+    pub fn mask(
+        &self,
+        values: &[u8],
+        ends: &[u32],
+        control: &Control,
+    ) -> Result<Vec<u8>, PartyError> {
+        let keys = unpack(values, ends)?;
+        control.progress().start(Some(keys.len() as u64));
+        let pool = Pool::current_thread();
+        let masked = match self.role {
+            Role::Starter => Starter::new(&self.key, Mode::Reveal, Backend::Portable)?
+                .mask(&pool, control, &keys)?,
+            Role::Joiner => Joiner::new(&self.key, Mode::Reveal, Backend::Portable)?
+                .mask(&pool, control, &keys)?,
+        };
+        Ok(parts::pack(&masked))
+    }
+
+    /// A part of a response's map (a starter's): `k * element` for each packed element, the
+    /// first at request index `first` (errors name request indexes).
+    ///
+    /// # Errors
+    /// [`PartyError::WrongRole`] for a joiner; [`PartyError::Psi`] for an element off the
+    /// curve or a cancelled run.
+    pub fn remask(
+        &self,
+        elements: &[u8],
+        first: usize,
+        control: &Control,
+    ) -> Result<Vec<u8>, PartyError> {
+        self.expect_role(Role::Starter, "re-mask")?;
+        let elements = parts::unpack(elements)?;
+        control.progress().start(Some(elements.len() as u64));
+        let starter = Starter::new(&self.key, Mode::Reveal, Backend::Portable)?;
+        let remasked = starter.remask(&Pool::current_thread(), control, &elements, first)?;
+        Ok(parts::pack(&remasked))
+    }
+
+    /// A part of an intersection's map (a joiner's): `k^-1 * element` for each packed element,
+    /// the first at response index `first`.
+    ///
+    /// # Errors
+    /// [`PartyError::WrongRole`] for a starter; [`PartyError::Psi`] for an element off the
+    /// curve or a cancelled run.
+    pub fn unmask(
+        &self,
+        elements: &[u8],
+        first: usize,
+        control: &Control,
+    ) -> Result<Vec<u8>, PartyError> {
+        self.expect_role(Role::Joiner, "unmask")?;
+        let elements = parts::unpack(elements)?;
+        control.progress().start(Some(elements.len() as u64));
+        let joiner = Joiner::new(&self.key, Mode::Reveal, Backend::Portable)?;
+        let unmasked = joiner.unmask(&Pool::current_thread(), control, &elements, first)?;
+        Ok(parts::pack(&unmasked))
+    }
+
     fn expect_role(&self, role: Role, step: &'static str) -> Result<(), PartyError> {
         if self.role == role {
             return Ok(());
@@ -454,21 +766,40 @@ impl Party {
             other: role,
         })
     }
+}
 
-    fn raw_setup(&self, step: &'static str) -> Result<(&SetUp, &Permutation), PartyError> {
-        let out_of_order = PartyError::OutOfOrder {
-            step,
-            first: "a raw setup",
-        };
-        let set_up = self.set_up.as_ref().ok_or(out_of_order)?;
-        match &set_up.permutation {
-            Some(permutation) => Ok((set_up, permutation)),
-            None => Err(PartyError::OutOfOrder {
-                step,
-                first: "a raw setup",
-            }),
-        }
+fn mode_of(size_only: bool) -> Mode {
+    if size_only {
+        Mode::SizeOnly
+    } else {
+        Mode::Reveal
     }
+}
+
+fn out_of_order(step: &'static str, first: &'static str) -> PartyError {
+    PartyError::OutOfOrder { step, first }
+}
+
+/// Parts' outputs that do not add up to the step's items: a bug in the front end, not input.
+fn check_count(got: usize, expected: usize) -> Result<(), PartyError> {
+    if got == expected {
+        Ok(())
+    } else {
+        Err(PartyError::Psi(PsiError::Runtime(format!(
+            "the parts gave {got} elements for {expected} items"
+        ))))
+    }
+}
+
+/// The distinct keys, packed.
+fn pack_keys(keys: &linkage::KeyTable) -> Items {
+    let mut values = Vec::new();
+    let mut ends = Vec::with_capacity(keys.len());
+    for key in keys.values() {
+        values.extend_from_slice(key);
+        ends.push(u32::try_from(values.len()).expect("invariant: wasm32 keys total below 4 GiB"));
+    }
+    Items { values, ends }
 }
 
 /// The records and distinct keys of `rows` under `spec`, as the CLI reads them.
@@ -594,6 +925,166 @@ mod tests {
                 assert_eq!(error.code(), "PSI_ORDER");
             }
         }
+    }
+
+    /// Maps `items` (packed keys) in `count` parts, the first on `own`, the others on helpers
+    /// made from `own`'s exported key, and concatenates their outputs in part order.
+    fn mask_in_parts(own: &Party, items: &Items, count: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (i, range) in parts::ranges(items.ends.len(), count)
+            .into_iter()
+            .enumerate()
+        {
+            let from = if range.start == 0 {
+                0
+            } else {
+                items.ends[range.start - 1]
+            };
+            let values = &items.values[from as usize..items.ends[range.end - 1] as usize];
+            let ends: Vec<u32> = items.ends[range].iter().map(|e| e - from).collect();
+            let part = if i == 0 {
+                own.keyed().mask(values, &ends, &Control::new()).unwrap()
+            } else {
+                let mut key = *own.export_key();
+                Keyed::from_key(own.role(), &mut key)
+                    .unwrap()
+                    .mask(values, &ends, &Control::new())
+                    .unwrap()
+            };
+            out.extend(part);
+        }
+        out
+    }
+
+    /// Maps packed `elements` in `count` parts with `map(keyed, part, first)`, as
+    /// [`mask_in_parts`] does.
+    fn elements_in_parts(
+        own: &Party,
+        elements: &[u8],
+        count: usize,
+        map: impl Fn(&Keyed, &[u8], usize) -> Result<Vec<u8>, PartyError>,
+    ) -> Vec<u8> {
+        let n = elements.len() / lockstep_psi::ELEMENT_LEN;
+        let mut out = Vec::new();
+        for (i, range) in parts::ranges(n, count).into_iter().enumerate() {
+            let part = &elements
+                [range.start * lockstep_psi::ELEMENT_LEN..range.end * lockstep_psi::ELEMENT_LEN];
+            let mapped = if i == 0 {
+                map(own.keyed(), part, range.start).unwrap()
+            } else {
+                let mut key = *own.export_key();
+                map(
+                    &Keyed::from_key(own.role(), &mut key).unwrap(),
+                    part,
+                    range.start,
+                )
+                .unwrap()
+            };
+            out.extend(mapped);
+        }
+        out
+    }
+
+    #[test]
+    fn every_step_in_parts_gives_the_one_part_bytes_at_every_part_count() {
+        let control = Control::new();
+        for format in [SetupFormat::Raw, SetupFormat::Gcs, SetupFormat::Bloom] {
+            let (mut starter, mut joiner) = pair();
+            let setup = starter
+                .setup(Rows::File(STARTER_ROWS), &spec(), &params(format), &control)
+                .unwrap();
+            let permutation =
+                (format == SetupFormat::Raw).then(|| starter.permutation_file().unwrap());
+            let request = joiner
+                .request(Rows::File(JOINER_ROWS), &spec(), false, &control)
+                .unwrap();
+            let response = starter.respond(&request, 4, false, &control).unwrap();
+            let found = joiner
+                .intersect(&setup, &response, u64::MAX, &control)
+                .unwrap();
+            // 1 part, parts around the key counts (6 starter keys, 4 joiner keys), more parts
+            // than items.
+            for count in 1..=7 {
+                let items = starter
+                    .setup_begin(Rows::File(STARTER_ROWS), &spec(), &params(format))
+                    .unwrap();
+                let masked = mask_in_parts(&starter, &items, count);
+                assert_eq!(starter.setup_finish(&masked, &control).unwrap(), setup);
+                if let Some(permutation) = &permutation {
+                    assert_eq!(&starter.permutation_file().unwrap(), permutation);
+                }
+                let items = joiner
+                    .request_begin(Rows::File(JOINER_ROWS), &spec(), false)
+                    .unwrap();
+                let masked = mask_in_parts(&joiner, &items, count);
+                assert_eq!(joiner.request_finish(&masked).unwrap(), request);
+                let elements = starter.respond_begin(&request, 4, false).unwrap();
+                let remasked = elements_in_parts(&starter, &elements, count, |k, part, first| {
+                    k.remask(part, first, &Control::new())
+                });
+                assert_eq!(starter.respond_finish(&remasked).unwrap(), response);
+                let elements = joiner.intersect_begin(&setup, &response, u64::MAX).unwrap();
+                let unmasked = elements_in_parts(&joiner, &elements, count, |k, part, first| {
+                    k.unmask(part, first, &Control::new())
+                });
+                assert_eq!(
+                    joiner.intersect_finish(&unmasked).unwrap(),
+                    found,
+                    "{count} parts"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn parts_that_do_not_add_up_or_name_the_wrong_role_are_refused() {
+        let control = Control::new();
+        let (mut starter, mut joiner) = pair();
+        let items = starter
+            .setup_begin(Rows::File(STARTER_ROWS), &spec(), &params(SetupFormat::Raw))
+            .unwrap();
+        let masked = starter
+            .keyed()
+            .mask(&items.values, &items.ends, &control)
+            .unwrap();
+        // One element short: a front end's bug, named; the finish took the pending step, so
+        // another finish needs a new beginning.
+        let short = &masked[..masked.len() - lockstep_psi::ELEMENT_LEN];
+        assert_eq!(
+            starter.setup_finish(short, &control).unwrap_err().code(),
+            "PSI_INTERNAL"
+        );
+        assert_eq!(
+            starter.setup_finish(&masked, &control).unwrap_err().code(),
+            "PSI_ORDER"
+        );
+        let request = joiner
+            .request(Rows::File(JOINER_ROWS), &spec(), false, &control)
+            .unwrap();
+        let elements = starter.respond_begin(&request, 4, false).unwrap();
+        // A helper of the other role refuses the starter's map.
+        let mut key = *joiner.export_key();
+        let helper = Keyed::from_key(Role::Joiner, &mut key).unwrap();
+        assert_eq!(key, [0; 32], "the helper wiped the delivered key");
+        assert_eq!(
+            helper.remask(&elements, 0, &control).unwrap_err().code(),
+            "PSI_WRONG_ROLE"
+        );
+        assert_eq!(
+            Keyed::from_key(Role::Starter, &mut [1u8; 31])
+                .err()
+                .map(|e| e.code()),
+            Some("PSI_KEY")
+        );
+        // Errors in a part name whole-message indexes.
+        let mut bad = elements.clone();
+        let second = lockstep_psi::ELEMENT_LEN;
+        bad[second + 1..second + lockstep_psi::ELEMENT_LEN].fill(0xff);
+        let error = starter
+            .keyed()
+            .remask(&bad[second..], 1, &control)
+            .unwrap_err();
+        assert!(error.to_string().contains("element 1"), "{error}");
     }
 
     #[test]

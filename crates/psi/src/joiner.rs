@@ -54,7 +54,8 @@ impl Joiner {
         self.mode
     }
 
-    /// Masks `inputs` into a request, in input order.
+    /// Masks `inputs` into a request, in input order: [`mask`](Self::mask) then
+    /// [`request_from_masked`](Self::request_from_masked).
     ///
     /// Progress: one step per input.
     ///
@@ -69,13 +70,65 @@ impl Joiner {
         if inputs.is_empty() {
             return Err(PsiError::EmptySet("joiner's"));
         }
-        let elements = pool.map_blocks(control, inputs, BLOCK, |_, block| {
+        let elements = self.mask(pool, control, inputs)?;
+        self.request_from_masked(elements)
+    }
+
+    /// `k * H(input)` for each input, in order: a request's inputs, whole or a part of them.
+    ///
+    /// Progress: one step per input.
+    ///
+    /// # Errors
+    /// [`PsiError::Cancelled`] and runtime failures.
+    pub fn mask<T: AsRef<[u8]> + Sync>(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        inputs: &[T],
+    ) -> Result<Vec<Element>, PsiError> {
+        Ok(pool.map_blocks(control, inputs, BLOCK, |_, block| {
             self.cipher.encrypt_batch(block)
-        })?;
+        })?)
+    }
+
+    /// The request of the masked inputs (from [`mask`](Self::mask), whole or concatenated from
+    /// parts in order), in this joiner's mode.
+    ///
+    /// # Errors
+    /// [`PsiError::EmptySet`] for no elements.
+    pub fn request_from_masked(&self, elements: Vec<Element>) -> Result<Request, PsiError> {
+        if elements.is_empty() {
+            return Err(PsiError::EmptySet("joiner's"));
+        }
         Ok(Request {
             mode: self.mode,
             elements,
         })
+    }
+
+    /// `k^-1 * element` for each of `elements`, in order: a response's elements, whole or a part
+    /// of them starting at response index `first` (errors name response indexes).
+    ///
+    /// Progress: one step per element.
+    ///
+    /// # Errors
+    /// [`PsiError::Element`] for the first element off the curve; [`PsiError::Cancelled`] and
+    /// runtime failures.
+    pub fn unmask(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        elements: &[Element],
+        first: usize,
+    ) -> Result<Vec<Element>, PsiError> {
+        Ok(pool.map_blocks(control, elements, BLOCK, |start, block| {
+            (first + start..)
+                .zip(self.cipher.decrypt_batch(block))
+                .map(|(index, plain)| {
+                    plain.map_err(|e| element_error(MessageKind::Response, index, e))
+                })
+                .collect()
+        })?)
     }
 
     /// Checks that `response` can be read as this joiner means to read it, before any
@@ -120,7 +173,8 @@ impl Joiner {
         Ok(())
     }
 
-    /// The joiner indexes (ascending) whose values the starter's setup holds.
+    /// The joiner indexes (ascending) whose values the starter's setup holds: the response
+    /// [`unmask`](Self::unmask)ed, then [`intersect_unmasked`](Self::intersect_unmasked).
     ///
     /// `request_len` is the number of elements of the request `response` answers: a response of
     /// another length is refused rather than misread.
@@ -142,7 +196,26 @@ impl Joiner {
         if self.mode == Mode::SizeOnly {
             return Err(PsiError::SizeOnly);
         }
-        let found = self.membership(pool, control, setup, response, request_len)?;
+        check_length(response, request_len)?;
+        setup.validate()?;
+        let unmasked = self.unmask(pool, control, &response.elements, 0)?;
+        self.intersect_unmasked(setup, &unmasked)
+    }
+
+    /// [`intersect`](Self::intersect) over the response's elements already unmasked (whole, or
+    /// concatenated from parts in order), the response's length checked by the caller.
+    ///
+    /// # Errors
+    /// [`PsiError::SizeOnly`]; [`PsiError::InvalidSetup`].
+    pub fn intersect_unmasked(
+        &self,
+        setup: &ServerSetup,
+        unmasked: &[Element],
+    ) -> Result<Vec<usize>, PsiError> {
+        if self.mode == Mode::SizeOnly {
+            return Err(PsiError::SizeOnly);
+        }
+        let found = membership(setup, unmasked)?;
         Ok(found
             .iter()
             .enumerate()
@@ -162,8 +235,24 @@ impl Joiner {
         response: &Response,
         request_len: usize,
     ) -> Result<usize, PsiError> {
-        let found = self.membership(pool, control, setup, response, request_len)?;
-        Ok(found.iter().filter(|&&hit| hit).count())
+        check_length(response, request_len)?;
+        setup.validate()?;
+        let unmasked = self.unmask(pool, control, &response.elements, 0)?;
+        Self::intersection_size_unmasked(setup, &unmasked)
+    }
+
+    /// [`intersection_size`](Self::intersection_size) over unmasked elements.
+    ///
+    /// # Errors
+    /// [`PsiError::InvalidSetup`].
+    pub fn intersection_size_unmasked(
+        setup: &ServerSetup,
+        unmasked: &[Element],
+    ) -> Result<usize, PsiError> {
+        Ok(membership(setup, unmasked)?
+            .iter()
+            .filter(|&&hit| hit)
+            .count())
     }
 
     /// Every matching pair `(setup position, joiner index)` between a raw setup and the
@@ -182,18 +271,36 @@ impl Joiner {
         if self.mode == Mode::SizeOnly {
             return Err(PsiError::SizeOnly);
         }
+        let ServerSetup::Raw(_) = setup else {
+            return Err(PsiError::NotRaw(setup.format_name()));
+        };
+        check_length(response, request_len)?;
+        setup.validate()?;
+        let unmasked = self.unmask(pool, control, &response.elements, 0)?;
+        self.association_table_unmasked(setup, &unmasked)
+    }
+
+    /// [`association_table`](Self::association_table) over unmasked elements.
+    ///
+    /// # Errors
+    /// [`PsiError::SizeOnly`]; [`PsiError::NotRaw`]; [`PsiError::InvalidSetup`].
+    pub fn association_table_unmasked(
+        &self,
+        setup: &ServerSetup,
+        unmasked: &[Element],
+    ) -> Result<Vec<Match>, PsiError> {
+        if self.mode == Mode::SizeOnly {
+            return Err(PsiError::SizeOnly);
+        }
         let ServerSetup::Raw(elements) = setup else {
             return Err(PsiError::NotRaw(setup.format_name()));
         };
         setup.validate()?;
-        let ranges = self.decrypted_map(pool, control, response, request_len, |plain| {
-            positions(elements, plain)
-        })?;
-        let mut table: Vec<Match> = ranges
-            .into_iter()
+        let mut table: Vec<Match> = unmasked
+            .iter()
             .enumerate()
-            .flat_map(|(joiner_index, positions)| {
-                positions.map(move |setup_position| Match {
+            .flat_map(|(joiner_index, plain)| {
+                positions(elements, plain).map(move |setup_position| Match {
                     setup_position,
                     joiner_index,
                 })
@@ -202,62 +309,28 @@ impl Joiner {
         table.sort_unstable();
         Ok(table)
     }
+}
 
-    /// For each response element, whether the setup holds its decryption.
-    fn membership(
-        &self,
-        pool: &Pool,
-        control: &Control,
-        setup: &ServerSetup,
-        response: &Response,
-        request_len: usize,
-    ) -> Result<Vec<bool>, PsiError> {
-        check_length(response, request_len)?;
-        setup.validate()?;
-        match setup {
-            ServerSetup::Raw(elements) => {
-                self.decrypted_map(pool, control, response, request_len, |plain| {
-                    elements.binary_search(plain).is_ok()
-                })
-            }
-            // A GCS is walked once beside the joiner's sorted hashes, never decoded whole.
-            ServerSetup::Gcs(g) => {
-                let hashes = self.decrypted_map(pool, control, response, request_len, |plain| {
-                    gcs::element_hash(plain.as_ref(), g.hash_range)
-                })?;
-                gcs::members(&g.bits, g.div, &hashes)
-            }
-            ServerSetup::Bloom(b) => {
-                self.decrypted_map(pool, control, response, request_len, |plain| {
-                    bloom::contains(&b.bits, b.num_hash_functions, plain.as_ref())
-                })
-            }
+/// For each unmasked response element, whether the setup holds it.
+fn membership(setup: &ServerSetup, unmasked: &[Element]) -> Result<Vec<bool>, PsiError> {
+    setup.validate()?;
+    match setup {
+        ServerSetup::Raw(elements) => Ok(unmasked
+            .iter()
+            .map(|plain| elements.binary_search(plain).is_ok())
+            .collect()),
+        // A GCS is walked once beside the joiner's sorted hashes, never decoded whole.
+        ServerSetup::Gcs(g) => {
+            let hashes: Vec<u64> = unmasked
+                .iter()
+                .map(|plain| gcs::element_hash(plain.as_ref(), g.hash_range))
+                .collect();
+            gcs::members(&g.bits, g.div, &hashes)
         }
-    }
-
-    /// Decrypts each response element (checking the response's length first) and maps it with
-    /// `look`, in response order.
-    fn decrypted_map<T: Send>(
-        &self,
-        pool: &Pool,
-        control: &Control,
-        response: &Response,
-        request_len: usize,
-        look: impl Fn(&Element) -> T + Sync,
-    ) -> Result<Vec<T>, PsiError> {
-        check_length(response, request_len)?;
-        Ok(
-            pool.map_blocks(control, &response.elements, BLOCK, |first, block| {
-                (first..)
-                    .zip(self.cipher.decrypt_batch(block))
-                    .map(|(index, plain)| {
-                        plain
-                            .map(|plain| look(&plain))
-                            .map_err(|e| element_error(MessageKind::Response, index, e))
-                    })
-                    .collect()
-            })?,
-        )
+        ServerSetup::Bloom(b) => Ok(unmasked
+            .iter()
+            .map(|plain| bloom::contains(&b.bits, b.num_hash_functions, plain.as_ref()))
+            .collect()),
     }
 }
 

@@ -17,12 +17,14 @@
 //! - [`ServerSetup`], [`Request`], [`Response`]: the `psi_proto` messages, byte for byte, with
 //!   validating, streaming decoders bounded by [`Limits`].
 //! - [`Joiner::check_response`]: whether a response can be read as the joiner means to.
-//! - [`Backend`]: OpenSSL's P-256 ([`Backend::Native`]) or RustCrypto's ([`Backend::Portable`]);
-//!   identical bytes.
+//! - [`Backend`]: OpenSSL's P-256 ([`Backend::Native`]) or ours in pure Rust, the wasm build's
+//!   ([`Backend::Portable`]); identical bytes.
 //! - [`reference`](mod@reference): the single-threaded algorithms the sharded engine must equal.
 //! - [`linkage`]: record linkage (record files, distinct keys, a round step by step, the raw
 //!   setup's permutation, the joiner's pairs, their file formats, resolving them to rows), over
 //!   `Read` and `Write`: every front end's rules in one place.
+//! - [`parts`]: a round's work in parts for instances that each hold the key (wasm workers):
+//!   the split, the per-part maps and the merges, byte-identical to one instance.
 //! - [`sample`]: built-in sample data (two organisations' record files).
 //! - [`GRAIN`]: how many keys a worker must get.
 //!
@@ -66,6 +68,7 @@ mod key;
 pub mod linkage;
 mod message;
 mod params;
+pub mod parts;
 mod point;
 pub mod reference;
 pub mod sample;

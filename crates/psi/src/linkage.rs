@@ -48,8 +48,8 @@ pub use pairs::{Pair, Pairs, RowPair, resolve};
 pub use permutation::Permutation;
 pub use records::{LineLimit, MAX_LINE, Records};
 pub use round::{
-    Intersection, Learn, LinkedSetup, MatchedRow, Party, intersect, plain_join, request, setup,
-    write_resolved,
+    Intersection, Learn, LinkedSetup, MatchedRow, Party, intersect, intersect_unmasked, plain_join,
+    request, setup, setup_from_masked, write_resolved,
 };
 
 /// Errors of record linkage. Each names what is wrong in terms of rows, columns, keys and

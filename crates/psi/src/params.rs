@@ -81,6 +81,17 @@ impl SetupParams {
         Ok(())
     }
 
+    /// Checks the parameters against a starter set of `starter_count` elements: what
+    /// [`Starter::setup`](crate::Starter::setup) refuses before any masking, for a front end that
+    /// masks in parts elsewhere.
+    ///
+    /// # Errors
+    /// [`PsiError::FalsePositiveRate`], [`PsiError::JoinerCount`], [`PsiError::EmptySet`],
+    /// [`PsiError::GcsTooLarge`], [`PsiError::SetupTooLarge`].
+    pub fn check(&self, starter_count: usize) -> Result<(), PsiError> {
+        self.sizing(starter_count).map(|_| ())
+    }
+
     /// Checks the parameters against a starter set of `starter_count` elements and derives the
     /// sizes OpenMined would: `fpr_c = fpr / joiner_count`, `n = max(joiner_count, starter_count)`.
     ///

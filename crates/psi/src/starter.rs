@@ -55,7 +55,8 @@ impl Starter {
         self.mode
     }
 
-    /// Masks `inputs` and builds the setup message, on `pool`.
+    /// Masks `inputs` and builds the setup message, on `pool`: [`mask`](Self::mask) then
+    /// [`setup_from_masked`](Self::setup_from_masked).
     ///
     /// Progress: one step per masked input (the caller starts the step).
     ///
@@ -71,15 +72,33 @@ impl Starter {
         inputs: &[T],
         params: &SetupParams,
     ) -> Result<Setup, PsiError> {
-        match params.sizing(inputs.len())? {
+        params.check(inputs.len())?;
+        let elements = self.mask(pool, control, inputs)?;
+        Self::setup_from_masked(pool, control, elements, params)
+    }
+
+    /// The setup message over `masked`, the masked inputs in input order (from
+    /// [`mask`](Self::mask), whole or concatenated from parts in order: the result is the same
+    /// bytes either way). A raw setup sorts them by `(bytes, input index)` and keeps the
+    /// permutation; a GCS hashes and compresses them; a Bloom filter takes each.
+    ///
+    /// # Errors
+    /// As [`setup`](Self::setup)'s parameter errors; [`PsiError::Cancelled`] and runtime
+    /// failures.
+    pub fn setup_from_masked(
+        pool: &Pool,
+        control: &Control,
+        masked: Vec<Element>,
+        params: &SetupParams,
+    ) -> Result<Setup, PsiError> {
+        match params.sizing(masked.len())? {
             Sizing::Raw => {
-                let elements = self.mask(pool, control, inputs)?;
                 // Each shard sorts its range by (bytes, index); the merge takes ties from the
                 // lower shard, so the result is the global (bytes, index) order.
-                let ranges = split::balanced(elements.len(), pool.workers());
+                let ranges = split::balanced(masked.len(), pool.workers());
                 // Progress counts masked inputs: the sort reports none (nested: no sink).
                 let shards = pool.map_ranges(&control.nested(), &ranges, |_, range| {
-                    Ok::<_, PsiError>(sorted_shard(&elements[range.clone()], range.start))
+                    Ok::<_, PsiError>(sorted_shard(&masked[range.clone()], range.start))
                 })?;
                 let merged =
                     merge_sorted_by_bytes(shards).map_err(|e| PsiError::Runtime(e.to_string()))?;
@@ -93,13 +112,10 @@ impl Starter {
                 max_elements,
                 fpr,
             } => {
-                let mut hashes = pool.map_blocks(control, inputs, BLOCK, |_, block| {
-                    let elements = self.cipher.encrypt_batch(block);
-                    elements
-                        .into_iter()
-                        .map(|e| e.map(|e| gcs::element_hash(e.as_ref(), hash_range)))
-                        .collect()
-                })?;
+                let mut hashes: Vec<u64> = masked
+                    .iter()
+                    .map(|e| gcs::element_hash(e.as_ref(), hash_range))
+                    .collect();
                 hashes.sort_unstable();
                 let (div, bits) = gcs::compress(&hashes, max_elements, fpr)?;
                 Ok(Setup {
@@ -115,9 +131,8 @@ impl Starter {
                 hash_functions,
                 bytes,
             } => {
-                let elements = self.mask(pool, control, inputs)?;
                 let mut bits = vec![0u8; bytes];
-                for element in &elements {
+                for element in &masked {
                     bloom::insert(&mut bits, hash_functions, element.as_ref());
                 }
                 Ok(Setup {
@@ -132,7 +147,8 @@ impl Starter {
     }
 
     /// Re-masks a joiner's request: `k * element` for each, in request order, sorted by bytes
-    /// when the request is size-only.
+    /// when the request is size-only: [`check_request`](Self::check_request),
+    /// [`remask`](Self::remask), then [`response_from_remasked`](Self::response_from_remasked).
     ///
     /// Progress: one step per element.
     ///
@@ -146,25 +162,66 @@ impl Starter {
         control: &Control,
         request: &Request,
     ) -> Result<Response, PsiError> {
-        if request.mode != self.mode {
-            return Err(PsiError::ModeMismatch {
+        self.check_request(request)?;
+        let elements = self.remask(pool, control, &request.elements, 0)?;
+        Ok(self.response_from_remasked(elements))
+    }
+
+    /// Whether this starter answers `request`: its mode is this starter's.
+    ///
+    /// # Errors
+    /// [`PsiError::ModeMismatch`].
+    pub fn check_request(&self, request: &Request) -> Result<(), PsiError> {
+        if request.mode == self.mode {
+            Ok(())
+        } else {
+            Err(PsiError::ModeMismatch {
                 request: request.mode,
                 starter: self.mode,
-            });
+            })
         }
-        let mut elements = pool.map_blocks(control, &request.elements, BLOCK, |first, block| {
-            (first..)
+    }
+
+    /// `k * element` for each of `elements`, in order: a request's elements, whole or a part
+    /// of them starting at request index `first` (errors name request indexes).
+    ///
+    /// Progress: one step per element.
+    ///
+    /// # Errors
+    /// [`PsiError::Element`] for the first element that is not on the curve;
+    /// [`PsiError::Cancelled`] and runtime failures.
+    pub fn remask(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        elements: &[Element],
+        first: usize,
+    ) -> Result<Vec<Element>, PsiError> {
+        Ok(pool.map_blocks(control, elements, BLOCK, |start, block| {
+            (first + start..)
                 .zip(self.cipher.reencrypt_batch(block))
                 .map(|(index, e)| e.map_err(|e| element_error(MessageKind::Request, index, e)))
                 .collect()
-        })?;
+        })?)
+    }
+
+    /// The response of the re-masked request elements (from [`remask`](Self::remask), whole or
+    /// concatenated from parts in order): in request order, or sorted by bytes for a size-only
+    /// starter.
+    pub fn response_from_remasked(&self, mut elements: Vec<Element>) -> Response {
         if self.mode == Mode::SizeOnly {
             elements.sort_unstable();
         }
-        Ok(Response { elements })
+        Response { elements }
     }
 
-    fn mask<T: AsRef<[u8]> + Sync>(
+    /// `k * H(input)` for each input, in order: a setup's inputs, whole or a part of them.
+    ///
+    /// Progress: one step per input.
+    ///
+    /// # Errors
+    /// [`PsiError::Cancelled`] and runtime failures.
+    pub fn mask<T: AsRef<[u8]> + Sync>(
         &self,
         pool: &Pool,
         control: &Control,

@@ -16,7 +16,7 @@ use std::io::{Read, Write};
 use lockstep_shard::{Control, Pool};
 
 use super::{Digest, FileError, KeySpec, KeyTable, Pairs, Permutation, Records, RowPair};
-use crate::{Joiner, PsiError, Request, Response, ServerSetup, SetupParams, Starter};
+use crate::{Element, Joiner, PsiError, Request, Response, ServerSetup, SetupParams, Starter};
 
 /// A party's records and their distinct keys under one key spec.
 ///
@@ -82,9 +82,6 @@ pub struct LinkedSetup {
 ///
 /// # Errors
 /// As [`Starter::setup`].
-///
-/// # Panics
-/// Never: the setup's permutation orders the keys it was made from (an invariant).
 pub fn setup(
     starter: &Starter,
     pool: &Pool,
@@ -92,7 +89,35 @@ pub fn setup(
     keys: &KeyTable,
     params: &SetupParams,
 ) -> Result<LinkedSetup, PsiError> {
-    let setup = starter.setup(pool, control, keys.values(), params)?;
+    params.check(keys.len())?;
+    let masked = starter.mask(pool, control, keys.values())?;
+    setup_from_masked(pool, control, keys, masked, params)
+}
+
+/// [`setup`] from the distinct keys already masked (in order; whole, or concatenated from parts
+/// masked elsewhere: the same bytes either way).
+///
+/// # Errors
+/// As [`Starter::setup_from_masked`].
+///
+/// # Panics
+/// Never: the setup's permutation orders the keys it was made from (an invariant, once the
+/// caller gives one masked element per key, which is checked).
+pub fn setup_from_masked(
+    pool: &Pool,
+    control: &Control,
+    keys: &KeyTable,
+    masked: Vec<Element>,
+    params: &SetupParams,
+) -> Result<LinkedSetup, PsiError> {
+    if masked.len() != keys.len() {
+        return Err(PsiError::Runtime(format!(
+            "{} masked elements for {} keys",
+            masked.len(),
+            keys.len()
+        )));
+    }
+    let setup = Starter::setup_from_masked(pool, control, masked, params)?;
     let bytes = setup.message.to_bytes()?;
     let permutation = setup.permutation.as_deref().map(|order| {
         Permutation::new(order, keys, Digest::of(&bytes))
@@ -159,10 +184,6 @@ pub enum Learn {
 /// # Errors
 /// As [`Joiner::intersect`], [`Joiner::intersection_size`] and
 /// [`Joiner::association_table`].
-///
-/// # Panics
-/// Never: the association table indexes the request of `keys` (an invariant, once the
-/// response's length is checked).
 #[allow(clippy::too_many_arguments, reason = "one round's inputs, each needed")]
 pub fn intersect(
     joiner: &Joiner,
@@ -174,10 +195,45 @@ pub fn intersect(
     keys: &KeyTable,
     learn: Learn,
 ) -> Result<Intersection, PsiError> {
-    let n = keys.len();
+    if response.elements.len() != keys.len() {
+        return Err(PsiError::ResponseLength {
+            response: response.elements.len(),
+            request: keys.len(),
+        });
+    }
+    setup.validate()?;
+    let unmasked = joiner.unmask(pool, control, &response.elements, 0)?;
+    intersect_unmasked(joiner, setup, setup_digest, &unmasked, keys, learn)
+}
+
+/// [`intersect`] from the response's elements already unmasked (in order; whole, or
+/// concatenated from parts unmasked elsewhere: the same result either way).
+///
+/// # Errors
+/// [`PsiError::ResponseLength`] for other than one element per key; as
+/// [`Joiner::intersect_unmasked`], [`Joiner::intersection_size_unmasked`] and
+/// [`Joiner::association_table_unmasked`].
+///
+/// # Panics
+/// Never: the association table indexes the request of `keys` (an invariant, once the
+/// length is checked).
+pub fn intersect_unmasked(
+    joiner: &Joiner,
+    setup: &ServerSetup,
+    setup_digest: Digest,
+    unmasked: &[Element],
+    keys: &KeyTable,
+    learn: Learn,
+) -> Result<Intersection, PsiError> {
+    if unmasked.len() != keys.len() {
+        return Err(PsiError::ResponseLength {
+            response: unmasked.len(),
+            request: keys.len(),
+        });
+    }
     let raw = matches!(setup, ServerSetup::Raw(_));
     if learn == Learn::Size {
-        let size = joiner.intersection_size(pool, control, setup, response, n)?;
+        let size = Joiner::intersection_size_unmasked(setup, unmasked)?;
         return Ok(Intersection {
             size,
             rows: Vec::new(),
@@ -186,7 +242,7 @@ pub fn intersect(
         });
     }
     if !raw {
-        let found = joiner.intersect(pool, control, setup, response, n)?;
+        let found = joiner.intersect_unmasked(setup, unmasked)?;
         let rows = keys
             .rows_of(&found)
             .into_iter()
@@ -202,7 +258,7 @@ pub fn intersect(
             raw,
         });
     }
-    let table = joiner.association_table(pool, control, setup, response, n)?;
+    let table = joiner.association_table_unmasked(setup, unmasked)?;
     let pairs = Pairs::from_table(&table, keys, setup_digest)
         .expect("invariant: the association table indexes the request of these keys");
     let mut distinct: Vec<usize> = table.iter().map(|m| m.joiner_index).collect();
