@@ -93,8 +93,12 @@ export interface RunOptions<T = unknown> {
   owned?: boolean;
   /** Checks the output; a throw makes it a ProtocolError and replaces the worker. */
   validate?: (output: unknown) => void;
-  /** This task's silence limit in ms, or false for none. Default: derived (SilenceOptions). */
-  silence?: number | false;
+  /**
+   * This task's silence limit in ms, or false for none, or `{ atLeast }`: the derived limit but
+   * never below `atLeast` ms (a task with a phase it cannot beat in, known to grow with its
+   * input). Default: derived (SilenceOptions).
+   */
+  silence?: number | false | { atLeast: number };
   /**
    * Run on the worker this affinity is bound to (the first task with it binds it to the worker
    * that takes it); once that worker is gone, reject with WorkerLostError. From Pool.affinity.
@@ -134,7 +138,7 @@ export declare class Pool {
   /** A new worker affinity: see RunOptions.affinity. */
   affinity(label?: string): WorkerAffinity;
   /** The silence limit (ms) a task of `op` gets now. */
-  silenceLimit(op: string, override?: number | false): number;
+  silenceLimit(op: string, override?: number | false | { atLeast: number }): number;
   /** Settles every task (queued and running finish; with force, they reject), then ends the workers. */
   close(options?: { force?: boolean }): Promise<void>;
   destroy(): Promise<void>;
@@ -218,6 +222,8 @@ export interface ShardOptions {
 export interface PsiSharding {
   /** The workers it ran on: the party's and its helpers'. */
   workers: number;
+  /** Its items: the distinct keys a setup or request masked (a request's count is the joinerCount to tell the starter), the elements a response or intersection mapped. */
+  items: number;
   /** What was asked. */
   asked: number | 'auto';
   /** What the choice gave, before helpers that did not start were left out. */
@@ -226,7 +232,33 @@ export interface PsiSharding {
   reason: string;
   /** The helpers left out before the split (1-based), and why. */
   left: Array<{ index: number; why: string }>;
+  /**
+   * Bytes held after the step: the page's JS heap (where the host tells it), and each worker
+   * that ran a part, the party's first (its wasm instance's linear memory, which never shrinks,
+   * so the instance's peak; its JS heap where the host tells it).
+   */
+  memory: { page?: number; workers: PsiWorkerMemory[] };
 }
+
+/** What one worker held after a step. */
+export interface PsiWorkerMemory {
+  /** Its wasm instance's linear memory: the instance's peak. */
+  wasmBytes: number;
+  /** Its JS heap in use (Node: the isolate's; Chromium's performance.memory where a worker has it). */
+  heapBytes?: number;
+  /** Node: the isolate's external memory (ArrayBuffers, the wasm memory among them). */
+  externalBytes?: number;
+}
+
+/** The built-in sample data (the files `lockstep psi demo --rows N --dir D` writes), made in a worker of `pool`. */
+export declare function psiSample(pool: Pool, options?: { rows?: number } & PsiStepOptions): Promise<{
+  starter: Uint8Array;
+  joiner: Uint8Array;
+  starterRows: number;
+  joinerRows: number;
+  keyColumn: string;
+  columns: string[];
+}>;
 
 /** The shard choice for `asked` on a pool of `poolWorkers` in this environment (or `host`). */
 export declare const MAX_AUTO_WORKERS: 4;

@@ -4,6 +4,6 @@ export { Pool, SILENCE_DEFAULTS, defaultReservation } from './pool.js';
 export { PROTOCOL_VERSION } from './protocol.js';
 export { availableParallelism, isNode, spawnWorker } from './platform.js';
 export { PSI_WORKER_URL, WASM_ABI, createPsiPool, packValues, psiRequest } from './psi.js';
-export { PsiJoiner, PsiStarter, createJoiner, createStarter } from './party.js';
+export { PsiJoiner, PsiStarter, createJoiner, createStarter, psiSample } from './party.js';
 export * from './errors.js';
 export { MAX_AUTO_WORKERS, shardChoice } from './shard/policy.js';

@@ -23,6 +23,7 @@
 import { PsiError, TaskError } from './errors.js';
 import { fieldOf } from './fields.js';
 import { ownCopy, packValues } from './psi.js';
+import { inputBytes } from './snapshot.js';
 import { DEFAULT_WAIT_MS } from './shard/messages.js';
 import { runShardedStep } from './shard/page.js';
 import { shardChoice } from './shard/policy.js';
@@ -132,8 +133,32 @@ function shardingReport(choice, shards) {
   const left = /** @type {any} */ (fieldOf(shards, 'left')) ?? [];
   const ranOn = `ran on ${workers} worker${workers === 1 ? '' : 's'}`;
   const gone = left.length > 0 ? `; ${left.map((l) => `helper ${l.index} ${l.why}`).join('; ')}` : '';
-  return { workers, asked: choice.asked, chosen: choice.workers, reason: `${choice.reason}: ${ranOn}${gone}`, left };
+  /** @type {import('./index.js').PsiWorkerMemory[]} */
+  const memory = /** @type {any} */ (fieldOf(shards, 'memory')) ?? [];
+  const items = Number(fieldOf(shards, 'items'));
+  return { workers, items, asked: choice.asked, chosen: choice.workers, reason: `${choice.reason}: ${ranOn}${gone}`, left, memory: { page: pageMemory(), workers: memory } };
 }
+
+/**
+ * The page's (or the Node main thread's) JS heap in use: Node's heapUsed, Chromium's
+ * performance.memory.usedJSHeapSize (coarse unless the browser runs with precise memory info),
+ * undefined elsewhere.
+ */
+function pageMemory() {
+  if (typeof process === 'object' && typeof process?.memoryUsage === 'function') return process.memoryUsage().heapUsed;
+  const heap = /** @type {any} */ (globalThis.performance)?.memory?.usedJSHeapSize;
+  return typeof heap === 'number' ? heap : undefined;
+}
+
+/**
+ * The least silence limit a step's party worker gets: a step reads its rows or messages before
+ * it maps them and merges after, each one wasm call that cannot beat, taking up to about 1 µs a
+ * value here (40 ns a byte of rows, 20 ns a byte of messages; 2 s at 2 million values, more than
+ * the pool's learnt limit). So 2 s plus 200 ns a byte of input, five times that and more.
+ *
+ * @param {object} input
+ */
+const silenceFloor = (input) => Math.ceil(2_000 + inputBytes(input) * 2e-4);
 
 /** What both parties do: run their steps on their worker, export the key, go away. */
 class Party {
@@ -186,6 +211,7 @@ class Party {
         op,
         built,
         {
+          silence: { atLeast: silenceFloor(built) },
           ...rest,
           affinity: this.#affinity,
           owned: true,
@@ -451,4 +477,23 @@ async function createIn(pool, role, affinity, { key, ...options }) {
   } catch (error) {
     throw engineError(error);
   }
+}
+
+/**
+ * The built-in sample data of lockstep_psi::sample for a starter of `rows` people (at least 10;
+ * the joiner gets four fifths as many, three fifths of them shared), made in a worker of `pool`:
+ * the files `lockstep psi demo --rows N --dir D` writes, byte for byte.
+ *
+ * @param {Pool} pool
+ * @param {{ rows?: number } & PsiStepOptions} [options]
+ */
+export async function psiSample(pool, { rows = 5_000, ...options } = {}) {
+  return pool.run('psi.sample', { rows: countOf(rows, 'rows') }, {
+    ...options,
+    validate: (output) => {
+      if (!(fieldOf(output, 'starter') instanceof Uint8Array && fieldOf(output, 'joiner') instanceof Uint8Array)) {
+        throw new TypeError('psi.sample returns { starter, joiner, ... }');
+      }
+    },
+  });
 }

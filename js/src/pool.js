@@ -161,10 +161,11 @@ export class Pool {
 
   /**
    * The silence limit (ms) a task of `op` gets now: `override` if given (false: Infinity), else
-   * what the gaps measured for `op` give (SilenceOptions in index.d.ts).
+   * what the gaps measured for `op` give (SilenceOptions in index.d.ts), at least `atLeast` ms
+   * with `{ atLeast }`.
    *
    * @param {string} op
-   * @param {number | false} [override]
+   * @param {number | false | { atLeast: number }} [override]
    */
   silenceLimit(op, override) {
     return this.#supervisor.silenceLimit(op, override);

@@ -12,7 +12,7 @@ import { runHelper } from './shard/helper.js';
  * What this worker uses of the wasm-bindgen glue of bindings/wasm (lockstep_wasm.js).
  *
  * @typedef {object} WasmGlue
- * @property {(init: { module_or_path: BufferSource }) => Promise<unknown>} default
+ * @property {(init: { module_or_path: BufferSource }) => Promise<{ memory: WebAssembly.Memory }>} default
  * @property {() => boolean} simd
  * @property {() => number} abiVersion
  * @property {(key: Uint8Array, values: Uint8Array, ends: Uint32Array, reveal: boolean,
@@ -20,6 +20,7 @@ import { runHelper } from './shard/helper.js';
  * @property {{ generate(role: string): WasmParty, import(role: string, key: Uint8Array): WasmParty }} PsiParty
  * @property {{ fromKey(role: string, key: Uint8Array): import('./shard/parts.js').PartMapper & { free(): void } }} PsiHelper
  * @property {(items: number, count: number) => Uint32Array} psiRanges
+ * @property {(rows: number) => object} psiSample
  */
 
 /** @typedef {(done: number, total: number) => void} Beat */
@@ -89,7 +90,29 @@ function step(input, { progress, context }, begin, finish) {
     finish: (mapped) => finish(party, mapped),
     psiRanges: glueOf(context).psiRanges,
     progress,
+    memory: workerMemory,
   });
+}
+
+/** @type {WebAssembly.Memory | null} this worker's wasm instance's linear memory */
+let instanceMemory = null;
+
+/**
+ * What this worker holds now: its wasm instance's linear memory (which never shrinks: the
+ * instance's peak) and its JS heap (Node: this isolate's used heap and external memory, the
+ * latter including the wasm memory; a browser: Chromium's performance.memory where a worker has
+ * it, else undefined).
+ *
+ * @returns {import('./shard/coordinator.js').WorkerMemory}
+ */
+export function workerMemory() {
+  const wasmBytes = instanceMemory?.buffer.byteLength ?? 0;
+  if (isNode) {
+    const { heapUsed, external } = process.memoryUsage();
+    return { wasmBytes, heapBytes: heapUsed, externalBytes: external };
+  }
+  const heap = /** @type {any} */ (performance).memory?.usedJSHeapSize;
+  return { wasmBytes, heapBytes: typeof heap === 'number' ? heap : undefined };
 }
 
 /** @param {unknown} context */
@@ -156,7 +179,8 @@ serve({
     } catch (error) {
       throw new AssetError(shown(glueUrl), `cannot import ${shown(glueUrl)}: ${messageOf(error)}`, { cause: error });
     }
-    await glue.default({ module_or_path: bytes });
+    const exports = await glue.default({ module_or_path: bytes });
+    instanceMemory = exports.memory;
     if (glue.simd() !== (flavour === 'simd')) {
       throw new Error(`${shown(wasmUrl)} is not the ${flavour} build`);
     }
@@ -203,7 +227,7 @@ serve({
         elements: party.intersectBegin(input.setup, input.response, input.maxSetupBytes),
       }), (party, unmasked) => party.intersectFinish(unmasked)),
     /** @param {any} input @param {import('./worker.js').OpContext} op */
-    'psi.helper': (input, { progress, context }) => runHelper(input, glueOf(context).PsiHelper, progress),
+    'psi.helper': (input, { progress, context }) => runHelper(input, glueOf(context).PsiHelper, progress, workerMemory),
     /** @param {any} input */
     'psi.party.exportKey': (input) => partyOf(input.party).exportKey(),
     /** @param {any} input */
@@ -211,6 +235,8 @@ serve({
       partyOf(input.party).free();
       parties.delete(input.party);
     },
+    /** @param {any} input @param {import('./worker.js').OpContext} op */
+    'psi.sample': (input, { context }) => glueOf(context).psiSample(input.rows),
     noop: (input) => input,
   },
 });

@@ -805,7 +805,10 @@ export const scenarios = [
     async () => {
       const p = pool({ taskTimeout: 2 ** 40, startupTimeout: 2 ** 40 });
       equal(await p.run('ticks', ticks(2, 5), { timeout: 2 ** 40, silence: 2 ** 40 }), 2);
-      await rejects(p.run('echo', 1, { silence: 0 }), RangeError, /silence must be false or a whole number/);
+      await rejects(p.run('echo', 1, { silence: 0 }), RangeError, /silence must be false, a whole number/);
+      await rejects(p.run('echo', 1, { silence: { atLeast: 0 } }), RangeError, /silence must be .*atLeast/);
+      await rejects(p.run('echo', 1, { silence: null }), RangeError, /silence must be/);
+      equal(await p.run('ticks', ticks(2, 5), { silence: { atLeast: 10_000 } }), 2, 'a floor under the learnt limit');
       await rejects(p.run('echo', 1, { signal: {} }), TypeError, /signal must be an AbortSignal/);
       await closed(p);
     },

@@ -479,6 +479,31 @@ pub fn psi_ranges(items: u32, count: u32) -> Vec<u32> {
         .collect()
 }
 
+/// The built-in sample data ([`lockstep_psi::sample`]) for a starter of `rows` people, the
+/// files `lockstep psi demo --rows N --dir D` writes: `{ starter: Uint8Array, joiner:
+/// Uint8Array, starterRows, joinerRows, keyColumn, columns }` (CSV; match on `keyColumn`,
+/// normalized).
+///
+/// # Errors
+/// Only if the JS object cannot be built (it always can).
+#[wasm_bindgen(js_name = psiSample)]
+pub fn psi_sample(rows: u32) -> Result<Object, JsValue> {
+    use lockstep_psi::sample;
+    let orgs = sample::organisations(rows as usize);
+    let columns = js_sys::Array::new();
+    for column in sample::HEADER {
+        columns.push(&JsValue::from_str(column));
+    }
+    object(&[
+        ("starter", Uint8Array::from(&orgs.starter[..]).into()),
+        ("joiner", Uint8Array::from(&orgs.joiner[..]).into()),
+        ("starterRows", JsValue::from(orgs.starter_rows as f64)),
+        ("joinerRows", JsValue::from(orgs.joiner_rows as f64)),
+        ("keyColumn", JsValue::from_str(sample::KEY_COLUMN)),
+        ("columns", columns.into()),
+    ])
+}
+
 /// `{ values, ends }` of packed items.
 fn items_object(items: &Items) -> Result<Object, JsValue> {
     object(&[

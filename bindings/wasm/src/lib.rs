@@ -38,7 +38,7 @@ mod request;
 
 use wasm_bindgen::prelude::*;
 
-pub use js_party::{JsHelper, JsParty, psi_ranges};
+pub use js_party::{JsHelper, JsParty, psi_ranges, psi_sample};
 pub use party::{
     DEFAULT_MAX_SETUP_BYTES, Found, Items, Keyed, Party, PartyError, Resolved, Role, Rows,
 };
@@ -47,7 +47,7 @@ pub use request::{PackError, RequestError, request};
 /// The version of this module's exports. It changes whenever an export's name, arguments or
 /// meaning change; the JS worker sends it in its handshake. 2: `psiRequest` masks distinct keys
 /// and takes `normalize`. 3: `PsiParty`, both roles' steps with the key inside the module.
-/// 4: steps in parts (`*Begin`, `*Part`, `*Finish`), `PsiHelper`, `psiRanges`.
+/// 4: steps in parts (`*Begin`, `*Part`, `*Finish`), `PsiHelper`, `psiRanges`, `psiSample`.
 pub const ABI_VERSION: u32 = 4;
 
 /// The version of this module's exports ([`ABI_VERSION`]).

@@ -174,11 +174,15 @@ pub struct Organisations {
     pub joiner_rows: usize,
 }
 
-/// The two organisations' CSV files for a starter of `n` people.
+/// The fewest people a starter's sample holds: fewer would leave the overlaps empty.
+pub const MIN_PEOPLE: usize = 10;
+
+/// The two organisations' CSV files for a starter of `n` people (at least [`MIN_PEOPLE`]).
 ///
 /// # Panics
 /// Never: the files are written into memory, which cannot fail.
 pub fn organisations(n: usize) -> Organisations {
+    let n = n.max(MIN_PEOPLE);
     let file = |start: usize, count: usize, retyped: bool| {
         let people = rows(start, count, retyped);
         let mut csv = csv::Writer::from_writer(Vec::new());

@@ -34,7 +34,8 @@ import { bounded } from './timing.js';
 /**
  * @typedef {object} RunSpec  a run's options, checked, defaults filled in
  * @property {AbortSignal | undefined} signal
- * @property {number | false | undefined} silence  the task's own silence limit, if any
+ * @property {number | false | { atLeast: number } | undefined} silence  the task's own silence limit, or a floor
+ *   under the learnt one, if any
  * @property {number} timeout   ms once posted; Infinity for none
  * @property {number} reserve   bytes
  * @property {boolean} owned    whether the input's buffers are the caller's to hand over
@@ -129,8 +130,10 @@ export function parseRunOptions(options, input, taskTimeout) {
     throw new TypeError('run: signal must be an AbortSignal');
   }
   const { silence } = options;
-  if (!(silence === undefined || silence === false || silence === Infinity || (Number.isSafeInteger(silence) && silence > 0))) {
-    throw new RangeError(`run: silence must be false or a whole number of ms >= 1, not ${silence}`);
+  const ms = (/** @type {unknown} */ v) => v === Infinity || (Number.isSafeInteger(v) && /** @type {number} */ (v) > 0);
+  const floor = silence !== null && typeof silence === 'object' ? /** @type {{ atLeast?: unknown }} */ (silence).atLeast : undefined;
+  if (!(silence === undefined || silence === false || ms(silence) || (typeof silence === 'object' && silence !== null && ms(floor)))) {
+    throw new RangeError(`run: silence must be false, a whole number of ms >= 1 or { atLeast: ms }, not ${JSON.stringify(silence) ?? silence}`);
   }
   const timeout = runTimeout(options.timeout, taskTimeout);
   const reserve = options.reserve ?? defaultReservation(measured(input));

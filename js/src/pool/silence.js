@@ -38,11 +38,16 @@ export class SilenceMeter {
    * one of them did), at least `min`; before that, `initial`. A limit longer than a timer can
    * wait is Infinity.
    *
+   * With `{ atLeast }`, the limit derived so but never below `atLeast` (a task that says its
+   * unmeasured phases may take that long).
+   *
    * @param {string} op
-   * @param {number | false} [override]
+   * @param {number | false | { atLeast: number }} [override]
+   * @returns {number}
    */
   limit(op, override) {
     if (override === false) return Infinity;
+    if (typeof override === 'object') return Math.max(this.limit(op), bounded(override.atLeast));
     if (override !== undefined) return bounded(override);
     const { initial, factor, min } = this.#settings;
     const beats = this.#beats.get(op);

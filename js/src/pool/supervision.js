@@ -96,7 +96,7 @@ export class Supervisor {
     };
   }
 
-  /** The silence limit a task of `op` gets now (SilenceMeter#limit). @param {string} op @param {number | false} [override] */
+  /** The silence limit a task of `op` gets now (SilenceMeter#limit). @param {string} op @param {number | false | { atLeast: number }} [override] */
   silenceLimit(op, override) {
     return this.#silence.limit(op, override);
   }

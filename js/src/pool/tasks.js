@@ -34,7 +34,8 @@ export const TaskState = Object.freeze({
  * @property {TaskStateName} state
  * @property {Slot | null} slot       the worker it is bound to or running on
  * @property {number} timeout         ms it may run once posted; Infinity for no limit
- * @property {number | false | undefined} silence  its own silence limit (false: none)
+ * @property {number | false | { atLeast: number } | undefined} silence  its own silence limit (false: none), or a
+ *   floor under the learnt one
  * @property {AbortSignal | undefined} signal
  * @property {(() => void) | undefined} onAbort    the listener on `signal`, removed when DONE
  * @property {((progress: Progress) => void) | undefined} onProgress

@@ -22,10 +22,18 @@ import { concat, itemCount, mapInChunks, partBuffers, partOf, ranges } from './p
  * @typedef {{ control: MessagePort, helpers: MessagePort[], wait: number }} ShardInput
  */
 /**
- * How a step ran: `workers` the parts it ran in (this worker's and its helpers'), `helpers` how
- * many the page submitted, `left` those left out before the split and why.
+ * What a worker holds (psi-worker.js workerMemory): its wasm instance's linear memory (its peak:
+ * it never shrinks) and its JS heap where the host tells it.
  *
- * @typedef {{ workers: number, helpers: number, left: Array<{ index: number, why: string }> }} ShardReport
+ * @typedef {{ wasmBytes: number, heapBytes?: number, externalBytes?: number }} WorkerMemory
+ */
+/**
+ * How a step ran: `workers` the parts it ran in (this worker's and its helpers'), `items` the
+ * step's items (distinct keys masked, or elements re-masked or unmasked), `helpers` how
+ * many the page submitted, `left` those left out before the split and why, `memory` what each
+ * worker that ran a part held after it (this one first, after the merge).
+ *
+ * @typedef {{ workers: number, items: number, helpers: number, left: Array<{ index: number, why: string }>, memory: WorkerMemory[] }} ShardReport
  */
 
 /**
@@ -48,9 +56,10 @@ const coded = (message, code) => Object.assign(new Error(message), { code });
  * @param {(mapped: Uint8Array) => T} step.finish
  * @param {(items: number, count: number) => Uint32Array} step.psiRanges
  * @param {(done: number, total: number) => void} step.progress
+ * @param {() => WorkerMemory} step.memory
  * @returns {Promise<{ result: T, shards: ShardReport }>}
  */
-export async function runSharded({ shard, role, party, begin, finish, psiRanges, progress }) {
+export async function runSharded({ shard, role, party, begin, finish, psiRanges, progress, memory }) {
   const ports = shard?.helpers ?? [];
   /** @type {Helper[]} */
   const helpers = ports.map((port, i) => new Helper(i + 1, port));
@@ -117,11 +126,22 @@ export async function runSharded({ shard, role, party, begin, finish, psiRanges,
     if (error) throw error;
     const mapped = concat([...own, ...working.map((h) => /** @type {Uint8Array} */ (h.output))]);
     report();
-    return { result: finish(mapped), shards: { workers: Math.max(1, parts.length), helpers: helpers.length, left } };
+    const result = finish(mapped);
+    const memories = [memory(), ...working.map((h) => h.memory ?? { wasmBytes: 0 })];
+    return { result, shards: { workers: Math.max(1, parts.length), items: total, helpers: helpers.length, left, memory: memories } };
   } finally {
     for (const helper of helpers) helper.close();
     control?.close();
   }
+}
+
+/** A helper's memory report, as far as it is one. @param {unknown} sent @returns {WorkerMemory} */
+function memoryOf(sent) {
+  const field = (/** @type {string} */ name) => {
+    const value = sent !== null && typeof sent === 'object' ? /** @type {Record<string, unknown>} */ (sent)[name] : undefined;
+    return Number.isSafeInteger(value) ? /** @type {number} */ (value) : undefined;
+  };
+  return { wasmBytes: field('wasmBytes') ?? 0, heapBytes: field('heapBytes'), externalBytes: field('externalBytes') };
 }
 
 /** The coordinator's view of one helper. */
@@ -132,6 +152,8 @@ class Helper {
   settled = false;
   /** @type {Uint8Array | null} */
   output = null;
+  /** @type {WorkerMemory | null} what its worker held after its part */
+  memory = null;
   /** @type {Error | null} an engine error in its part */
   error = null;
   /** @type {Error | null} its worker failed after the split */
@@ -177,6 +199,7 @@ class Helper {
       case 'result':
         if (this.state === 'working' && message.output instanceof Uint8Array) {
           this.output = message.output;
+          this.memory = memoryOf(message.memory);
           this.settled = true;
         }
         break;

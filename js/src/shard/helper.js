@@ -23,9 +23,10 @@ const dismissed = new Error('dismissed');
  * @param {{ port: MessagePort, wait: number }} input
  * @param {{ fromKey(role: string, key: Uint8Array): import('./parts.js').PartMapper & { free(): void } }} PsiHelper
  * @param {(done: number, total: number) => void} progress  the task's beat
+ * @param {() => import('./coordinator.js').WorkerMemory} memory  what this worker holds
  * @returns {Promise<HelperOutcome>}
  */
-export async function runHelper({ port, wait }, PsiHelper, progress) {
+export async function runHelper({ port, wait }, PsiHelper, progress, memory) {
   if (!(port instanceof MessagePort)) throw new TypeError('a helper needs the port its party listens on');
   /** @type {any[]} */
   const inbox = [];
@@ -80,7 +81,7 @@ export async function runHelper({ port, wait }, PsiHelper, progress) {
           if (error instanceof WebAssembly.RuntimeError) throw error; // the instance is unusable
           return { used: true, items };
         }
-        link.post({ type: 'result', output }, [output.buffer]);
+        link.post({ type: 'result', output, memory: memory() }, [output.buffer]);
         return { used: true, items };
       }
     }

@@ -10,7 +10,7 @@
 //   helper -> coordinator   { type: 'ready' }                 the key is imported
 //   coordinator -> helper   { type: 'part', kind, first, values, ends | elements }
 //   helper -> coordinator   { type: 'progress', done }        of its part
-//                           { type: 'result', output }        its part's outputs, packed
+//                           { type: 'result', output, memory }  its part's outputs, packed; its worker's bytes
 //                           { type: 'failed', message, code } before or during its part
 //   coordinator -> page     { type: 'started' }               submit the helpers now
 //   page -> coordinator     { type: 'helper-failed', index, message }   its task rejected

@@ -7,8 +7,11 @@ import { join } from 'node:path';
 
 export const CHROMIUM = process.env.LOCKSTEP_CHROMIUM ?? '/usr/bin/chromium';
 
-/** A launched browser and a fresh page; `close()` ends both and removes the profile. */
-export async function openPage() {
+/**
+ * A launched browser and a fresh page; `close()` ends both and removes the profile. `args`:
+ * more command-line flags (the memory bench's).
+ */
+export async function openPage({ args = [] } = {}) {
   const profile = mkdtempSync(join(tmpdir(), 'lockstep-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
@@ -21,6 +24,7 @@ export async function openPage() {
       '--disable-background-networking',
       '--disable-component-update',
       '--disable-sync',
+      ...args,
     ],
   });
   const page = context.pages()[0] ?? (await context.newPage());

@@ -102,6 +102,10 @@ test('silence: initial before a measurement, then factor x the longest recent ga
   assert.equal(meter.limit('op', false), Infinity);
   assert.equal(meter.limit('op', 7), 7);
   assert.equal(meter.limit('op', 2 ** 40), Infinity, 'past what a timer can wait');
+  // A floor under the learnt limit: the larger of the two.
+  assert.equal(meter.limit('op', { atLeast: 400 }), 400);
+  assert.equal(meter.limit('op', { atLeast: 20 }), 50, 'the learnt limit when higher');
+  assert.equal(meter.limit('other', { atLeast: 20 }), 1_000, 'the initial limit before any measurement');
 });
 
 test('silence: gaps per unit of work, scaled to the op\'s step; a task\'s last beat teaches nothing', () => {

@@ -70,12 +70,8 @@ pub(crate) fn run(ctx: &Context, args: &DemoArgs) -> anyhow::Result<()> {
         }
     };
     let path = |name: &str| dir.join(name);
-    let (starter_rows, joiner_rows) = write_samples(
-        ctx,
-        &path("starter.csv"),
-        &path("joiner.csv"),
-        args.rows.max(10),
-    )?;
+    let (starter_rows, joiner_rows) =
+        write_samples(ctx, &path("starter.csv"), &path("joiner.csv"), args.rows)?;
     for who in ["starter", "joiner"] {
         key_command(
             ctx,
