@@ -1125,11 +1125,11 @@ export const scenarios = [
     },
   ],
   [
-    "sharded steps of both roles give the CLI's bytes at 2, 3 and 4 workers, and the one-worker bytes around every split",
+    "sharded steps of both roles give the CLI's bytes at 1, 2, 3 and 4 workers, and the one-worker bytes around every split",
     async (env) => {
       const r = env.psi.round;
       const p = createPsiPool({ ...PSI_POOL, workers: 4 });
-      for (const workers of [2, 3, 4]) {
+      for (const workers of [1, 2, 3, 4]) {
         const starter = await createStarter(p, { key: fromB64(r.starterKey), workers });
         const joiner = await createJoiner(p, { key: fromB64(r.joinerKey), workers });
         const request = await joiner.request(r.joiner, KEYED);
@@ -1278,6 +1278,33 @@ export const scenarios = [
       ok(performance.now() - started < 30_000, 'caught in time');
       ok(!joiner.lost, 'the party is kept');
       await closed(p);
+    },
+  ],
+  [
+    "helpers of a party whose worker ends before the split free their workers: nothing hangs, the pool closes",
+    async () => {
+      // The second helper task is held back (never reaches its worker: the pool's silence limit
+      // takes that worker), so the step waits for it; meanwhile the step is aborted, which ends
+      // the party's worker. The helper that had the key and said ready must give up by itself.
+      let tasks = 0;
+      const workers = helperSpawn(() => true, () => ++tasks !== 2);
+      const p = createPsiPool({ ...PSI_POOL, workers: 3, spawn: workers.spawn, silence: { initial: 2_000, min: 200, factor: 10 } });
+      const joiner = await createJoiner(p, { workers: 3, shardWait: 3_000 });
+      const values = Array.from({ length: 2_000 }, (_, i) => `person-${i}@example.org`);
+      const controller = new AbortController();
+      // Aborted at the party's first beat once both helper tasks were posted (it beats while it waits).
+      const running = joiner.request(values, {}, {
+        signal: controller.signal,
+        onProgress: () => {
+          if (tasks >= 2) controller.abort(new Error('enough'));
+        },
+      });
+      await rejects(running, AbortError);
+      ok(joiner.lost, 'the aborted party is lost with its worker');
+      equal(tasks, 2, 'both helpers were submitted');
+      const started = performance.now();
+      await closed(p);
+      ok(performance.now() - started < 20_000, `closed in ${Math.round(performance.now() - started)} ms`);
     },
   ],
 ];

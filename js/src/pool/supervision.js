@@ -421,6 +421,9 @@ export class Supervisor {
   #beat(slot, task, done, total) {
     const at = now();
     const work = done - slot.lastDone;
+    // Before any work, a beat restarts the clock: a task that waited (for a message, say) and
+    // beat meanwhile is measured from its last beat, not from its start.
+    if (work === 0 && slot.lastDone === 0) slot.lastBeat = at;
     if (work > 0) {
       this.#silence.record(task.op, at - slot.lastBeat, work, done < total);
       slot.lastBeat = at;

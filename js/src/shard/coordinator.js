@@ -64,8 +64,6 @@ export async function runSharded({ shard, role, party, begin, finish, psiRanges,
   /** @type {Helper[]} */
   const helpers = ports.map((port, i) => new Helper(i + 1, port));
   const waiter = new Waiter();
-  /** @type {Error | null} a failure after the split */
-  let broken = null;
   /** @type {boolean} whether the split happened */
   let split = false;
   const control = shard ? new Link(shard.control, (message) => {
@@ -77,9 +75,11 @@ export async function runSharded({ shard, role, party, begin, finish, psiRanges,
   }) : null;
   for (const helper of helpers) helper.onChange = () => waiter.wake();
   try {
-    if (helpers.length > 0) control?.post({ type: 'started' });
+    // Begun first: reading the rows or messages is one wasm call that answers no hello, so
+    // helpers are asked for only once it is done, and only when there is something to share.
     const items = begin();
     const total = itemCount(items);
+    if (helpers.length > 0 && total > 1) control?.post({ type: 'started' });
     let ownDone = 0;
     const report = () => progress(ownDone + helpers.reduce((n, h) => n + h.done, 0), total);
     // The helpers that start in time get the key; the split waits for them all, at most `wait`.
@@ -118,12 +118,19 @@ export async function runSharded({ shard, role, party, begin, finish, psiRanges,
         report();
       }, () => working.find((h) => h.failure)?.failure ?? null));
     }
-    await waiter.until(() => working.every((h) => h.settled) || working.some((h) => h.failure), Infinity, report);
-    broken = working.find((h) => h.failure)?.failure ?? null;
-    if (broken) throw broken;
-    // The lowest part's error is the step's, as on one worker.
-    const error = working.find((h) => h.error)?.error;
-    if (error) throw error;
+    // Decided once every helper settled, or the lowest one that failed did and all below it: the
+    // lowest part's error is the step's (an engine error as on one worker, or PSI_SHARD where a
+    // helper's worker failed first in part order).
+    const decided = () => {
+      for (const h of working) {
+        if (!h.settled) return false;
+        if (h.failure || h.error) return true;
+      }
+      return true;
+    };
+    await waiter.until(decided, Infinity, report);
+    const first = working.find((h) => h.failure || h.error);
+    if (first) throw first.failure ?? first.error;
     const mapped = concat([...own, ...working.map((h) => /** @type {Uint8Array} */ (h.output))]);
     report();
     const result = finish(mapped);

@@ -41,9 +41,10 @@ export async function runHelper({ port, wait }, PsiHelper, progress, memory) {
   try {
     link.post({ type: 'hello' });
     for (;;) {
-      // Before the part: at most `wait` ms for each message; the coordinator answers a hello at
-      // once, so a longer silence means it is gone.
-      if (!(await waiter.until(() => inbox.length > 0, helper ? Infinity : wait + 4 * BEAT_MS, beat))) {
+      // Before the part: at most `wait` ms (and a margin) for each message. The coordinator
+      // answers a hello at once and splits within `wait` of sending the key, so a longer silence
+      // means it is gone (its port's end gives no sign of that), and the helper frees its worker.
+      if (!(await waiter.until(() => inbox.length > 0, wait + 10 * BEAT_MS, beat))) {
         return { used: false, items: 0 };
       }
       const message = inbox.shift();

@@ -15,7 +15,8 @@
 //   coordinator -> page     { type: 'started' }               submit the helpers now
 //   page -> coordinator     { type: 'helper-failed', index, message }   its task rejected
 //
-// A helper's task is only submitted once the coordinator runs ('started'), so a helper never
+// A helper's task is only submitted once the coordinator has begun its step ('started': its
+// input read, more than one item to share), so a helper never
 // occupies a worker waiting for a coordinator that waits for that worker; both sides wait for
 // each other at most `wait` ms before the split, and the coordinator beats meanwhile.
 

@@ -41,6 +41,7 @@ export async function runShardedStep(pool, op, input, options, { helpers, wait }
         },
       });
       task.catch((/** @type {unknown} */ error) => {
+        channel.port2.close(); // never posted (a full queue, a closed pool), or already gone with its worker
         if (open) link.post({ type: 'helper-failed', index: i + 1, message: `${fieldOf(error, 'name') ?? 'Error'}: ${messageOf(error)}` });
       });
     });
