@@ -152,9 +152,9 @@ function pageMemory() {
 
 /**
  * The least silence limit a step's party worker gets: a step reads its rows or messages before
- * it maps them and merges after, each one wasm call that cannot beat, taking up to about 1 µs a
- * value here (40 ns a byte of rows, 20 ns a byte of messages; 2 s at 2 million values, more than
- * the pool's learnt limit). So 2 s plus 200 ns a byte of input, five times that and more.
+ * it maps them and merges after, each one wasm call that cannot beat, taking up to 1.1 µs a
+ * value here (`node bench/psi-phases.js`: 40-45 ns a byte of rows, up to 25 ns a byte of
+ * messages; over 2 s at 2 million values, more than the pool's learnt limit). So 2 s plus 200 ns a byte of input, five times that and more.
  *
  * @param {object} input
  */

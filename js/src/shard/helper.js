@@ -7,7 +7,7 @@
 // no way to make a key, and the module's PsiHelper has no constructor that does.
 
 import { BEAT_MS, Link, Waiter } from './messages.js';
-import { mapInChunks } from './parts.js';
+import { itemCount, mapInChunks } from './parts.js';
 
 /** Thrown between chunks when the party dismissed the helper mid-part (its step failed). */
 const dismissed = new Error('dismissed');
@@ -68,7 +68,7 @@ export async function runHelper({ port, wait }, PsiHelper, progress, memory) {
           link.post({ type: 'failed', message: refused.message, code: 'PSI_INTERNAL' });
           throw refused;
         }
-        const items = message.kind === 'mask' ? message.ends.length : message.elements.length / 33;
+        const items = itemCount(message);
         let output;
         try {
           output = await mapInChunks(helper, message, (done, total) => {
