@@ -24,14 +24,19 @@ import (
 	"time"
 
 	"github.com/consensys/gnark/backend/groth16/bls12-381/mpcsetup"
+	"github.com/consensys/gnark/logger"
 )
 
 func main() {
 	if len(os.Args) < 2 {
-		fail("usage: gnark-harness new|contribute|verify|seal|read|bench ...")
+		fail("usage: gnark-harness new|contribute|verify|seal|read|bench|r1cs|p2init|p2contribute|p2verify|prove|gverify|p2bench ...")
 	}
+	logger.Disable() // stdout carries results
 	cmd, args := os.Args[1], os.Args[2:]
-	fs := flag.NewFlagSet(cmd, flag.ExitOnError)
+	if phase2Main(cmd, args) {
+		return
+	}
+	fs := newFlags(cmd)
 	power := fs.Int("power", 0, "domain size N = 2^power")
 	in := fs.String("in", "", "input file")
 	out := fs.String("out", "", "output file")
@@ -191,6 +196,10 @@ func bench(power, reps int) {
 	for _, k := range []string{"new", "contribute", "read", "verify", "seal"} {
 		fmt.Printf("%s %d\n", k, best[k].Nanoseconds())
 	}
+}
+
+func newFlags(cmd string) *flag.FlagSet {
+	return flag.NewFlagSet(cmd, flag.ExitOnError)
 }
 
 func fail(msg string) {

@@ -15,7 +15,7 @@
 //!   holds allocates no more than the file).
 
 mod point;
-mod stream;
+pub(crate) mod stream;
 
 pub use point::{Compressed, Point, PointProblem};
 pub(crate) use stream::{

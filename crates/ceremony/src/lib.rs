@@ -23,9 +23,12 @@
 
 pub mod codec;
 mod curve;
+pub mod fft;
 mod file_kind;
 pub mod phase1;
+pub mod phase2;
 pub mod ptau;
+pub mod r1cs;
 pub mod reference;
 
 pub use codec::{CodecError, DEFAULT_MAX_POWER, Limits, Location, PointProblem};

@@ -63,4 +63,24 @@ impl Srs {
     pub fn stored_points(&self) -> u64 {
         5 * self.n() as u64 - 2
     }
+
+    /// The SRS of the smaller domain `2^power` (the same tau, alpha and beta): each vector's
+    /// first points, as a circuit whose domain is smaller than the ceremony's uses them.
+    ///
+    /// # Panics
+    /// If `power` is 0 or above [`power`](Self::power).
+    pub fn truncated(&self, power: u32) -> Self {
+        assert!(
+            (1..=self.power()).contains(&power),
+            "invariant: a smaller domain"
+        );
+        let n = 1usize << power;
+        Self {
+            g1_tau: self.g1_tau[..2 * n - 1].to_vec(),
+            g2_tau: self.g2_tau[..n].to_vec(),
+            alpha_tau: self.alpha_tau[..n].to_vec(),
+            beta_tau: self.beta_tau[..n].to_vec(),
+            beta_g2: self.beta_g2,
+        }
+    }
 }

@@ -182,3 +182,37 @@ fn gnark_refuses_a_contribution_that_skips_a_step() {
     let message = gnark_fails(&["verify", "-power", "3", s(&path("c1")), s(&path("skip"))]);
     assert!(message.contains("challenge"), "{message}");
 }
+
+#[test]
+fn the_initial_phase2_object_is_gnark_s() {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = Pool::new(2).unwrap();
+    for power in [6, 7] {
+        let srs = crate::phase2::srs(power);
+        let srs_path = dir.path().join(format!("srs-{power}"));
+        let file = std::io::BufWriter::new(std::fs::File::create(&srs_path).unwrap());
+        srs.write(&pool, &Control::new(), file).unwrap();
+        for name in ["chain-60.r1cs", "chain-60-commit.r1cs"] {
+            let r1cs = crate::phase2::circuit(name);
+            let theirs = dir.path().join(format!("{name}-{power}.ph2"));
+            let r1cs_path = crate::phase2::fixture_path(name);
+            gnark(&[
+                "p2init",
+                "-r1cs",
+                s(&r1cs_path),
+                "-srs",
+                s(&srs_path),
+                "-out",
+                s(&theirs),
+            ]);
+            // A phase 1 larger than the circuit needs is cut to its domain, as gnark's users do.
+            let cut = srs.truncated(r1cs.domain_power());
+            let (ours, _) =
+                lockstep_ceremony::phase2::initialize(&pool, &Control::new(), &r1cs, &cut).unwrap();
+            assert!(
+                crate::phase2::bytes(&ours) == std::fs::read(&theirs).unwrap(),
+                "{name} on a 2^{power} phase 1: our initial phase 2 object differs from gnark's"
+            );
+        }
+    }
+}

@@ -14,6 +14,7 @@
 mod bad_input;
 mod equivalence;
 mod gnark;
+mod phase2;
 
 use std::sync::OnceLock;
 

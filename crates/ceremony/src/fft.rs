@@ -1,0 +1,376 @@
+//! Group FFTs over BLS12-381 points: the Lagrange basis of a vector of powers, as gnark v0.15's
+//! `lagrangeCoeffsG1/G2` computes it (`mpcsetup/lagrange.go`).
+//!
+//! For `N` points `P_j = [tau^j]`, the basis is `L_k = N^-1 * sum_j omega^(-jk) P_j = [L_k(tau)]`,
+//! the Lagrange polynomial at `omega^k`, for `omega` gnark's `fr.Generator(N)` (its 2^32-th root
+//! of unity raised to `2^32 / N`). gnark computes it by a decimation-in-frequency FFT with the
+//! inverse twiddles, a bit reversal, and a multiplication by `N^-1`; so do we, in projective
+//! coordinates (additions are exact group operations, so the points are the same elements
+//! gnark's affine arithmetic reaches, and their encodings the same bytes).
+//!
+//! # Parallelism
+//! Each recursion node's butterfly pass runs on its share of the worker budget, cut into blocks
+//! of butterflies; its two halves then recurse as two branches of half the budget each (stage
+//! `s`: `2^s` branches of `budget / 2^s` workers), serially once a branch has one worker. A
+//! butterfly owns its two points, so no two tasks write the same point. The twiddles are public
+//! constants: blst's (constant-time) multiplication is used on them all the same.
+//!
+//! # Memory
+//! The transform runs in place over one projective copy of the `N` input points (144 bytes a
+//! G1 point, 288 a G2 one); the affine result is written alongside (96 / 192 bytes a point),
+//! and the twiddle table holds `N / 2` scalars.
+
+use std::convert::Infallible;
+use std::ops::{Add, Mul, Sub};
+
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use ff::{Field, PrimeField};
+use group::Group;
+use lockstep_shard::{Control, Cut, Error, Pool};
+
+use crate::curve;
+
+/// gnark-crypto's `fr.Generator` root of unity of order 2^32 (decimal, from `generator.go`).
+const ROOT_OF_UNITY_2_32: &str =
+    "10238227357739495823651030575849232062558860180284477541189508159991286009131";
+
+/// Butterflies per task of a pass: milliseconds of scalar multiplications.
+const BUTTERFLY_BLOCK: usize = 32;
+
+/// Sub-transforms this small run serially, without stop checks (tens of milliseconds).
+const SERIAL_BELOW: usize = 64;
+
+/// Points per block of the scaling and affine conversion.
+const CONVERT_BLOCK: usize = 1024;
+
+/// The evaluation domain of size `N`: its inverse twiddles and `N^-1`.
+#[derive(Clone, Debug)]
+pub struct Domain {
+    n: usize,
+    /// `omega^-i` for `i < N / 2`.
+    twiddles_inv: Vec<Scalar>,
+    n_inv: Scalar,
+}
+
+impl Domain {
+    /// The domain of size `2^power` (`1 <= power <= 32`).
+    ///
+    /// # Panics
+    /// If `power` is outside `1..=32` (phase 1 sizes are checked long before).
+    pub fn new(power: u32) -> Self {
+        assert!(
+            (1..=32).contains(&power),
+            "invariant: a domain of 2^1 to 2^32"
+        );
+        let n = 1usize << power;
+        let root = Scalar::from_str_vartime(ROOT_OF_UNITY_2_32).expect("invariant: a constant");
+        let omega = root.pow_vartime([1u64 << (32 - power)]);
+        let omega_inv = omega
+            .invert()
+            .expect("invariant: a root of unity is invertible");
+        let mut twiddles_inv = Vec::with_capacity(n / 2);
+        let mut t = Scalar::ONE;
+        for _ in 0..n / 2 {
+            twiddles_inv.push(t);
+            t *= omega_inv;
+        }
+        let n_inv = Scalar::from(n as u64)
+            .invert()
+            .expect("invariant: N < r is invertible");
+        Self {
+            n,
+            twiddles_inv,
+            n_inv,
+        }
+    }
+
+    /// The domain's size `N`.
+    pub fn size(&self) -> usize {
+        self.n
+    }
+
+    /// `omega^-1`, the generator the inverse transform uses.
+    pub fn omega_inv(&self) -> Scalar {
+        self.twiddles_inv.get(1).copied().unwrap_or(-Scalar::ONE)
+    }
+
+    /// `N^-1`.
+    pub fn n_inv(&self) -> Scalar {
+        self.n_inv
+    }
+}
+
+/// A group in projective form, and its affine points.
+pub trait FftGroup:
+    Copy
+    + Send
+    + Sync
+    + Group
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + for<'a> Mul<&'a Scalar, Output = Self>
+{
+    /// The group's affine points.
+    type Affine: Copy + Default + Send + Sync;
+    /// The projective form of an affine point.
+    fn from_affine(point: &Self::Affine) -> Self;
+    /// The affine forms of a block of points, with one inversion for the block.
+    fn to_affine_block(points: &[Self], out: &mut [Self::Affine]);
+}
+
+impl FftGroup for G1Projective {
+    type Affine = G1Affine;
+    fn from_affine(point: &G1Affine) -> Self {
+        G1Projective::from(point)
+    }
+    fn to_affine_block(points: &[Self], out: &mut [G1Affine]) {
+        curve::g1_to_affine(points, out);
+    }
+}
+
+impl FftGroup for G2Projective {
+    type Affine = G2Affine;
+    fn from_affine(point: &G2Affine) -> Self {
+        G2Projective::from(point)
+    }
+    fn to_affine_block(points: &[Self], out: &mut [G2Affine]) {
+        curve::g2_to_affine(points, out);
+    }
+}
+
+/// `[L_k(tau)]` for `k < N` from `powers[..N]` (`powers[j] = [tau^j]`): the serial reference,
+/// gnark's algorithm on one thread.
+///
+/// # Panics
+/// If `powers` holds fewer than `N` points.
+pub fn lagrange_serial<G: FftGroup>(domain: &Domain, powers: &[G::Affine]) -> Vec<G::Affine> {
+    let n = domain.n;
+    let mut a: Vec<G> = powers[..n].iter().map(G::from_affine).collect();
+    dif_serial(&mut a, &domain.twiddles_inv, 1);
+    bit_reverse(&mut a);
+    for p in &mut a {
+        *p = *p * &domain.n_inv;
+    }
+    let mut out = vec![G::Affine::default(); n];
+    G::to_affine_block(&a, &mut out);
+    out
+}
+
+/// [`lagrange_serial`] on `pool`: the same points at every worker count.
+///
+/// Progress: each butterfly and each point scaled.
+///
+/// # Errors
+/// Cancellation, or a stall of the run.
+///
+/// # Panics
+/// If `powers` holds fewer than `N` points.
+pub fn lagrange<G: FftGroup>(
+    pool: &Pool,
+    control: &Control,
+    domain: &Domain,
+    powers: &[G::Affine],
+) -> Result<Vec<G::Affine>, Error<Infallible>> {
+    let n = domain.n;
+    let mut a: Vec<G> = pool.map_blocks(control, &powers[..n], CONVERT_BLOCK, |_, block| {
+        block
+            .iter()
+            .map(|p| Ok::<_, Infallible>(G::from_affine(p)))
+            .collect()
+    })?;
+    dif(pool, control, &mut a, &domain.twiddles_inv, 1)?;
+    bit_reverse(&mut a);
+    let mut out = vec![G::Affine::default(); n];
+    let n_inv = domain.n_inv;
+    pool.for_each_block(
+        control,
+        (&mut a[..], &mut out[..]),
+        Cut::Blocks(CONVERT_BLOCK),
+        |_, _, (points, affine): (&mut [G], &mut [G::Affine])| {
+            for p in points.iter_mut() {
+                *p = *p * &n_inv;
+            }
+            G::to_affine_block(points, affine);
+            Ok::<_, Infallible>(())
+        },
+    )?;
+    Ok(out)
+}
+
+/// One butterfly: `(a, b) <- (a + b, (a - b) * twiddle)`, the multiplication skipped for the
+/// first (twiddle one).
+fn butterfly<G: FftGroup>(a: &mut G, b: &mut G, twiddle: Option<&Scalar>) {
+    let (x, y) = (*a, *b);
+    *a = x + y;
+    *b = match twiddle {
+        Some(t) => (x - y) * t,
+        None => x - y,
+    };
+}
+
+/// The decimation-in-frequency FFT over `a`, twiddles `omega^-(i * stride)`, output bit-reversed.
+fn dif_serial<G: FftGroup>(a: &mut [G], twiddles: &[Scalar], stride: usize) {
+    let n = a.len();
+    if n < 2 {
+        return;
+    }
+    let m = n / 2;
+    let (lo, hi) = a.split_at_mut(m);
+    for (i, (x, y)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
+        butterfly(x, y, (i > 0).then(|| &twiddles[i * stride]));
+    }
+    dif_serial(lo, twiddles, 2 * stride);
+    dif_serial(hi, twiddles, 2 * stride);
+}
+
+/// [`dif_serial`] with each pass on the pool's budget and the halves as two branches.
+fn dif<G: FftGroup>(
+    pool: &Pool,
+    control: &Control,
+    a: &mut [G],
+    twiddles: &[Scalar],
+    stride: usize,
+) -> Result<(), Error<Infallible>> {
+    let n = a.len();
+    if n < 2 {
+        return Ok(());
+    }
+    if n <= SERIAL_BELOW {
+        dif_serial(a, twiddles, stride);
+        return Ok(());
+    }
+    if pool.workers() <= 1 {
+        // A branch of one worker: the serial recursion, with stop checks between blocks.
+        return dif_one_worker(pool, control, a, twiddles, stride);
+    }
+    let m = n / 2;
+    let (lo, hi) = a.split_at_mut(m);
+    pool.for_each_block(
+        control,
+        (&mut *lo, &mut *hi),
+        Cut::Blocks(BUTTERFLY_BLOCK),
+        |_, range, (xs, ys): (&mut [G], &mut [G])| {
+            for (i, (x, y)) in range.zip(xs.iter_mut().zip(ys.iter_mut())) {
+                butterfly(x, y, (i > 0).then(|| &twiddles[i * stride]));
+            }
+            Ok::<_, Infallible>(())
+        },
+    )?;
+    pool.join(
+        control,
+        m,
+        |left| dif(left, control, lo, twiddles, 2 * stride),
+        |right| dif(right, control, hi, twiddles, 2 * stride),
+    )?;
+    Ok(())
+}
+
+/// A one-worker branch: each pass a run of blocks (progress, stop checks), recursion serial.
+fn dif_one_worker<G: FftGroup>(
+    pool: &Pool,
+    control: &Control,
+    a: &mut [G],
+    twiddles: &[Scalar],
+    stride: usize,
+) -> Result<(), Error<Infallible>> {
+    let n = a.len();
+    if n <= SERIAL_BELOW {
+        dif_serial(a, twiddles, stride);
+        return Ok(());
+    }
+    let m = n / 2;
+    let (lo, hi) = a.split_at_mut(m);
+    pool.for_each_block(
+        control,
+        (&mut *lo, &mut *hi),
+        Cut::Blocks(BUTTERFLY_BLOCK),
+        |_, range, (xs, ys): (&mut [G], &mut [G])| {
+            for (i, (x, y)) in range.zip(xs.iter_mut().zip(ys.iter_mut())) {
+                butterfly(x, y, (i > 0).then(|| &twiddles[i * stride]));
+            }
+            Ok::<_, Infallible>(())
+        },
+    )?;
+    dif_one_worker(pool, control, lo, twiddles, 2 * stride)?;
+    dif_one_worker(pool, control, hi, twiddles, 2 * stride)
+}
+
+/// Puts `a[i]` at the bit-reversal of `i` (gnark's `bitReverse`; `a.len()` a power of two).
+pub fn bit_reverse<T>(a: &mut [T]) {
+    let n = a.len();
+    if n < 2 {
+        return;
+    }
+    let shift = usize::BITS - n.trailing_zeros();
+    for i in 0..n {
+        let j = i.reverse_bits() >> shift;
+        if j > i {
+            a.swap(i, j);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use group::Curve;
+
+    #[test]
+    fn the_root_of_unity_has_order_two_to_the_32() {
+        let root = Scalar::from_str_vartime(ROOT_OF_UNITY_2_32).unwrap();
+        assert_eq!(root.pow_vartime([1u64 << 32]), Scalar::ONE);
+        assert_eq!(root.pow_vartime([1u64 << 31]), -Scalar::ONE);
+    }
+
+    #[test]
+    fn domains_have_their_order() {
+        for power in [1, 3, 10] {
+            let d = Domain::new(power);
+            let omega_inv = d.omega_inv();
+            assert_eq!(omega_inv.pow_vartime([d.size() as u64]), Scalar::ONE);
+            assert_eq!(omega_inv.pow_vartime([d.size() as u64 / 2]), -Scalar::ONE);
+            assert_eq!(d.n_inv() * Scalar::from(d.size() as u64), Scalar::ONE);
+        }
+    }
+
+    #[test]
+    fn bit_reverse_is_gnark_s() {
+        let mut a: Vec<usize> = (0..8).collect();
+        bit_reverse(&mut a);
+        assert_eq!(a, vec![0, 4, 2, 6, 1, 5, 3, 7]);
+    }
+
+    /// The naive transform in scalars: `L_k = N^-1 sum_j omega^-jk s_j`.
+    fn naive(domain: &Domain, s: &[Scalar]) -> Vec<Scalar> {
+        let n = domain.size();
+        (0..n)
+            .map(|k| {
+                let w = domain.omega_inv().pow_vartime([k as u64]);
+                let mut sum = Scalar::ZERO;
+                let mut wj = Scalar::ONE;
+                for sj in s {
+                    sum += wj * sj;
+                    wj *= w;
+                }
+                sum * domain.n_inv()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_serial_transform_is_the_lagrange_basis() {
+        let domain = Domain::new(4);
+        let tau = Scalar::from(0x1234_5678u64);
+        let s: Vec<Scalar> = (0..16).map(|j| tau.pow_vartime([j])).collect();
+        let powers: Vec<G1Affine> = s
+            .iter()
+            .map(|sj| (G1Projective::generator() * sj).to_affine())
+            .collect();
+        let got = lagrange_serial::<G1Projective>(&domain, &powers);
+        let want = naive(&domain, &s);
+        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert_eq!(*g, (G1Projective::generator() * w).to_affine(), "L_{k}");
+            assert_ne!(*w, Scalar::ZERO, "the fixture is dense");
+        }
+    }
+}

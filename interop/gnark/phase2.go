@@ -1,0 +1,271 @@
+package main
+
+// Phase 2 of gnark v0.15's BLS12-381 MPC setup, and Groth16 proofs with its keys, on files:
+//
+//	r1cs -constraints K [-commit] -out FILE   write the R1CS of the test circuit (about K constraints)
+//	p2init -r1cs R -srs SEALED -out FILE      Phase2.Initialize + WriteTo (the SRS cut to the
+//	                                          circuit's domain when larger); print the SHA-256
+//	p2contribute -in FILE -out FILE           read, Contribute, write; print the new SHA-256
+//	p2verify -r1cs R -srs SEALED -beacon HEX [-pk PK -vk VK] FILE...
+//	                                          VerifyPhase2 over the chain; write the keys
+//	prove -r1cs R -constraints K -pk PK -x X -out PROOF -public PUB
+//	                                          a proof for the witness of X (K as given to r1cs), and its public witness
+//	gverify -vk VK -proof PROOF -public PUB  groth16.Verify
+//	p2bench -r1cs R -srs SEALED -reps N      best ns of Initialize, Contribute, VerifyPhase2 (one contribution)
+//
+// The test circuit: public X and Y, secrets S[0..7]; acc = X; K times acc = acc * S[i % 8] +
+// (3 + i % 5) * X; Y == acc. X sits in every constraint (a hot wire) with coefficients other
+// than 0, 1, -1 and 2. With -commit, S[0], S[1] and X are committed (BSB22) and the commitment
+// must be non-zero. The witness of X: S[i] = X + i + 1.
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark/backend/groth16"
+	"github.com/consensys/gnark/backend/groth16/bls12-381/mpcsetup"
+	"github.com/consensys/gnark/backend/witness"
+	cs "github.com/consensys/gnark/constraint/bls12-381"
+	"github.com/consensys/gnark/frontend"
+	"github.com/consensys/gnark/frontend/cs/r1cs"
+)
+
+type testCircuit struct {
+	X      frontend.Variable `gnark:",public"`
+	Y      frontend.Variable `gnark:",public"`
+	S      [8]frontend.Variable
+	steps  int
+	commit bool
+}
+
+func (c *testCircuit) Define(api frontend.API) error {
+	acc := c.X
+	for i := 0; i < c.steps; i++ {
+		acc = api.Add(api.Mul(acc, c.S[i%8]), api.Mul(c.X, 3+i%5))
+	}
+	api.AssertIsEqual(acc, c.Y)
+	if c.commit {
+		cmt, err := api.(frontend.Committer).Commit(c.S[0], c.S[1], c.X)
+		if err != nil {
+			return err
+		}
+		api.AssertIsDifferent(cmt, 0)
+	}
+	return nil
+}
+
+// stepsFor picks the steps that give about k constraints (one a step, plus the final checks).
+func stepsFor(k int) int {
+	if k < 8 {
+		return 1
+	}
+	return k - 4
+}
+
+func compileCircuit(k int, commit bool) *cs.R1CS {
+	c := &testCircuit{steps: stepsFor(k), commit: commit}
+	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, c)
+	if err != nil {
+		fail(err.Error())
+	}
+	return ccs.(*cs.R1CS)
+}
+
+func assignment(steps int, x int64) *testCircuit {
+	var X, acc fr.Element
+	X.SetInt64(x)
+	acc = X
+	var s [8]fr.Element
+	for i := range s {
+		s[i].SetInt64(x + int64(i) + 1)
+	}
+	for i := 0; i < steps; i++ {
+		var k, t fr.Element
+		k.SetInt64(int64(3 + i%5))
+		t.Mul(&X, &k)
+		acc.Mul(&acc, &s[i%8]).Add(&acc, &t)
+	}
+	a := &testCircuit{X: X, Y: acc}
+	for i := range s {
+		a.S[i] = s[i]
+	}
+	return a
+}
+
+func phase2Main(cmd string, args []string) bool {
+	fs := newFlags(cmd)
+	constraints := fs.Int("constraints", 16, "about this many constraints")
+	commit := fs.Bool("commit", false, "commit to S[0], S[1], X")
+	r1csPath := fs.String("r1cs", "", "R1CS file")
+	srsPath := fs.String("srs", "", "sealed phase 1 (SrsCommons)")
+	in := fs.String("in", "", "input file")
+	out := fs.String("out", "", "output file")
+	beacon := fs.String("beacon", "", "beacon bytes, hex")
+	pkPath := fs.String("pk", "", "proving key file")
+	vkPath := fs.String("vk", "", "verifying key file")
+	proofPath := fs.String("proof", "", "proof file")
+	publicPath := fs.String("public", "", "public witness file")
+	x := fs.Int64("x", 5, "the public input X")
+	reps := fs.Int("reps", 3, "bench repetitions")
+	switch cmd {
+	case "r1cs", "p2init", "p2contribute", "p2verify", "prove", "gverify", "p2bench":
+	default:
+		return false
+	}
+	if err := fs.Parse(args); err != nil {
+		fail(err.Error())
+	}
+	switch cmd {
+	case "r1cs":
+		ccs := compileCircuit(*constraints, *commit)
+		writeFile(*out, ccs)
+		internal, secret, public := ccs.GetNbVariables()
+		fmt.Printf("constraints %d public %d secret %d internal %d steps %d\n",
+			ccs.GetNbConstraints(), public, secret, internal, stepsFor(*constraints))
+	case "p2init":
+		ccs := readR1CS(*r1csPath)
+		commons := readCommons(*srsPath, ccs)
+		var p mpcsetup.Phase2
+		p.Initialize(ccs, commons)
+		fmt.Printf("%x\n", writeFile(*out, &p))
+	case "p2contribute":
+		p := readPhase2(*in)
+		p.Contribute()
+		fmt.Printf("%x\n", writeFile(*out, p))
+	case "p2verify":
+		ccs := readR1CS(*r1csPath)
+		commons := readCommons(*srsPath, ccs)
+		var chain []*mpcsetup.Phase2
+		for _, name := range fs.Args() {
+			chain = append(chain, readPhase2(name))
+		}
+		pk, vk, err := mpcsetup.VerifyPhase2(ccs, commons, decodeHex(*beacon), chain...)
+		if err != nil {
+			fail(err.Error())
+		}
+		if *pkPath != "" {
+			writeFile(*pkPath, pk)
+		}
+		if *vkPath != "" {
+			writeFile(*vkPath, vk)
+		}
+		fmt.Println("ok")
+	case "prove":
+		ccs := readR1CS(*r1csPath)
+		pk := groth16.NewProvingKey(ecc.BLS12_381)
+		readInto(*pkPath, pk)
+		steps := stepsFor(*constraints)
+		full, err := frontend.NewWitness(assignment(steps, *x), ecc.BLS12_381.ScalarField())
+		if err != nil {
+			fail(err.Error())
+		}
+		proof, err := groth16.Prove(ccs, pk, full)
+		if err != nil {
+			fail(err.Error())
+		}
+		writeFile(*out, proof)
+		public, err := full.Public()
+		if err != nil {
+			fail(err.Error())
+		}
+		writeFile(*publicPath, public)
+		fmt.Println("ok")
+	case "gverify":
+		vk := groth16.NewVerifyingKey(ecc.BLS12_381)
+		readInto(*vkPath, vk)
+		proof := groth16.NewProof(ecc.BLS12_381)
+		readInto(*proofPath, proof)
+		public, err := witness.New(ecc.BLS12_381.ScalarField())
+		if err != nil {
+			fail(err.Error())
+		}
+		readInto(*publicPath, public)
+		if err := groth16.Verify(proof, vk, public); err != nil {
+			fail("proof refused: " + err.Error())
+		}
+		fmt.Println("ok")
+	case "p2bench":
+		ccs := readR1CS(*r1csPath)
+		commons := readCommons(*srsPath, ccs)
+		best := map[string]time.Duration{}
+		note := func(name string, start time.Time) {
+			if d := time.Since(start); best[name] == 0 || d < best[name] {
+				best[name] = d
+			}
+		}
+		for r := 0; r < *reps; r++ {
+			start := time.Now()
+			var p mpcsetup.Phase2
+			p.Initialize(ccs, commons)
+			note("init", start)
+			var initial bytes.Buffer
+			if _, err := p.WriteTo(&initial); err != nil {
+				fail(err.Error())
+			}
+			start = time.Now()
+			p.Contribute()
+			var buf bytes.Buffer
+			if _, err := p.WriteTo(&buf); err != nil {
+				fail(err.Error())
+			}
+			note("contribute", start)
+			var next mpcsetup.Phase2
+			if _, err := next.ReadFrom(bytes.NewReader(buf.Bytes())); err != nil {
+				fail(err.Error())
+			}
+			start = time.Now()
+			if _, _, err := mpcsetup.VerifyPhase2(ccs, commons, []byte("bench beacon"), &next); err != nil {
+				fail(err.Error())
+			}
+			note("verify", start)
+		}
+		for _, k := range []string{"init", "contribute", "verify"} {
+			fmt.Printf("%s %d\n", k, best[k].Nanoseconds())
+		}
+	}
+	return true
+}
+
+func readR1CS(name string) *cs.R1CS {
+	ccs := new(cs.R1CS)
+	readInto(name, ccs)
+	return ccs
+}
+
+// readCommons reads sealed SRS commons and cuts them to the circuit's domain (the next power
+// of two of its constraint count) when they are larger.
+func readCommons(name string, ccs *cs.R1CS) *mpcsetup.SrsCommons {
+	commons := new(mpcsetup.SrsCommons)
+	readInto(name, commons)
+	n := int(ecc.NextPowerOfTwo(uint64(ccs.GetNbConstraints())))
+	if len(commons.G1.AlphaTau) > n {
+		commons.G1.Tau = commons.G1.Tau[:2*n-1]
+		commons.G2.Tau = commons.G2.Tau[:n]
+		commons.G1.AlphaTau = commons.G1.AlphaTau[:n]
+		commons.G1.BetaTau = commons.G1.BetaTau[:n]
+	}
+	return commons
+}
+
+func readPhase2(name string) *mpcsetup.Phase2 {
+	p := new(mpcsetup.Phase2)
+	readInto(name, p)
+	return p
+}
+
+func readInto(name string, v io.ReaderFrom) {
+	f, err := os.Open(name)
+	if err != nil {
+		fail(err.Error())
+	}
+	defer f.Close()
+	if _, err := v.ReadFrom(bufio.NewReader(f)); err != nil {
+		fail(fmt.Sprintf("%s: %v", name, err))
+	}
+}
