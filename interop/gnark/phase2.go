@@ -2,7 +2,8 @@ package main
 
 // Phase 2 of gnark v0.15's BLS12-381 MPC setup, and Groth16 proofs with its keys, on files:
 //
-//	r1cs -constraints K [-commit] -out FILE   write the R1CS of the test circuit (about K constraints)
+//	r1cs -constraints K [-commit] [-curve bn254] -out FILE
+//	                                          write the R1CS of the test circuit (about K constraints)
 //	p2init -r1cs R -srs SEALED -out FILE      Phase2.Initialize + WriteTo (the SRS cut to the
 //	                                          circuit's domain when larger); print the SHA-256
 //	p2contribute -in FILE -out FILE           read, Contribute, write; print the new SHA-256
@@ -102,6 +103,7 @@ func phase2Main(cmd string, args []string) bool {
 	fs := newFlags(cmd)
 	constraints := fs.Int("constraints", 16, "about this many constraints")
 	commit := fs.Bool("commit", false, "commit to S[0], S[1], X")
+	curveName := fs.String("curve", "bls12-381", "r1cs: the circuit's curve (bls12-381, or bn254 for a wrong-curve fixture)")
 	r1csPath := fs.String("r1cs", "", "R1CS file")
 	srsPath := fs.String("srs", "", "sealed phase 1 (SrsCommons)")
 	in := fs.String("in", "", "input file")
@@ -123,6 +125,16 @@ func phase2Main(cmd string, args []string) bool {
 	}
 	switch cmd {
 	case "r1cs":
+		if *curveName == "bn254" {
+			c := &testCircuit{steps: stepsFor(*constraints), commit: *commit}
+			other, err := frontend.Compile(ecc.BN254.ScalarField(), r1cs.NewBuilder, c)
+			if err != nil {
+				fail(err.Error())
+			}
+			writeFile(*out, other)
+			fmt.Println("ok")
+			return true
+		}
 		ccs := compileCircuit(*constraints, *commit)
 		writeFile(*out, ccs)
 		internal, secret, public := ccs.GetNbVariables()

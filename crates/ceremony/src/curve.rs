@@ -52,10 +52,18 @@ pub(crate) fn hash_to_g2(msg: &[u8], dst: &[u8]) -> G2Affine {
 /// gnark's `fr.Hash(msg, dst, count)`: `expand_message_xmd` (SHA-256) to 48 bytes per element,
 /// each read big-endian and reduced modulo r.
 pub(crate) fn hash_to_scalars<const COUNT: usize>(msg: &[u8], dst: &[u8]) -> [Scalar; COUNT] {
+    let all = hash_to_scalar_vec(msg, dst, COUNT);
+    std::array::from_fn(|i| all[i])
+}
+
+/// [`hash_to_scalars`] for a count known at run time.
+pub(crate) fn hash_to_scalar_vec(msg: &[u8], dst: &[u8], count: usize) -> Vec<Scalar> {
     const L: usize = 48;
-    let mut bytes = vec![0u8; COUNT * L];
+    let mut bytes = vec![0u8; count * L];
     expand_message_xmd(&mut bytes, msg, dst);
-    let out = std::array::from_fn(|i| ffi::scalar_from_be_wide(&bytes[i * L..(i + 1) * L]));
+    let out = (0..count)
+        .map(|i| ffi::scalar_from_be_wide(&bytes[i * L..(i + 1) * L]))
+        .collect();
     zeroize::Zeroize::zeroize(&mut bytes);
     out
 }

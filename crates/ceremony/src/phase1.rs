@@ -18,9 +18,11 @@ use lockstep_shard::{Control, Pool};
 use sha2::{Digest, Sha256};
 
 pub use file::{phase1_len, srs_len};
+pub(crate) use proof::pok_base_dst;
 pub use proof::{UpdateProof, Value};
 pub use srs::Srs;
 pub use update::{Secrets, update, update_serial};
+pub(crate) use verify::first_bad_point;
 pub use verify::{VerifyError, check_powers, verify_contribution};
 
 use crate::codec::CodecError;

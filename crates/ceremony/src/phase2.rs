@@ -25,12 +25,18 @@
 //! 192` bytes a wire; `Z`: 96 bytes a domain point). At `N` = 2^16 with as many wires:
 //! about 128 MiB.
 
+mod contribute;
 mod file;
 mod init;
+mod keys;
+mod verify;
 
 use blstrs::{G1Affine, G2Affine};
 
+pub use contribute::{BEACON_DST, DST_DELTA, DST_SIGMA, Secrets, contribute, contribute_serial};
 pub use init::{BATCH_CONSTRAINTS, initialize, initialize_batched, initialize_serial};
+pub use keys::{ProvingKey, VerifyingKey, seal};
+pub use verify::{Secret, VerifyError, verify_contribution};
 
 use crate::phase1::UpdateProof;
 

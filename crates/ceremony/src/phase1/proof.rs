@@ -48,17 +48,27 @@ pub struct UpdateProof {
 
 /// `R`: the base of the proof of knowledge.
 pub(crate) fn pok_base(commitment: &G1Affine, challenge: &[u8], value: Value) -> G2Affine {
+    pok_base_dst(commitment, challenge, value.dst())
+}
+
+/// `R` under a one-byte DST (phase 2's: 0 for delta, `1 + i` for sigma `i`).
+pub(crate) fn pok_base_dst(commitment: &G1Affine, challenge: &[u8], dst: u8) -> G2Affine {
     let mut msg = Vec::with_capacity(96 + challenge.len());
     msg.extend_from_slice(&curve::g1_uncompressed(commitment));
     msg.extend_from_slice(challenge);
-    curve::hash_to_g2(&msg, &[value.dst()])
+    curve::hash_to_g2(&msg, &[dst])
 }
 
 impl UpdateProof {
     /// The proof for secret `x` under `challenge`.
     pub(crate) fn new(x: &Scalar, challenge: &[u8], value: Value) -> Self {
+        Self::with_dst(x, challenge, value.dst())
+    }
+
+    /// The proof for secret `x` under `challenge` and a one-byte DST.
+    pub(crate) fn with_dst(x: &Scalar, challenge: &[u8], dst: u8) -> Self {
         let commitment = (curve::g1() * x).to_affine();
-        let base = pok_base(&commitment, challenge, value);
+        let base = pok_base_dst(&commitment, challenge, dst);
         let pok = (base * x).to_affine();
         Self { commitment, pok }
     }

@@ -389,10 +389,10 @@ fn bisect(
 
 /// Over points `0..n`, the first bad one given `holds(lo, hi)`: whether the points `lo..=hi`
 /// are all good. `None` if all hold.
-fn first_bad_point(
+pub(crate) fn first_bad_point<E>(
     n: usize,
-    holds: impl Fn(usize, usize) -> Result<bool, VerifyError>,
-) -> Result<Option<u64>, VerifyError> {
+    holds: impl Fn(usize, usize) -> Result<bool, E>,
+) -> Result<Option<u64>, E> {
     if n == 0 || holds(0, n - 1)? {
         return Ok(None);
     }
@@ -417,12 +417,13 @@ mod tests {
     fn bisect_finds_the_first_bad_pair() {
         // Points 0..=10; point 7 is bad, so pairs 6 and 7 fail: the first bad point is 7.
         let bad_point = 7;
-        let holds = |lo: usize, hi: usize| Ok(!(lo < bad_point && bad_point <= hi));
+        let holds =
+            |lo: usize, hi: usize| Ok::<_, VerifyError>(!(lo < bad_point && bad_point <= hi));
         assert_eq!(bisect(10, holds).unwrap(), Some(7));
-        let all_good = |_: usize, _: usize| Ok(true);
+        let all_good = |_: usize, _: usize| Ok::<_, VerifyError>(true);
         assert_eq!(bisect(10, all_good).unwrap(), None);
         for bad in [0usize, 1, 5, 9] {
-            let holds = |lo: usize, hi: usize| Ok(!(lo..=hi).contains(&bad));
+            let holds = |lo: usize, hi: usize| Ok::<_, VerifyError>(!(lo..=hi).contains(&bad));
             assert_eq!(first_bad_point(10, holds).unwrap(), Some(bad as u64));
         }
         assert_eq!(first_bad_point(10, all_good).unwrap(), None);

@@ -313,7 +313,7 @@ mod tests {
             vec![3u32, 3, 0x0180_8080, 0],      // fewer
             vec![128u32, 4, 0, 0x2100_0000, 0], // bit length 33
             vec![200u32, 4, 0, 0, 0],           // not whole packed blocks
-            vec![7u32],                         // header cut short
+            vec![7u32, 0],                      // header cut short
         ] {
             assert!(decode(&bad).is_err(), "{bad:x?}");
         }

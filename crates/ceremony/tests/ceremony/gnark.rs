@@ -216,3 +216,184 @@ fn the_initial_phase2_object_is_gnark_s() {
         }
     }
 }
+
+fn read_phase2(pool: &Pool, path: &Path) -> (lockstep_ceremony::phase2::Phase2, [u8; 32]) {
+    let file = std::io::BufReader::new(std::fs::File::open(path).unwrap());
+    lockstep_ceremony::phase2::Phase2::read(pool, &Control::new(), file, &Limits::default())
+        .unwrap()
+}
+
+fn write_phase2(pool: &Pool, object: &lockstep_ceremony::phase2::Phase2, path: &Path) -> [u8; 32] {
+    let file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    object.write(pool, &Control::new(), file).unwrap()
+}
+
+#[test]
+fn a_mixed_phase2_chain_verifies_on_both_sides_and_seals_to_gnark_s_keys_that_prove() {
+    use lockstep_ceremony::phase2::{self, Secrets};
+    let dir = tempfile::tempdir().unwrap();
+    let pool = Pool::new(2).unwrap();
+    let control = Control::new();
+    let srs = crate::phase2::srs(6);
+    let srs_path = dir.path().join("srs");
+    srs.write(
+        &pool,
+        &control,
+        std::io::BufWriter::new(std::fs::File::create(&srs_path).unwrap()),
+    )
+    .unwrap();
+    let beacon = "0badbeac0ffee0";
+    for name in ["chain-60.r1cs", "chain-60-commit.r1cs"] {
+        let r1cs_path = crate::phase2::fixture_path(name);
+        let r1cs = crate::phase2::circuit(name);
+        let (initial, evaluations) = phase2::initialize(&pool, &control, &r1cs, &srs).unwrap();
+        let path = |i: usize| dir.path().join(format!("{name}.{i}.ph2"));
+        let mut hashes = vec![write_phase2(&pool, &initial, &path(0))];
+        let mut objects = vec![initial];
+        // gnark, ours, gnark, ours.
+        for i in 1..=4 {
+            if i % 2 == 1 {
+                gnark(&["p2contribute", "-in", s(&path(i - 1)), "-out", s(&path(i))]);
+                let (object, hash) = read_phase2(&pool, &path(i));
+                objects.push(object);
+                hashes.push(hash);
+            } else {
+                let previous = objects[i - 1].clone();
+                let secrets = Secrets::random(b"test", previous.sigma_g2.len());
+                let next = phase2::contribute(&pool, &control, previous, &hashes[i - 1], &secrets)
+                    .unwrap();
+                hashes.push(write_phase2(&pool, &next, &path(i)));
+                objects.push(next);
+            }
+            phase2::verify_contribution(
+                &pool,
+                &control,
+                &objects[i - 1],
+                &hashes[i - 1],
+                &objects[i],
+            )
+            .unwrap_or_else(|e| panic!("{name}: we refuse contribution {i}: {e}"));
+        }
+        let (theirs_pk, theirs_vk) = (dir.path().join("gnark.pk"), dir.path().join("gnark.vk"));
+        let chain: Vec<String> = (1..=4).map(|i| s(&path(i)).to_owned()).collect();
+        let mut args = vec![
+            "p2verify",
+            "-r1cs",
+            s(&r1cs_path),
+            "-srs",
+            s(&srs_path),
+            "-beacon",
+            beacon,
+            "-pk",
+            s(&theirs_pk),
+            "-vk",
+            s(&theirs_vk),
+        ];
+        args.extend(chain.iter().map(String::as_str));
+        gnark(&args);
+        let last = objects.pop().unwrap();
+        let (pk, vk) = phase2::seal(
+            &pool,
+            &control,
+            last,
+            &hashes[4],
+            &srs,
+            &evaluations,
+            &hex::decode(beacon).unwrap(),
+        )
+        .unwrap();
+        let (our_pk, our_vk) = (dir.path().join("ours.pk"), dir.path().join("ours.vk"));
+        pk.write(
+            &pool,
+            &control,
+            std::io::BufWriter::new(std::fs::File::create(&our_pk).unwrap()),
+        )
+        .unwrap();
+        vk.write(
+            &pool,
+            &control,
+            std::io::BufWriter::new(std::fs::File::create(&our_vk).unwrap()),
+        )
+        .unwrap();
+        assert!(
+            std::fs::read(&our_pk).unwrap() == std::fs::read(&theirs_pk).unwrap(),
+            "{name}: our proving key differs from gnark's"
+        );
+        assert!(
+            std::fs::read(&our_vk).unwrap() == std::fs::read(&theirs_vk).unwrap(),
+            "{name}: our verifying key differs from gnark's"
+        );
+        // gnark proves with our key; gnark verifies with ours; a wrong public input is refused.
+        let (proof, public) = (dir.path().join("proof"), dir.path().join("public"));
+        let (_, other) = (dir.path().join("proof8"), dir.path().join("public8"));
+        gnark(&[
+            "prove",
+            "-r1cs",
+            s(&r1cs_path),
+            "-constraints",
+            "60",
+            "-pk",
+            s(&our_pk),
+            "-x",
+            "7",
+            "-out",
+            s(&proof),
+            "-public",
+            s(&public),
+        ]);
+        gnark(&[
+            "gverify",
+            "-vk",
+            s(&our_vk),
+            "-proof",
+            s(&proof),
+            "-public",
+            s(&public),
+        ]);
+        gnark(&[
+            "prove",
+            "-r1cs",
+            s(&r1cs_path),
+            "-constraints",
+            "60",
+            "-pk",
+            s(&our_pk),
+            "-x",
+            "8",
+            "-out",
+            s(&dir.path().join("proof8")),
+            "-public",
+            s(&other),
+        ]);
+        gnark_fails(&[
+            "gverify",
+            "-vk",
+            s(&our_vk),
+            "-proof",
+            s(&proof),
+            "-public",
+            s(&other),
+        ]);
+    }
+}
+
+#[test]
+fn an_r1cs_of_another_curve_is_named_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bn254.r1cs");
+    gnark(&[
+        "r1cs",
+        "-constraints",
+        "20",
+        "-curve",
+        "bn254",
+        "-out",
+        s(&path),
+    ]);
+    let bytes = std::fs::read(&path).unwrap();
+    let error = lockstep_ceremony::r1cs::R1cs::read(&bytes[..]).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "R1CS over BN254 (scalar field 0x30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001), not BLS12-381"
+    );
+}

@@ -156,3 +156,242 @@ fn the_object_reads_back_as_written() {
         assert_eq!(hash, digest);
     }
 }
+
+fn secrets2(seed: u64, commitments: usize) -> phase2::Secrets {
+    use blstrs::Scalar;
+    phase2::Secrets::from_scalars(
+        Scalar::from(0xde17a_u64 + seed) * Scalar::from(0x1234_5678_9abc_u64),
+        (0..commitments as u64)
+            .map(|i| Scalar::from(0x5167_u64 * (seed + i + 2)))
+            .collect(),
+    )
+}
+
+fn hash(bytes: &[u8]) -> [u8; 32] {
+    <sha2::Sha256 as sha2::Digest>::digest(bytes).into()
+}
+
+/// The initial object of the committed circuit over a 2^6 phase 1, and one contribution.
+fn chain() -> (Phase2, [u8; 32], Phase2, [u8; 32]) {
+    let (initial, _) =
+        phase2::initialize_serial(&circuit("chain-60-commit.r1cs"), &srs(6)).unwrap();
+    let h0 = hash(&bytes(&initial));
+    let next = phase2::contribute_serial(initial.clone(), &h0, &secrets2(1, 1));
+    let h1 = hash(&bytes(&next));
+    (initial, h0, next, h1)
+}
+
+#[test]
+fn contribute_equals_its_serial_reference() {
+    let (_, _, first, h1) = chain();
+    let want = bytes(&phase2::contribute_serial(
+        first.clone(),
+        &h1,
+        &secrets2(2, 1),
+    ));
+    for (name, pool) in pools() {
+        let got = phase2::contribute(&pool, &Control::new(), first.clone(), &h1, &secrets2(2, 1))
+            .unwrap();
+        assert!(
+            bytes(&got) == want,
+            "contribute differs from the serial reference on {name}"
+        );
+    }
+}
+
+#[test]
+fn verify_accepts_a_contribution_and_names_what_is_wrong() {
+    use lockstep_ceremony::phase2::{Secret, VerifyError};
+    let (initial, h0, next, h1) = chain();
+    let pool = Pool::new(3).unwrap();
+    let verify = |prev: &Phase2, h: &[u8; 32], next: &Phase2| {
+        phase2::verify_contribution(&pool, &Control::new(), prev, h, next)
+    };
+    verify(&initial, &h0, &next).unwrap();
+    // A second contribution made on the initial object, not on `next`.
+    let sideways = phase2::contribute_serial(initial.clone(), &h0, &secrets2(5, 1));
+    assert!(matches!(
+        verify(&next, &h1, &sideways),
+        Err(VerifyError::ChallengeMismatch { .. })
+    ));
+    let mut missing = next.clone();
+    missing.challenge = None;
+    assert!(matches!(
+        verify(&initial, &h0, &missing),
+        Err(VerifyError::MissingChallenge)
+    ));
+    let located = |result: Result<(), VerifyError>| match result {
+        Err(VerifyError::Update {
+            secret,
+            location: Some(location),
+        }) => (secret, location.to_string()),
+        other => panic!("expected a located update error, got {other:?}"),
+    };
+    let mut bad = next.clone();
+    bad.z[17] = bad.z[16];
+    assert_eq!(
+        located(verify(&initial, &h0, &bad)),
+        (Secret::Delta, "Z[17]".to_owned())
+    );
+    let mut bad = next.clone();
+    bad.pkk[3] = bad.pkk[4];
+    assert_eq!(
+        located(verify(&initial, &h0, &bad)),
+        (Secret::Delta, "PKK[3]".to_owned())
+    );
+    let mut bad = next.clone();
+    bad.sigma_ckk[0][1] = bad.sigma_ckk[0][0];
+    assert_eq!(
+        located(verify(&initial, &h0, &bad)),
+        (Secret::Sigma(0), "SigmaCKK[1]".to_owned())
+    );
+    let mut bad = next.clone();
+    bad.delta_g2 = initial.delta_g2;
+    assert_eq!(
+        located(verify(&initial, &h0, &bad)),
+        (Secret::Delta, "[delta]_2".to_owned())
+    );
+    // A delta proof of another secret: its proof of knowledge holds, its moves do not.
+    let mut bad = next.clone();
+    bad.delta_proof = sideways.delta_proof;
+    assert!(matches!(
+        verify(&initial, &h0, &bad),
+        Err(VerifyError::Update {
+            secret: Secret::Delta,
+            ..
+        })
+    ));
+    // A proof whose proof of knowledge is another's.
+    let mut bad = next.clone();
+    bad.delta_proof.pok = sideways.delta_proof.pok;
+    assert!(matches!(
+        verify(&initial, &h0, &bad),
+        Err(VerifyError::ProofOfKnowledge {
+            secret: Secret::Delta
+        })
+    ));
+    let mut bad = next.clone();
+    bad.delta_proof.commitment = blstrs::G1Affine::identity();
+    assert!(matches!(
+        verify(&initial, &h0, &bad),
+        Err(VerifyError::ZeroContribution {
+            secret: Secret::Delta
+        })
+    ));
+    let mut bad = next.clone();
+    bad.pkk.pop();
+    assert!(matches!(
+        verify(&initial, &h0, &bad),
+        Err(VerifyError::Shape(_))
+    ));
+}
+
+#[test]
+fn bad_phase2_files_are_clear_errors() {
+    use lockstep_ceremony::CodecError;
+    let (_, _, next, _) = chain();
+    let good = bytes(&next);
+    let pool = Pool::new(2).unwrap();
+    let read = |b: &[u8]| {
+        Phase2::read(
+            &pool,
+            &Control::new(),
+            b,
+            &lockstep_ceremony::Limits::default(),
+        )
+    };
+    read(&good).unwrap();
+    let mut trailing = good.clone();
+    trailing.push(0);
+    assert!(matches!(
+        read(&trailing),
+        Err(CodecError::TrailingBytes { .. })
+    ));
+    for cut in [0, 1, 2, 30, 51, 55, good.len() / 2, good.len() - 1] {
+        assert!(
+            matches!(read(&good[..cut]), Err(CodecError::Truncated { .. })),
+            "cut at {cut}"
+        );
+    }
+    // Z's count (after k, [delta]_1, PKK) is not N - 1 for a power of two N.
+    let z_at = 2 + 48 + 4 + 48 * next.pkk.len();
+    let mut bad_z = good.clone();
+    bad_z[z_at..z_at + 4].copy_from_slice(&4u32.to_be_bytes());
+    assert!(matches!(
+        read(&bad_z),
+        Err(CodecError::DomainSize { n: 5, .. })
+    ));
+    // A point off the curve: the first byte of PKK[2]'s x flipped in its low bits.
+    let mut off = good.clone();
+    off[2 + 48 + 4 + 48 * 2 + 47] ^= 1;
+    let message = read(&off).unwrap_err().to_string();
+    assert!(message.starts_with("PKK[2] at byte"), "{message}");
+}
+
+#[test]
+fn a_phase1_smaller_than_the_circuit_is_refused() {
+    let error = phase2::initialize(
+        &Pool::new(2).unwrap(),
+        &Control::new(),
+        &circuit("chain-60.r1cs"),
+        &srs(5),
+    )
+    .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "the circuit has 57 constraints, more than the phase 1 domain N = 32 holds"
+    );
+}
+
+#[test]
+fn bad_r1cs_files_are_clear_errors_and_never_panics() {
+    use lockstep_ceremony::r1cs::R1csError;
+    let good = std::fs::read(fixture_path("chain-60-commit.r1cs")).unwrap();
+    // Every prefix is an error (truncated, or a section cut), never a panic.
+    for cut in 0..good.len() {
+        assert!(
+            R1cs::read(&good[..cut]).is_err(),
+            "a prefix of {cut} bytes was accepted"
+        );
+    }
+    let mut trailing = good.clone();
+    trailing.push(0);
+    assert!(matches!(
+        R1cs::read(&trailing[..]),
+        Err(R1csError::TrailingBytes)
+    ));
+    // Every single-byte change is an error or a circuit: never a panic.
+    for at in 0..good.len() {
+        let mut bad = good.clone();
+        bad[at] ^= 0x5a;
+        let _ = R1cs::read(&bad[..]);
+    }
+    // The first constraint's first L wire (X, wire 1) set to 127: out of the 70 wires.
+    let header = 32;
+    let lens: Vec<u64> = (0..4)
+        .map(|i| u64::from_le_bytes(good[header + 8 * i..header + 8 * i + 8].try_into().unwrap()))
+        .collect();
+    let calldata = header + 32 + (lens[0] + lens[1]) as usize + 8;
+    // [size, |L|, |R|, |O|, coeff, wire]: one byte each for these small values.
+    let mut bad = good.clone();
+    assert_eq!(bad[calldata + 5], 1, "the fixture's first term is X");
+    bad[calldata + 5] = 127;
+    let message = R1cs::read(&bad[..]).unwrap_err().to_string();
+    assert_eq!(
+        message,
+        "constraint 0: L[0] names wire 127, but the circuit has 70 wires"
+    );
+    // The R1C blueprint's tag (CBOR 0xda, 5,309,736) turned into a PLONK multiplication gate's.
+    let tag = [0xda, 0x00, 0x51, 0x05, 0x28];
+    let at = good
+        .windows(5)
+        .position(|w| w == tag)
+        .expect("the R1C blueprint's tag");
+    let mut bad = good.clone();
+    bad[at + 4] = 0x2d;
+    let message = R1cs::read(&bad[..]).unwrap_err().to_string();
+    assert!(
+        message.contains("unsupported blueprint BlueprintSparseR1CMul[U32]"),
+        "{message}"
+    );
+}

@@ -1,0 +1,288 @@
+//! The seal (gnark's `Phase2.Seal`) and the Groth16 keys it builds, written as gnark's
+//! `groth16.ProvingKey.WriteTo` and `VerifyingKey.WriteTo` write them for BLS12-381.
+//!
+//! Proving key: the domain (`N` u64 BE; `N^-1`, `omega`, `omega^-1`, the multiplicative
+//! generator 7 and its inverse, 32-byte big-endian each; a precomputation flag byte 1),
+//! `[alpha]_1`, `[beta]_1`, `[delta]_1`, `A`, `B` (G1, infinity filtered out), `Z` (kept in the
+//! phase 2 order: gnark's bit reversal of its `N - 1` points is the identity), `K` (= PKK),
+//! `[beta]_2`, `[delta]_2`, `B` (G2, filtered as `B2`'s own infinity), the wire count, the
+//! counts of infinite `A` and `B`, one byte a wire for each (infinite or not), the commitment
+//! count u32 BE, and per commitment its basis and its basis times sigma. Vectors are a u32 BE
+//! count then compressed points.
+//!
+//! Verifying key: `[alpha]_1`, `[beta]_1`, `[beta]_2`, `[gamma]_2` (= g2), `[delta]_1`,
+//! `[delta]_2`, `K` (= VKK), the public-and-commitment-committed lists (u32 BE count, then per
+//! list a u32 BE count and u64 BE values), the commitment count, then per commitment g2 and
+//! `-[sigma_i]_2`.
+
+use std::convert::Infallible;
+use std::io::Write;
+
+use blstrs::{G1Affine, G2Affine, Scalar};
+use ff::Field;
+use group::prime::PrimeCurveAffine;
+use lockstep_shard::{Control, Pool};
+
+use super::contribute::{Secrets, update};
+use super::{Evaluations, Phase2};
+use crate::codec::CodecError;
+use crate::codec::stream::{HashingWriter, write_points};
+use crate::curve;
+use crate::fft::Domain;
+use crate::phase1::Srs;
+
+/// A Groth16 proving key in gnark's layout (see the module's documentation).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProvingKey {
+    /// `log2 N`.
+    pub power: u32,
+    /// `[alpha]_1`.
+    pub alpha_g1: G1Affine,
+    /// `[beta]_1`.
+    pub beta_g1: G1Affine,
+    /// `[delta]_1`.
+    pub delta_g1: G1Affine,
+    /// `[A_j(tau)]_1` of the wires whose `A` is not infinity.
+    pub a: Vec<G1Affine>,
+    /// `[B_j(tau)]_1` of the wires whose `B` is not infinity.
+    pub b: Vec<G1Affine>,
+    /// `[tau^i (tau^N - 1) / delta]_1`, in the phase 2 object's order.
+    pub z: Vec<G1Affine>,
+    /// The private wires' `(beta A + alpha B + C) / delta`.
+    pub k: Vec<G1Affine>,
+    /// `[beta]_2`.
+    pub beta_g2: G2Affine,
+    /// `[delta]_2`.
+    pub delta_g2: G2Affine,
+    /// `[B_j(tau)]_2` of the wires whose `B2` is not infinity.
+    pub b2: Vec<G2Affine>,
+    /// Per wire, whether its `A` is infinity.
+    pub infinity_a: Vec<bool>,
+    /// Per wire, whether its `B` is infinity.
+    pub infinity_b: Vec<bool>,
+    /// Per commitment, its basis and the basis times sigma.
+    pub commitment_keys: Vec<(Vec<G1Affine>, Vec<G1Affine>)>,
+}
+
+/// A Groth16 verifying key in gnark's layout (see the module's documentation).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VerifyingKey {
+    /// `[alpha]_1`.
+    pub alpha_g1: G1Affine,
+    /// `[beta]_1`.
+    pub beta_g1: G1Affine,
+    /// `[beta]_2`.
+    pub beta_g2: G2Affine,
+    /// `[gamma]_2`: the generator (gnark's phase 2 keeps gamma = 1).
+    pub gamma_g2: G2Affine,
+    /// `[delta]_1`.
+    pub delta_g1: G1Affine,
+    /// `[delta]_2`.
+    pub delta_g2: G2Affine,
+    /// The public wires' (wire 0 first) and then the commitment wires' `beta A + alpha B + C`.
+    pub k: Vec<G1Affine>,
+    /// Per commitment, the public inputs it commits to (see [`Evaluations`]).
+    pub public_and_commitment_committed: Vec<Vec<usize>>,
+    /// Per commitment, Pedersen's `(g2, -[sigma_i]_2)`.
+    pub commitment_keys: Vec<(G2Affine, G2Affine)>,
+}
+
+/// The proving and verifying keys (gnark's `Seal`): `last` (whose bytes hash to `last_hash`)
+/// updated by the beacon's values ([`Secrets::beacon`] over `beacon`), then assembled with the
+/// phase 1 `srs` it was initialized from and its `evaluations`.
+///
+/// # Errors
+/// Cancellation or a stall of the run.
+pub fn seal(
+    pool: &Pool,
+    control: &Control,
+    last: Phase2,
+    last_hash: &[u8; 32],
+    srs: &Srs,
+    evaluations: &Evaluations,
+    beacon: &[u8],
+) -> Result<(ProvingKey, VerifyingKey), lockstep_shard::Error<Infallible>> {
+    let secrets = Secrets::beacon(last_hash, beacon, last.sigma_g2.len());
+    let mut p = last;
+    update(pool, control, &mut p, &secrets)?;
+    Ok(keys(p, srs, evaluations))
+}
+
+fn keys(p: Phase2, srs: &Srs, evaluations: &Evaluations) -> (ProvingKey, VerifyingKey) {
+    let infinity_a: Vec<bool> = evaluations
+        .a
+        .iter()
+        .map(|e| bool::from(e.is_identity()))
+        .collect();
+    let infinity_b: Vec<bool> = evaluations
+        .b
+        .iter()
+        .map(|e| bool::from(e.is_identity()))
+        .collect();
+    let finite = |points: &[G1Affine]| -> Vec<G1Affine> {
+        points
+            .iter()
+            .filter(|e| !bool::from(e.is_identity()))
+            .copied()
+            .collect()
+    };
+    let b2 = evaluations
+        .b2
+        .iter()
+        .filter(|e| !bool::from(e.is_identity()))
+        .copied()
+        .collect();
+    let commitment_keys = evaluations
+        .ckk
+        .iter()
+        .zip(&p.sigma_ckk)
+        .map(|(basis, sigma)| (basis.clone(), sigma.clone()))
+        .collect();
+    let vk = VerifyingKey {
+        alpha_g1: srs.alpha_tau[0],
+        beta_g1: srs.beta_tau[0],
+        beta_g2: srs.beta_g2,
+        gamma_g2: curve::g2(),
+        delta_g1: p.delta_g1,
+        delta_g2: p.delta_g2,
+        k: evaluations.vkk.clone(),
+        public_and_commitment_committed: evaluations.public_and_commitment_committed.clone(),
+        commitment_keys: p.sigma_g2.iter().map(|s| (curve::g2(), -*s)).collect(),
+    };
+    let pk = ProvingKey {
+        power: srs.power(),
+        alpha_g1: srs.alpha_tau[0],
+        beta_g1: srs.beta_tau[0],
+        delta_g1: p.delta_g1,
+        a: finite(&evaluations.a),
+        b: finite(&evaluations.b),
+        z: p.z,
+        k: p.pkk,
+        beta_g2: srs.beta_g2,
+        delta_g2: p.delta_g2,
+        b2,
+        infinity_a,
+        infinity_b,
+        commitment_keys,
+    };
+    (pk, vk)
+}
+
+/// gnark-crypto's `fft.Domain.WriteTo` for `N = 2^power`.
+fn domain_bytes(power: u32) -> Vec<u8> {
+    let domain = Domain::new(power);
+    let n = domain.size() as u64;
+    let omega_inv = domain.omega_inv();
+    let omega = omega_inv.invert().expect("invariant: a root of unity");
+    let generator = Scalar::from(7u64);
+    let generator_inv = generator.invert().expect("invariant: 7 is invertible");
+    let mut out = n.to_be_bytes().to_vec();
+    for s in [domain.n_inv(), omega, omega_inv, generator, generator_inv] {
+        out.extend_from_slice(&s.to_bytes_be());
+    }
+    out.push(1);
+    out
+}
+
+fn put_g1s<W: Write>(
+    pool: &Pool,
+    control: &Control,
+    w: &mut HashingWriter<W>,
+    points: &[G1Affine],
+) -> Result<(), CodecError> {
+    w.put(&count(points.len()).to_be_bytes())?;
+    write_points(pool, control, w, points)
+}
+
+fn put_g2s<W: Write>(
+    pool: &Pool,
+    control: &Control,
+    w: &mut HashingWriter<W>,
+    points: &[G2Affine],
+) -> Result<(), CodecError> {
+    w.put(&count(points.len()).to_be_bytes())?;
+    write_points(pool, control, w, points)
+}
+
+fn count(len: usize) -> u32 {
+    u32::try_from(len).expect("invariant: vectors of fewer than 2^32 points")
+}
+
+impl ProvingKey {
+    /// Writes the key as gnark's `ProvingKey.WriteTo` and returns the SHA-256 of the bytes.
+    ///
+    /// # Errors
+    /// Writing fails, or the run is cancelled.
+    pub fn write<W: Write>(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        out: W,
+    ) -> Result<[u8; 32], CodecError> {
+        let mut w = HashingWriter::new(out);
+        w.put(&domain_bytes(self.power))?;
+        for p in [&self.alpha_g1, &self.beta_g1, &self.delta_g1] {
+            w.put(&p.to_compressed())?;
+        }
+        for v in [&self.a, &self.b, &self.z, &self.k] {
+            put_g1s(pool, control, &mut w, v)?;
+        }
+        w.put(&self.beta_g2.to_compressed())?;
+        w.put(&self.delta_g2.to_compressed())?;
+        put_g2s(pool, control, &mut w, &self.b2)?;
+        let wires = self.infinity_a.len() as u64;
+        let infinite = |flags: &[bool]| flags.iter().filter(|&&f| f).count() as u64;
+        for v in [
+            wires,
+            infinite(&self.infinity_a),
+            infinite(&self.infinity_b),
+        ] {
+            w.put(&v.to_be_bytes())?;
+        }
+        for flags in [&self.infinity_a, &self.infinity_b] {
+            let bytes: Vec<u8> = flags.iter().map(|&f| u8::from(f)).collect();
+            w.put(&bytes)?;
+        }
+        w.put(&count(self.commitment_keys.len()).to_be_bytes())?;
+        for (basis, sigma) in &self.commitment_keys {
+            put_g1s(pool, control, &mut w, basis)?;
+            put_g1s(pool, control, &mut w, sigma)?;
+        }
+        Ok(w.finish()?.0)
+    }
+}
+
+impl VerifyingKey {
+    /// Writes the key as gnark's `VerifyingKey.WriteTo` and returns the SHA-256 of the bytes.
+    ///
+    /// # Errors
+    /// Writing fails, or the run is cancelled.
+    pub fn write<W: Write>(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        out: W,
+    ) -> Result<[u8; 32], CodecError> {
+        let mut w = HashingWriter::new(out);
+        w.put(&self.alpha_g1.to_compressed())?;
+        w.put(&self.beta_g1.to_compressed())?;
+        w.put(&self.beta_g2.to_compressed())?;
+        w.put(&self.gamma_g2.to_compressed())?;
+        w.put(&self.delta_g1.to_compressed())?;
+        w.put(&self.delta_g2.to_compressed())?;
+        put_g1s(pool, control, &mut w, &self.k)?;
+        w.put(&count(self.public_and_commitment_committed.len()).to_be_bytes())?;
+        for list in &self.public_and_commitment_committed {
+            w.put(&count(list.len()).to_be_bytes())?;
+            for &v in list {
+                w.put(&(v as u64).to_be_bytes())?;
+            }
+        }
+        w.put(&count(self.commitment_keys.len()).to_be_bytes())?;
+        for (g, neg_sigma) in &self.commitment_keys {
+            w.put(&g.to_compressed())?;
+            w.put(&neg_sigma.to_compressed())?;
+        }
+        Ok(w.finish()?.0)
+    }
+}
