@@ -1,4 +1,4 @@
-//! `lockstep-bench ceremony`: phase 1 stages in milliseconds, ours (serial reference, then each
+//! `lockstep-bench ceremony`: phase 1 stages (phase 2 with `--phase 2`: [`phase2`]) in milliseconds, ours (serial reference, then each
 //! worker count) beside gnark v0.15 through the harness (GOMAXPROCS=1 and 2) and snarkjs 0.7.6,
 //! with ratios taken in the same run (this machine is shared and noisy).
 
@@ -15,6 +15,8 @@ use sha2::{Digest, Sha256};
 
 use crate::BenchCeremonyArgs;
 
+mod phase2;
+
 /// The stages, as the gnark harness names them.
 const STAGES: [&str; 5] = ["new", "contribute", "read", "verify", "seal"];
 
@@ -22,7 +24,12 @@ const STAGES: [&str; 5] = ["new", "contribute", "read", "verify", "seal"];
 type Times = [Option<Duration>; 5];
 
 fn keep(best: &mut Times, times: Times) {
-    for (b, t) in best.iter_mut().zip(times) {
+    keep_best(best, &times);
+}
+
+/// Keeps the faster of each pair of timings (a missing one yields to the other).
+fn keep_best(best: &mut [Option<Duration>], times: &[Option<Duration>]) {
+    for (b, &t) in best.iter_mut().zip(times) {
         *b = match (*b, t) {
             (Some(b), Some(t)) => Some(b.min(t)),
             (b, t) => b.or(t),
@@ -214,16 +221,23 @@ pub(crate) fn run(
             let _ = writeln!(std::io::stderr().lock(), "{text}");
         }
     };
+    let pools: Vec<(usize, Pool)> = worker_counts
+        .iter()
+        .map(|&w| Ok((w, Pool::new(w)?)))
+        .collect::<anyhow::Result<_>>()?;
+    if args.phase == 2 {
+        // The circuits come from gnark's compiler, so the harness is built even without peers.
+        let harness = build_harness(&args.gnark)?;
+        let result = phase2::run(args, &harness, &pools, &note);
+        let _ = std::fs::remove_file(harness);
+        return result;
+    }
     let harness = if args.no_peers {
         None
     } else {
         Some(build_harness(&args.gnark)?)
     };
     let mut out = std::io::stdout().lock();
-    let pools: Vec<(usize, Pool)> = worker_counts
-        .iter()
-        .map(|&w| Ok((w, Pool::new(w)?)))
-        .collect::<anyhow::Result<_>>()?;
     for &power in &args.powers {
         anyhow::ensure!(
             (1..=24).contains(&power),

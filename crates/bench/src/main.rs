@@ -5,6 +5,7 @@
 //! ```text
 //! cargo run --release -p lockstep-bench -- psi --rows 100000
 //! cargo run --release -p lockstep-bench -- --workers 1,2 ceremony --powers 10,12,14
+//! cargo run --release -p lockstep-bench -- --workers 1,2 ceremony --phase 2 --powers 10,12
 //! cargo run --release -p lockstep-bench -- --workers 1,2 plan --repeats 21
 //! cargo run --release -p lockstep-bench -- --workers 2 plan --idle-pool --dtypes f32 --nodes 64 --elements 1048576 --repeats 15
 //! ```
@@ -107,6 +108,10 @@ fn parse_dtype(text: &str) -> Result<lockstep_plan::DType, String> {
 
 #[derive(Debug, Args)]
 pub(crate) struct BenchCeremonyArgs {
+    /// Which phase: 1 (powers of tau), or 2 (init, contribute, verify and seal on the gnark
+    /// harness's test circuit of 2^P - 3 constraints).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=2))]
+    pub(crate) phase: u8,
     /// Powers of two of the domain size to run.
     #[arg(
         long,

@@ -21,7 +21,7 @@
 //! and the twiddle table holds `N / 2` scalars.
 
 use std::convert::Infallible;
-use std::ops::{Add, Mul, Sub};
+use std::ops::{Add, AddAssign, Sub, SubAssign};
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::{Field, PrimeField};
@@ -40,8 +40,8 @@ const BUTTERFLY_BLOCK: usize = 32;
 /// Sub-transforms this small run serially, without stop checks (tens of milliseconds).
 const SERIAL_BELOW: usize = 64;
 
-/// Points per block of the scaling and affine conversion.
-const CONVERT_BLOCK: usize = 1024;
+/// Points per block of the affine conversion (one inversion a block).
+const CONVERT_BLOCK: usize = 256;
 
 /// The evaluation domain of size `N`: its inverse twiddles and `N^-1`.
 #[derive(Clone, Debug)]
@@ -108,7 +108,8 @@ pub trait FftGroup:
     + Group
     + Add<Output = Self>
     + Sub<Output = Self>
-    + for<'a> Mul<&'a Scalar, Output = Self>
+    + for<'a> AddAssign<&'a Self::Affine>
+    + for<'a> SubAssign<&'a Self::Affine>
 {
     /// The group's affine points.
     type Affine: Copy + Default + Send + Sync;
@@ -116,6 +117,12 @@ pub trait FftGroup:
     fn from_affine(point: &Self::Affine) -> Self;
     /// The affine forms of a block of points, with one inversion for the block.
     fn to_affine_block(points: &[Self], out: &mut [Self::Affine]);
+    /// `self * scalar` for a public scalar (twiddles, coefficients): the fast path, variable
+    /// time in the scalar.
+    fn mul_public(&self, scalar: &Scalar) -> Self;
+    /// `self * scalar` by blstrs' multiplication (blst's constant-time one over 255 bits): what
+    /// the serial references use, so that they check the fast path rather than share it.
+    fn mul_reference(&self, scalar: &Scalar) -> Self;
 }
 
 impl FftGroup for G1Projective {
@@ -125,6 +132,12 @@ impl FftGroup for G1Projective {
     }
     fn to_affine_block(points: &[Self], out: &mut [G1Affine]) {
         curve::g1_to_affine(points, out);
+    }
+    fn mul_public(&self, scalar: &Scalar) -> Self {
+        curve::g1_mult_public(self, scalar)
+    }
+    fn mul_reference(&self, scalar: &Scalar) -> Self {
+        self * scalar
     }
 }
 
@@ -136,6 +149,12 @@ impl FftGroup for G2Projective {
     fn to_affine_block(points: &[Self], out: &mut [G2Affine]) {
         curve::g2_to_affine(points, out);
     }
+    fn mul_public(&self, scalar: &Scalar) -> Self {
+        curve::g2_mult_public(self, scalar)
+    }
+    fn mul_reference(&self, scalar: &Scalar) -> Self {
+        self * scalar
+    }
 }
 
 /// `[L_k(tau)]` for `k < N` from `powers[..N]` (`powers[j] = [tau^j]`): the serial reference,
@@ -146,10 +165,10 @@ impl FftGroup for G2Projective {
 pub fn lagrange_serial<G: FftGroup>(domain: &Domain, powers: &[G::Affine]) -> Vec<G::Affine> {
     let n = domain.n;
     let mut a: Vec<G> = powers[..n].iter().map(G::from_affine).collect();
-    dif_serial(&mut a, &domain.twiddles_inv, 1);
+    dif_serial(&mut a, &domain.twiddles_inv, 1, G::mul_reference);
     bit_reverse(&mut a);
     for p in &mut a {
-        *p = *p * &domain.n_inv;
+        *p = p.mul_reference(&domain.n_inv);
     }
     let mut out = vec![G::Affine::default(); n];
     G::to_affine_block(&a, &mut out);
@@ -178,18 +197,32 @@ pub fn lagrange<G: FftGroup>(
             .map(|p| Ok::<_, Infallible>(G::from_affine(p)))
             .collect()
     })?;
-    dif(pool, control, &mut a, &domain.twiddles_inv, 1)?;
-    bit_reverse(&mut a);
-    let mut out = vec![G::Affine::default(); n];
+    // The first pass folds in N^-1: (a + b) N^-1 and (a - b) omega^-i N^-1, saving the N
+    // multiplications of a separate scaling for N / 2 more in this pass.
     let n_inv = domain.n_inv;
+    let scaled: Vec<Scalar> = domain.twiddles_inv.iter().map(|t| *t * n_inv).collect();
+    let (lo, hi) = a.split_at_mut(n / 2);
     pool.for_each_block(
         control,
-        (&mut a[..], &mut out[..]),
-        Cut::Blocks(CONVERT_BLOCK),
-        |_, _, (points, affine): (&mut [G], &mut [G::Affine])| {
-            for p in points.iter_mut() {
-                *p = *p * &n_inv;
+        (&mut *lo, &mut *hi),
+        Cut::Blocks(BUTTERFLY_BLOCK),
+        |_, range, (xs, ys): (&mut [G], &mut [G])| {
+            for (i, (x, y)) in range.zip(xs.iter_mut().zip(ys.iter_mut())) {
+                let (p, q) = (*x, *y);
+                *x = (p + q).mul_public(&n_inv);
+                *y = (p - q).mul_public(&scaled[i]);
             }
+            Ok::<_, Infallible>(())
+        },
+    )?;
+    halves(pool, control, lo, hi, &domain.twiddles_inv, 2)?;
+    bit_reverse(&mut a);
+    let mut out = vec![G::Affine::default(); n];
+    pool.for_each_block(
+        control,
+        (&a[..], &mut out[..]),
+        Cut::Blocks(CONVERT_BLOCK),
+        |_, _, (points, affine): (&[G], &mut [G::Affine])| {
             G::to_affine_block(points, affine);
             Ok::<_, Infallible>(())
         },
@@ -197,19 +230,46 @@ pub fn lagrange<G: FftGroup>(
     Ok(out)
 }
 
+/// The two halves' sub-transforms: two branches of half the budget, or one after the other on
+/// one worker.
+fn halves<G: FftGroup>(
+    pool: &Pool,
+    control: &Control,
+    lo: &mut [G],
+    hi: &mut [G],
+    twiddles: &[Scalar],
+    stride: usize,
+) -> Result<(), Error<Infallible>> {
+    if pool.workers() <= 1 {
+        dif(pool, control, lo, twiddles, stride)?;
+        return dif(pool, control, hi, twiddles, stride);
+    }
+    let split = lo.len();
+    pool.join(
+        control,
+        split,
+        |left| dif(left, control, lo, twiddles, stride),
+        |right| dif(right, control, hi, twiddles, stride),
+    )?;
+    Ok(())
+}
+
 /// One butterfly: `(a, b) <- (a + b, (a - b) * twiddle)`, the multiplication skipped for the
 /// first (twiddle one).
-fn butterfly<G: FftGroup>(a: &mut G, b: &mut G, twiddle: Option<&Scalar>) {
+fn butterfly<G: FftGroup>(a: &mut G, b: &mut G, twiddle: Option<&Scalar>, mul: Mul<G>) {
     let (x, y) = (*a, *b);
     *a = x + y;
     *b = match twiddle {
-        Some(t) => (x - y) * t,
+        Some(t) => mul(&(x - y), t),
         None => x - y,
     };
 }
 
+/// A multiplication by a public scalar: [`FftGroup::mul_public`] or the reference's.
+type Mul<G> = fn(&G, &Scalar) -> G;
+
 /// The decimation-in-frequency FFT over `a`, twiddles `omega^-(i * stride)`, output bit-reversed.
-fn dif_serial<G: FftGroup>(a: &mut [G], twiddles: &[Scalar], stride: usize) {
+fn dif_serial<G: FftGroup>(a: &mut [G], twiddles: &[Scalar], stride: usize, mul: Mul<G>) {
     let n = a.len();
     if n < 2 {
         return;
@@ -217,10 +277,10 @@ fn dif_serial<G: FftGroup>(a: &mut [G], twiddles: &[Scalar], stride: usize) {
     let m = n / 2;
     let (lo, hi) = a.split_at_mut(m);
     for (i, (x, y)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
-        butterfly(x, y, (i > 0).then(|| &twiddles[i * stride]));
+        butterfly(x, y, (i > 0).then(|| &twiddles[i * stride]), mul);
     }
-    dif_serial(lo, twiddles, 2 * stride);
-    dif_serial(hi, twiddles, 2 * stride);
+    dif_serial(lo, twiddles, 2 * stride, mul);
+    dif_serial(hi, twiddles, 2 * stride, mul);
 }
 
 /// [`dif_serial`] with each pass on the pool's budget and the halves as two branches.
@@ -236,46 +296,7 @@ fn dif<G: FftGroup>(
         return Ok(());
     }
     if n <= SERIAL_BELOW {
-        dif_serial(a, twiddles, stride);
-        return Ok(());
-    }
-    if pool.workers() <= 1 {
-        // A branch of one worker: the serial recursion, with stop checks between blocks.
-        return dif_one_worker(pool, control, a, twiddles, stride);
-    }
-    let m = n / 2;
-    let (lo, hi) = a.split_at_mut(m);
-    pool.for_each_block(
-        control,
-        (&mut *lo, &mut *hi),
-        Cut::Blocks(BUTTERFLY_BLOCK),
-        |_, range, (xs, ys): (&mut [G], &mut [G])| {
-            for (i, (x, y)) in range.zip(xs.iter_mut().zip(ys.iter_mut())) {
-                butterfly(x, y, (i > 0).then(|| &twiddles[i * stride]));
-            }
-            Ok::<_, Infallible>(())
-        },
-    )?;
-    pool.join(
-        control,
-        m,
-        |left| dif(left, control, lo, twiddles, 2 * stride),
-        |right| dif(right, control, hi, twiddles, 2 * stride),
-    )?;
-    Ok(())
-}
-
-/// A one-worker branch: each pass a run of blocks (progress, stop checks), recursion serial.
-fn dif_one_worker<G: FftGroup>(
-    pool: &Pool,
-    control: &Control,
-    a: &mut [G],
-    twiddles: &[Scalar],
-    stride: usize,
-) -> Result<(), Error<Infallible>> {
-    let n = a.len();
-    if n <= SERIAL_BELOW {
-        dif_serial(a, twiddles, stride);
+        dif_serial(a, twiddles, stride, G::mul_public);
         return Ok(());
     }
     let m = n / 2;
@@ -286,13 +307,12 @@ fn dif_one_worker<G: FftGroup>(
         Cut::Blocks(BUTTERFLY_BLOCK),
         |_, range, (xs, ys): (&mut [G], &mut [G])| {
             for (i, (x, y)) in range.zip(xs.iter_mut().zip(ys.iter_mut())) {
-                butterfly(x, y, (i > 0).then(|| &twiddles[i * stride]));
+                butterfly(x, y, (i > 0).then(|| &twiddles[i * stride]), G::mul_public);
             }
             Ok::<_, Infallible>(())
         },
     )?;
-    dif_one_worker(pool, control, lo, twiddles, 2 * stride)?;
-    dif_one_worker(pool, control, hi, twiddles, 2 * stride)
+    halves(pool, control, lo, hi, twiddles, 2 * stride)
 }
 
 /// Puts `a[i]` at the bit-reversal of `i` (gnark's `bitReverse`; `a.len()` a power of two).

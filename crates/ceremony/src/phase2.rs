@@ -34,7 +34,9 @@ mod verify;
 use blstrs::{G1Affine, G2Affine};
 
 pub use contribute::{BEACON_DST, DST_DELTA, DST_SIGMA, Secrets, contribute, contribute_serial};
-pub use init::{BATCH_CONSTRAINTS, initialize, initialize_batched, initialize_serial};
+pub use init::{
+    BATCH_CONSTRAINTS, initialize, initialize_batched, initialize_object, initialize_serial,
+};
 pub use keys::{ProvingKey, VerifyingKey, seal};
 pub use verify::{Secret, VerifyError, verify_contribution};
 

@@ -10,6 +10,7 @@
 //! - `expand_message_xmd` (RFC 9380) and wide reduction into the scalar field, as gnark's
 //!   `fr.Hash` does.
 //! - Wiping a secret scalar with a volatile write.
+//! - Multiplication by a public scalar over its bit length (R1CS coefficients, FFT twiddles).
 //!
 //! Soundness rests on one fact checked at compile time below: blstrs' point and scalar types
 //! are `#[repr(transparent)]` wrappers of blst's (`G1Affine(blst_p1_affine)`,
@@ -152,6 +153,51 @@ per_group!(
     blst_p2_affine_in_g2,
     blst_p2s_to_affine
 );
+
+/// The bit length of a scalar's canonical value (0 for zero), from its little-endian bytes.
+fn bit_length(bytes: &[u8; 32]) -> usize {
+    bytes
+        .iter()
+        .rposition(|&b| b != 0)
+        .map_or(0, |top| 8 * top + 8 - bytes[top].leading_zeros() as usize)
+}
+
+/// `point * scalar` for a **public** scalar, over its bit length only: blst's windowed
+/// multiplication runs in time that depends on that length (its GLV path above 175 bits), so
+/// a coefficient 5 costs three bits of work, not 255. Never for secrets.
+pub(crate) fn g1_mult_public(point: &G1Projective, scalar: &Scalar) -> G1Projective {
+    let bytes = scalar.to_bytes_le();
+    let nbits = bit_length(&bytes);
+    let mut out = blst_p1::default();
+    // SAFETY: blst reads one point and `ceil(nbits / 8)` <= 32 scalar bytes, writes one point;
+    // the projective type is a repr(transparent) wrapper of blst_p1 (checked above).
+    unsafe {
+        blst::blst_p1_mult(
+            &mut out,
+            std::ptr::from_ref(point).cast::<blst_p1>(),
+            bytes.as_ptr(),
+            nbits,
+        );
+        std::mem::transmute::<blst_p1, G1Projective>(out)
+    }
+}
+
+/// [`g1_mult_public`] in G2.
+pub(crate) fn g2_mult_public(point: &G2Projective, scalar: &Scalar) -> G2Projective {
+    let bytes = scalar.to_bytes_le();
+    let nbits = bit_length(&bytes);
+    let mut out = blst_p2::default();
+    // SAFETY: as in `g1_mult_public`, for blst_p2.
+    unsafe {
+        blst::blst_p2_mult(
+            &mut out,
+            std::ptr::from_ref(point).cast::<blst_p2>(),
+            bytes.as_ptr(),
+            nbits,
+        );
+        std::mem::transmute::<blst_p2, G2Projective>(out)
+    }
+}
 
 /// RFC 9380 `expand_message_xmd` with SHA-256: `out.len()` pseudo-random bytes (at most 8160).
 ///

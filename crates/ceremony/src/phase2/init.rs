@@ -1,9 +1,8 @@
 //! `Phase2.Initialize`: the serial reference and its parallel form.
 
 use std::convert::Infallible;
-use std::ops::{AddAssign, SubAssign};
 
-use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
 use group::{Curve, Group};
 use lockstep_shard::{Control, Cut, Owned, OwnedError, Pool};
 
@@ -27,7 +26,7 @@ type WireBlock<'a> = (
 );
 
 /// Points per block of the per-wire and `Z` conversions.
-const BLOCK: usize = 1024;
+const BLOCK: usize = 256;
 
 /// The Lagrange bases at the domain's points.
 struct Bases {
@@ -87,12 +86,8 @@ struct Update {
 }
 
 /// `acc += c * p`, as gnark's `accumulateG1/G2`: additions for the reserved coefficients, a
-/// (public-scalar) multiplication otherwise.
-fn accumulate<P, A>(acc: &mut P, c: Coefficient<'_>, p: &A)
-where
-    P: for<'a> AddAssign<&'a A> + for<'a> SubAssign<&'a A> + AddAssign<P>,
-    for<'a> &'a A: std::ops::Mul<&'a Scalar, Output = P>,
-{
+/// multiplication by the (public) coefficient over its bit length otherwise.
+fn accumulate<G: FftGroup>(acc: &mut G, c: Coefficient<'_>, p: &G::Affine, reference: bool) {
     match c {
         Coefficient::Zero => {}
         Coefficient::One => *acc += p,
@@ -101,24 +96,29 @@ where
             *acc += p;
             *acc += p;
         }
-        Coefficient::Other(s) => *acc += p * s,
+        Coefficient::Other(s) if reference => *acc += G::from_affine(p).mul_reference(s),
+        Coefficient::Other(s) => *acc += G::from_affine(p).mul_public(s),
     }
 }
 
-fn apply(sums: &mut Sums, update: &Update, r1cs: &R1cs, bases: &Bases) {
+/// Applies one term; `reference` picks the serial reference's multiplication.
+fn apply(sums: &mut Sums, update: &Update, r1cs: &R1cs, bases: &Bases, reference: bool) {
     let i = update.constraint as usize;
     let c = r1cs.coefficient(update.term.coeff);
     match update.side {
         Side::L => {
-            accumulate(&mut sums.a, c, &bases.tau1[i]);
-            accumulate(&mut sums.beta_a, c, &bases.beta1[i]);
+            accumulate(&mut sums.a, c, &bases.tau1[i], reference);
+            accumulate(&mut sums.beta_a, c, &bases.beta1[i], reference);
         }
         Side::R => {
-            accumulate(&mut sums.b, c, &bases.tau1[i]);
-            accumulate(&mut sums.b2, c, &bases.tau2[i]);
-            accumulate(&mut sums.alpha_b, c, &bases.alpha1[i]);
+            accumulate(&mut sums.b, c, &bases.tau1[i], reference);
+            // Without evaluations there is no G2 basis, and no B2 to sum.
+            if let Some(point) = bases.tau2.get(i) {
+                accumulate(&mut sums.b2, c, point, reference);
+            }
+            accumulate(&mut sums.alpha_b, c, &bases.alpha1[i], reference);
         }
-        Side::O => accumulate(&mut sums.c, c, &bases.tau1[i]),
+        Side::O => accumulate(&mut sums.c, c, &bases.tau1[i], reference),
     }
 }
 
@@ -166,7 +166,7 @@ pub fn initialize_serial(r1cs: &R1cs, srs: &Srs) -> Result<(Phase2, Evaluations)
         updates.clear();
         push_terms(r1cs, index, &mut updates);
         for u in &updates {
-            apply(&mut sums[u.term.wire as usize], u, r1cs, &bases);
+            apply(&mut sums[u.term.wire as usize], u, r1cs, &bases, true);
         }
     }
     let a = sums.iter().map(|s| s.a.to_affine()).collect();
@@ -219,35 +219,86 @@ pub fn initialize_batched(
     srs: &Srs,
     batch: usize,
 ) -> Result<(Phase2, Evaluations), Phase2Error> {
+    let (object, evaluations) = run(pool, control, r1cs, srs, batch, true)?;
+    Ok((
+        object,
+        evaluations.expect("invariant: evaluations asked for"),
+    ))
+}
+
+/// The initial object alone, without the evaluations the keys need: no G2 transform (about
+/// 40% of [`initialize`]'s work) and no per-wire `A`, `B`, `B2`. The same object as
+/// [`initialize`] and [`initialize_serial`] return, at every worker count: what a coordinator
+/// publishes; the evaluations are derived again at the seal.
+///
+/// # Errors
+/// As [`initialize`].
+pub fn initialize_object(
+    pool: &Pool,
+    control: &Control,
+    r1cs: &R1cs,
+    srs: &Srs,
+) -> Result<Phase2, Phase2Error> {
+    Ok(run(pool, control, r1cs, srs, BATCH_CONSTRAINTS, false)?.0)
+}
+
+/// The parallel initialization, with or without the evaluations.
+fn run(
+    pool: &Pool,
+    control: &Control,
+    r1cs: &R1cs,
+    srs: &Srs,
+    batch: usize,
+    evaluations: bool,
+) -> Result<(Phase2, Option<Evaluations>), Phase2Error> {
     let domain = check_domain(r1cs, srs)?;
     let n = domain.size();
     let bases = Bases {
         tau1: fft::lagrange::<G1Projective>(pool, control, &domain, &srs.g1_tau)?,
-        tau2: fft::lagrange::<G2Projective>(pool, control, &domain, &srs.g2_tau)?,
+        tau2: if evaluations {
+            fft::lagrange::<G2Projective>(pool, control, &domain, &srs.g2_tau)?
+        } else {
+            Vec::new()
+        },
         alpha1: fft::lagrange::<G1Projective>(pool, control, &domain, &srs.alpha_tau)?,
         beta1: fft::lagrange::<G1Projective>(pool, control, &domain, &srs.beta_tau)?,
     };
     let sums = accumulate_owned(pool, control, r1cs, &bases, batch.max(1))?;
     drop(bases);
     let wires = sums.len();
-    let mut a = vec![G1Affine::default(); wires];
-    let mut b = vec![G1Affine::default(); wires];
-    let mut b2 = vec![G2Affine::default(); wires];
+    let per_wire = if evaluations { wires } else { 0 };
+    let mut a = vec![G1Affine::default(); per_wire];
+    let mut b = vec![G1Affine::default(); per_wire];
+    let mut b2 = vec![G2Affine::default(); per_wire];
     let mut k = vec![G1Affine::default(); wires];
-    pool.for_each_block(
-        control,
-        (&sums[..], &mut a[..], &mut b[..], &mut b2[..], &mut k[..]),
-        Cut::Blocks(BLOCK),
-        |_, _, (sums, a, b, b2, k): WireBlock<'_>| {
-            let pick = |f: fn(&Sums) -> G1Projective| sums.iter().map(f).collect::<Vec<_>>();
-            G1Projective::to_affine_block(&pick(|s| s.a), a);
-            G1Projective::to_affine_block(&pick(|s| s.b), b);
-            G1Projective::to_affine_block(&pick(|s| s.beta_a + s.alpha_b + s.c), k);
-            let g2: Vec<G2Projective> = sums.iter().map(|s| s.b2).collect();
-            G2Projective::to_affine_block(&g2, b2);
-            Ok::<_, Infallible>(())
-        },
-    )?;
+    if evaluations {
+        pool.for_each_block(
+            control,
+            (&sums[..], &mut a[..], &mut b[..], &mut b2[..], &mut k[..]),
+            Cut::Blocks(BLOCK),
+            |_, _, (sums, a, b, b2, k): WireBlock<'_>| {
+                let pick = |f: fn(&Sums) -> G1Projective| sums.iter().map(f).collect::<Vec<_>>();
+                G1Projective::to_affine_block(&pick(|s| s.a), a);
+                G1Projective::to_affine_block(&pick(|s| s.b), b);
+                G1Projective::to_affine_block(&pick(|s| s.beta_a + s.alpha_b + s.c), k);
+                let g2: Vec<G2Projective> = sums.iter().map(|s| s.b2).collect();
+                G2Projective::to_affine_block(&g2, b2);
+                Ok::<_, Infallible>(())
+            },
+        )?;
+    } else {
+        pool.for_each_block(
+            control,
+            (&sums[..], &mut k[..]),
+            Cut::Blocks(BLOCK),
+            |_, _, (sums, k): (&[Sums], &mut [G1Affine])| {
+                let points: Vec<G1Projective> =
+                    sums.iter().map(|s| s.beta_a + s.alpha_b + s.c).collect();
+                G1Projective::to_affine_block(&points, k);
+                Ok::<_, Infallible>(())
+            },
+        )?;
+    }
     drop(sums);
     let mut z = vec![G1Affine::default(); n];
     pool.for_each_block(
@@ -270,7 +321,8 @@ pub fn initialize_batched(
     )?;
     fft::bit_reverse(&mut z);
     z.truncate(n - 1);
-    Ok(assemble(r1cs, a, b, b2, &k, z))
+    let (object, evals) = assemble(r1cs, a, b, b2, &k, z);
+    Ok((object, evaluations.then_some(evals)))
 }
 
 /// The per-wire sums by owner partitioning, `batch` constraints at a time.
@@ -304,7 +356,7 @@ fn accumulate_owned(
                 &updates,
                 |u| u.term.wire as usize,
                 |sums, u| {
-                    apply(sums, u, r1cs, bases);
+                    apply(sums, u, r1cs, bases, false);
                     Ok::<_, Infallible>(())
                 },
             )

@@ -134,6 +134,11 @@ fn initialize_equals_the_serial_reference_at_every_worker_count() {
                     "{name}: the evaluations differ on {pool_name}, batches of {batch}"
                 );
             }
+            let object = phase2::initialize_object(&pool, &Control::new(), &r1cs, &srs).unwrap();
+            assert!(
+                bytes(&object) == want_bytes,
+                "{name}: the object alone differs on {pool_name}"
+            );
         }
     }
 }
