@@ -25,6 +25,7 @@ pub mod codec;
 mod curve;
 pub mod fft;
 mod file_kind;
+pub mod groth16;
 pub mod phase1;
 pub mod phase2;
 pub mod ptau;

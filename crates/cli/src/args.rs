@@ -94,6 +94,13 @@ pub(crate) enum CeremonyCommand {
     /// Phase 1, powers of tau: one chain of contributions shared by every circuit.
     #[command(subcommand)]
     Phase1(Phase1Command),
+    /// Phase 2, per circuit (gnark v0.15's `Phase2`): from a sealed phase 1 and a circuit's
+    /// R1CS to the Groth16 proving and verifying keys.
+    #[command(subcommand)]
+    Phase2(Phase2Command),
+    /// Groth16 proofs made with the ceremony's keys.
+    #[command(subcommand)]
+    Groth16(Groth16Command),
     /// snarkjs `.ptau` files (BLS12-381) in and out.
     #[command(subcommand)]
     Ptau(PtauCommand),
@@ -129,6 +136,97 @@ pub(crate) enum PtauCommand {
         /// The `.ptau` file to write.
         #[arg(long, value_name = "FILE")]
         out: PathBuf,
+    },
+}
+
+/// Phase 2 steps. Files are gnark v0.15's `Phase2` bytes; circuits gnark's serialized
+/// BLS12-381 R1CS (`(*cs.R1CS).WriteTo`).
+#[derive(Debug, Subcommand)]
+pub(crate) enum Phase2Command {
+    /// Write the initial phase 2 object of a circuit (gnark's `Initialize`); a phase 1 larger
+    /// than the circuit needs is cut to its domain.
+    New {
+        /// The circuit: gnark's serialized R1CS.
+        #[arg(long, value_name = "FILE")]
+        r1cs: PathBuf,
+        /// The sealed phase 1 (`phase1 seal`'s output).
+        #[arg(long, value_name = "FILE")]
+        phase1: PathBuf,
+        /// The file to write.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+    },
+    /// Add your secret randomness (delta, and a sigma per commitment) to the last object, and
+    /// print the hash to publish.
+    Contribute {
+        /// The last object of the chain.
+        #[arg(long = "in", value_name = "FILE")]
+        input: PathBuf,
+        /// Your contribution (never the input file).
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// Text mixed into the operating system's randomness; `-` reads it from standard input.
+        #[arg(long, value_name = "TEXT")]
+        entropy: Option<String>,
+    },
+    /// Verify a chain of contributions; with --r1cs and --phase1, the initial object is
+    /// re-derived and compared too. One verdict line per file.
+    Verify {
+        /// The chain, in order (the first may be the initial object).
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+        /// The object the first file was made on, if it is not in the list.
+        #[arg(long, value_name = "FILE")]
+        previous: Option<PathBuf>,
+        /// The circuit, to re-derive the initial object (with --phase1).
+        #[arg(long, value_name = "FILE", requires = "phase1")]
+        r1cs: Option<PathBuf>,
+        /// The sealed phase 1, to re-derive the initial object (with --r1cs).
+        #[arg(long, value_name = "FILE", requires = "r1cs")]
+        phase1: Option<PathBuf>,
+    },
+    /// Seal the last contribution with a public beacon and write the Groth16 keys (gnark's
+    /// `ProvingKey` and `VerifyingKey` bytes).
+    Seal {
+        /// The last contribution.
+        #[arg(long = "in", value_name = "FILE")]
+        input: PathBuf,
+        /// The circuit.
+        #[arg(long, value_name = "FILE")]
+        r1cs: PathBuf,
+        /// The sealed phase 1 the chain was initialized from.
+        #[arg(long, value_name = "FILE")]
+        phase1: PathBuf,
+        /// The beacon value, hex.
+        #[arg(long, value_name = "HEX")]
+        beacon: String,
+        /// SHA-256 iterations applied to the beacon first (0 passes it to gnark's `Seal` as is).
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        iterations: u64,
+        /// The proving key to write.
+        #[arg(long, value_name = "FILE")]
+        pk: PathBuf,
+        /// The verifying key to write.
+        #[arg(long, value_name = "FILE")]
+        vk: PathBuf,
+    },
+}
+
+/// Groth16 with the ceremony's keys.
+#[derive(Debug, Subcommand)]
+pub(crate) enum Groth16Command {
+    /// Verify a gnark proof (`Proof.WriteTo`) against a verifying key and a public witness
+    /// (`witness.Public()`'s `WriteTo`): exit 0 and `ok`, or exit 1 and why.
+    Verify {
+        /// The verifying key.
+        #[arg(long, value_name = "FILE")]
+        vk: PathBuf,
+        /// The proof.
+        #[arg(long, value_name = "FILE")]
+        proof: PathBuf,
+        /// The public witness.
+        #[arg(long, value_name = "FILE")]
+        public: PathBuf,
     },
 }
 

@@ -1,4 +1,5 @@
-//! `lockstep ceremony ...`: phase 1 of a Groth16 trusted setup over files.
+//! `lockstep ceremony ...`: a Groth16 trusted setup over files, phase 1 and phase 2, and the
+//! verification of proofs made with its keys.
 //!
 //! Files are gnark v0.15's bytes, read strictly by the engine (every point checked; the first
 //! bad one named with its byte offset) and written under the rules of `lockstep_files`: never
@@ -6,6 +7,7 @@
 
 mod info;
 mod phase1;
+mod phase2;
 mod ptau;
 
 use std::fs::File;
@@ -18,7 +20,7 @@ use lockstep_ceremony::{CodecError, FileKind, GRAIN, Limits, SNIFF_LEN, points_a
 use lockstep_files::{OutputId, Staged, open_input};
 use lockstep_shard::{Control, Pool};
 
-use crate::args::{CeremonyCommand, Phase1Command, PtauCommand};
+use crate::args::{CeremonyCommand, Groth16Command, Phase1Command, Phase2Command, PtauCommand};
 use crate::session::{Session, Timing, thousands, workers};
 use crate::usage::usage;
 
@@ -260,6 +262,48 @@ pub(crate) fn run(command: &CeremonyCommand, session: Session) -> anyhow::Result
                 out,
             } => phase1::seal(&ctx, input, beacon, *iterations, out),
         },
+        CeremonyCommand::Phase2(command) => match command {
+            Phase2Command::New { r1cs, phase1, out } => phase2::new(&ctx, r1cs, phase1, out),
+            Phase2Command::Contribute {
+                input,
+                out,
+                entropy,
+            } => phase2::contribute(&ctx, input, out, entropy.as_deref()),
+            Phase2Command::Verify {
+                files,
+                previous,
+                r1cs,
+                phase1,
+            } => phase2::verify(
+                &ctx,
+                files,
+                previous.as_deref(),
+                r1cs.as_deref().zip(phase1.as_deref()),
+            ),
+            Phase2Command::Seal {
+                input,
+                r1cs,
+                phase1,
+                beacon,
+                iterations,
+                pk,
+                vk,
+            } => phase2::seal(
+                &ctx,
+                &phase2::SealArgs {
+                    input,
+                    r1cs,
+                    phase1,
+                    beacon,
+                    iterations: *iterations,
+                    pk,
+                    vk,
+                },
+            ),
+        },
+        CeremonyCommand::Groth16(Groth16Command::Verify { vk, proof, public }) => {
+            phase2::groth16_verify(&ctx, vk, proof, public)
+        }
         CeremonyCommand::Ptau(PtauCommand::Import { input, out, srs }) => {
             ptau::import(&ctx, input, out, *srs)
         }

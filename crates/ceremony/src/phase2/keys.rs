@@ -253,6 +253,76 @@ impl ProvingKey {
 }
 
 impl VerifyingKey {
+    /// Reads a key written by [`write`](Self::write) or gnark's `VerifyingKey.WriteTo`,
+    /// checking every point.
+    ///
+    /// # Errors
+    /// A bad point (named), a truncated file, trailing bytes, a committed-input index beyond
+    /// 2^32.
+    pub fn read<R: std::io::Read>(input: R) -> Result<Self, CodecError> {
+        use crate::codec::Location;
+        use crate::codec::stream::{HashingReader, read_point, read_points};
+        let pool = Pool::current_thread();
+        let control = Control::new();
+        let mut r = HashingReader::new(input);
+        let g1 =
+            |r: &mut HashingReader<R>, name| read_point::<G1Affine, _>(r, Location::value(name));
+        let g2 =
+            |r: &mut HashingReader<R>, name| read_point::<G2Affine, _>(r, Location::value(name));
+        let alpha_g1 = g1(&mut r, "[alpha]_1")?;
+        let beta_g1 = g1(&mut r, "[beta]_1")?;
+        let beta_g2 = g2(&mut r, "[beta]_2")?;
+        let gamma_g2 = g2(&mut r, "[gamma]_2")?;
+        let delta_g1 = g1(&mut r, "[delta]_1")?;
+        let delta_g2 = g2(&mut r, "[delta]_2")?;
+        let word = |r: &mut HashingReader<R>, name| -> Result<u32, CodecError> {
+            let mut bytes = [0u8; 4];
+            r.fill(&mut bytes, Location::value(name))?;
+            Ok(u32::from_be_bytes(bytes))
+        };
+        let len = word(&mut r, "K count")? as usize;
+        let k = read_points(&pool, &control, &mut r, "K", 0, len)?;
+        let lists = word(&mut r, "committed lists")?;
+        let mut public_and_commitment_committed = Vec::new();
+        for _ in 0..lists {
+            let len = word(&mut r, "committed list")?;
+            let mut list = Vec::new();
+            for _ in 0..len {
+                let mut bytes = [0u8; 8];
+                r.fill(&mut bytes, Location::value("committed input"))?;
+                let value = u64::from_be_bytes(bytes);
+                let value = u32::try_from(value).map_err(|_| {
+                    CodecError::Io(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!("committed input {value} is beyond any circuit"),
+                    ))
+                })?;
+                list.push(value as usize);
+            }
+            public_and_commitment_committed.push(list);
+        }
+        let keys = word(&mut r, "commitment keys")?;
+        let mut commitment_keys = Vec::new();
+        for _ in 0..keys {
+            commitment_keys.push((
+                g2(&mut r, "commitment G")?,
+                g2(&mut r, "commitment -[sigma]_2")?,
+            ));
+        }
+        r.finish()?;
+        Ok(Self {
+            alpha_g1,
+            beta_g1,
+            beta_g2,
+            gamma_g2,
+            delta_g1,
+            delta_g2,
+            k,
+            public_and_commitment_committed,
+            commitment_keys,
+        })
+    }
+
     /// Writes the key as gnark's `VerifyingKey.WriteTo` and returns the SHA-256 of the bytes.
     ///
     /// # Errors

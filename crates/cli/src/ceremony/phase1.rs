@@ -98,7 +98,7 @@ pub(crate) fn contribute(
 
 /// Reads `--entropy -` from standard input (at most [`MAX_ENTROPY_BYTES`]); an empty input is
 /// said (the contribution then rests on the system's randomness alone).
-fn read_entropy(ctx: &Context, input: impl Read) -> anyhow::Result<Vec<u8>> {
+pub(crate) fn read_entropy(ctx: &Context, input: impl Read) -> anyhow::Result<Vec<u8>> {
     const MAX: u64 = MAX_ENTROPY_BYTES as u64;
     let mut text = Vec::new();
     input
@@ -118,7 +118,7 @@ fn read_entropy(ctx: &Context, input: impl Read) -> anyhow::Result<Vec<u8>> {
 }
 
 /// The beacon's iterations, checked against the most a seal applies.
-fn check_iterations(iterations: u64) -> anyhow::Result<()> {
+pub(crate) fn check_iterations(iterations: u64) -> anyhow::Result<()> {
     if iterations > MAX_BEACON_ITERATIONS {
         usage!(
             "--iterations {iterations}: at most {MAX_BEACON_ITERATIONS} (2^32, about seven minutes of SHA-256)"
@@ -240,7 +240,11 @@ fn verify_one(
 }
 
 /// The beacon after its delay of `iterations` SHA-256 hashes, with a progress bar.
-fn delayed_beacon(ctx: &Context, beacon: &[u8], iterations: u64) -> anyhow::Result<Vec<u8>> {
+pub(crate) fn delayed_beacon(
+    ctx: &Context,
+    beacon: &[u8],
+    iterations: u64,
+) -> anyhow::Result<Vec<u8>> {
     if iterations == 0 {
         return Ok(beacon.to_vec());
     }

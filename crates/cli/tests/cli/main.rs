@@ -20,6 +20,7 @@
 
 mod ceremony;
 mod ceremony_hostile;
+mod ceremony_phase2;
 mod ceremony_snarkjs;
 mod info;
 mod plan;

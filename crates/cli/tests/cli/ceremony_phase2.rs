@@ -1,0 +1,338 @@
+//! `lockstep ceremony phase2` and `groth16 verify` through the binary: a chain from a sealed
+//! phase 1 and a gnark circuit to keys, a proof gnark makes with them verified by ours, and the
+//! refusals. The circuit is the ceremony crate's fixture (999 constraints, a BSB22 commitment;
+//! its regeneration command is in `crates/ceremony/tests/ceremony/phase2.rs`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use crate::{fails, ok};
+
+fn circuit() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../ceremony/tests/fixtures/chain-1000-commit.r1cs")
+}
+
+fn harness() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../interop/gnark");
+        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gnark-harness-cli");
+        let status = Command::new("go")
+            .args(["build", "-o"])
+            .arg(&out)
+            .arg(".")
+            .current_dir(&dir)
+            .status()
+            .expect("go is installed (scripts/setup --test)");
+        assert!(status.success(), "building the gnark harness failed");
+        out
+    })
+}
+
+fn gnark(d: &Path, args: &[&str]) -> bool {
+    Command::new(harness())
+        .args(args)
+        .current_dir(d)
+        .output()
+        .expect("the harness runs")
+        .status
+        .success()
+}
+
+/// A sealed phase 1 for 2^`power` in `d`, named `srs`.
+fn sealed_phase1(d: &Path, power: &str) {
+    ok(
+        d,
+        &[
+            "-q", "ceremony", "phase1", "new", "--power", power, "--out", "p0",
+        ],
+    );
+    ok(
+        d,
+        &[
+            "-q",
+            "ceremony",
+            "phase1",
+            "contribute",
+            "--in",
+            "p0",
+            "--out",
+            "p1",
+        ],
+    );
+    ok(
+        d,
+        &[
+            "-q", "ceremony", "phase1", "seal", "--in", "p1", "--beacon", "ab", "--out", "srs",
+        ],
+    );
+}
+
+#[test]
+fn a_phase2_chain_is_made_verified_sealed_and_its_keys_prove() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let r1cs = circuit();
+    let r1cs = r1cs.to_str().unwrap();
+    // A phase 1 for 2^11, cut to the circuit's 2^10.
+    sealed_phase1(d, "11");
+    let two = |args: &[&str]| {
+        let run = ok(d, &[&["--workers", "2"][..], args].concat());
+        assert!(
+            run.stderr.contains(" on 2 workers"),
+            "{args:?}: {}",
+            run.stderr
+        );
+        run
+    };
+    let new = two(&[
+        "ceremony", "phase2", "new", "--r1cs", r1cs, "--phase1", "srs", "--out", "q0",
+    ]);
+    assert!(
+        new.stderr.contains(
+            "srs: a phase 1 for 2^11; cut to 2^10, the domain of the circuit's 999 constraints"
+        ),
+        "{}",
+        new.stderr
+    );
+    assert!(
+        new.stdout.starts_with(
+            "initial phase 2 object for 999 constraints, 1010 wires, 1 commitment(s): "
+        ),
+        "{}",
+        new.stdout
+    );
+    two(&[
+        "ceremony",
+        "phase2",
+        "contribute",
+        "--in",
+        "q0",
+        "--out",
+        "q1",
+        "--entropy",
+        "x",
+    ]);
+    two(&[
+        "ceremony",
+        "phase2",
+        "contribute",
+        "--in",
+        "q1",
+        "--out",
+        "q2",
+    ]);
+    let verdict = two(&[
+        "ceremony", "phase2", "verify", "q0", "q1", "q2", "--r1cs", r1cs, "--phase1", "srs",
+    ]);
+    assert!(
+        verdict.stdout.contains("q0: ok, the initial object of"),
+        "{}",
+        verdict.stdout
+    );
+    assert!(
+        verdict
+            .stdout
+            .ends_with("verified: 2 contribution(s), all valid\n"),
+        "{}",
+        verdict.stdout
+    );
+    ok(
+        d,
+        &["ceremony", "phase2", "verify", "--previous", "q1", "q2"],
+    );
+    two(&[
+        "ceremony",
+        "phase2",
+        "seal",
+        "--in",
+        "q2",
+        "--r1cs",
+        r1cs,
+        "--phase1",
+        "srs",
+        "--beacon",
+        "0badc0de",
+        "--iterations",
+        "10",
+        "--pk",
+        "pk",
+        "--vk",
+        "vk",
+    ]);
+    // gnark proves with our proving key; our verifier accepts it, and refuses another input.
+    assert!(gnark(
+        d,
+        &[
+            "prove",
+            "-r1cs",
+            r1cs,
+            "-constraints",
+            "1000",
+            "-pk",
+            "pk",
+            "-x",
+            "3",
+            "-out",
+            "proof",
+            "-public",
+            "public",
+        ]
+    ));
+    assert!(gnark(
+        d,
+        &[
+            "prove",
+            "-r1cs",
+            r1cs,
+            "-constraints",
+            "1000",
+            "-pk",
+            "pk",
+            "-x",
+            "4",
+            "-out",
+            "proof4",
+            "-public",
+            "public4",
+        ]
+    ));
+    let accepted = ok(
+        d,
+        &[
+            "ceremony", "groth16", "verify", "--vk", "vk", "--proof", "proof", "--public", "public",
+        ],
+    );
+    assert_eq!(
+        accepted.stdout,
+        "proof: ok, a valid proof for 2 public input(s)\n"
+    );
+    fails(
+        d,
+        &[
+            "ceremony", "groth16", "verify", "--vk", "vk", "--proof", "proof", "--public",
+            "public4",
+        ],
+        "proof: REJECTED: proof refused: the pairing check fails for these public inputs",
+    );
+}
+
+#[test]
+fn phase2_refusals_name_the_file_and_the_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let r1cs = circuit();
+    let r1cs = r1cs.to_str().unwrap();
+    sealed_phase1(d, "9");
+    fails(
+        d,
+        &[
+            "ceremony", "phase2", "new", "--r1cs", r1cs, "--phase1", "srs", "--out", "q0",
+        ],
+        "srs: a phase 1 for 2^9 = 512 constraints, but the circuit has 999 (it needs 2^10)",
+    );
+    assert!(!d.join("q0").exists());
+    sealed_phase1(d, "10");
+    ok(
+        d,
+        &[
+            "-q", "ceremony", "phase2", "new", "--r1cs", r1cs, "--phase1", "srs", "--out", "q0",
+        ],
+    );
+    ok(
+        d,
+        &[
+            "-q",
+            "ceremony",
+            "phase2",
+            "contribute",
+            "--in",
+            "q0",
+            "--out",
+            "q1",
+        ],
+    );
+    // A contribution made on q0 again does not follow q1.
+    ok(
+        d,
+        &[
+            "-q",
+            "ceremony",
+            "phase2",
+            "contribute",
+            "--in",
+            "q0",
+            "--out",
+            "side",
+        ],
+    );
+    fails(
+        d,
+        &["ceremony", "phase2", "verify", "q0", "q1", "side"],
+        "side: REJECTED: challenge: the contribution was made on",
+    );
+    // A point of Z replaced by another valid point: named by position.
+    let mut bytes = std::fs::read(d.join("q1")).unwrap();
+    let pkk = u32::from_be_bytes(bytes[50..54].try_into().unwrap()) as usize;
+    let z = 54 + 48 * pkk + 4;
+    let (a, b) = (z + 48 * 7, z + 48 * 8);
+    let eighth: Vec<u8> = bytes[b..b + 48].to_vec();
+    bytes[a..a + 48].copy_from_slice(&eighth);
+    std::fs::write(d.join("tampered"), &bytes).unwrap();
+    fails(
+        d,
+        &["ceremony", "phase2", "verify", "q0", "tampered"],
+        "tampered: REJECTED: delta update: Z[7] is not its predecessor's moved by the committed value",
+    );
+    let mut trailing = std::fs::read(d.join("q1")).unwrap();
+    trailing.push(7);
+    std::fs::write(d.join("trailing"), &trailing).unwrap();
+    fails(
+        d,
+        &[
+            "ceremony",
+            "phase2",
+            "contribute",
+            "--in",
+            "trailing",
+            "--out",
+            "q2",
+        ],
+        "trailing: trailing bytes after the end of the content",
+    );
+    assert!(!d.join("q2").exists());
+    // Sealing against a circuit the chain is not of.
+    let small =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../ceremony/tests/fixtures/chain-60.r1cs");
+    fails(
+        d,
+        &[
+            "ceremony",
+            "phase2",
+            "seal",
+            "--in",
+            "q1",
+            "--r1cs",
+            small.to_str().unwrap(),
+            "--phase1",
+            "srs",
+            "--beacon",
+            "00",
+            "--pk",
+            "pk",
+            "--vk",
+            "vk",
+        ],
+        "q1: not a phase 2 object of",
+    );
+    assert!(!d.join("pk").exists() && !d.join("vk").exists());
+    // A phase 1 object where an R1CS is expected.
+    fails(
+        d,
+        &[
+            "ceremony", "phase2", "new", "--r1cs", "p1", "--phase1", "srs", "--out", "x",
+        ],
+        "p1: not a BLS12-381 R1CS lockstep reads",
+    );
+}
