@@ -4,17 +4,28 @@
 //! ([`phase1::Phase1::read`], [`phase1::Phase1::write`]), contributes and seals as gnark does,
 //! and verifies contributions with random linear combinations ([`phase1::verify_contribution`]).
 //!
+//! Phase 2 (per circuit) is gnark v0.15's `Phase2` byte for byte: a circuit's serialized R1CS
+//! ([`r1cs::R1cs::read`]) and a sealed phase 1 give the initial object
+//! ([`phase2::initialize`], its Lagrange bases by [`fft`]); contributions, verification and the
+//! seal give gnark's Groth16 proving and verifying keys ([`phase2::seal`]), whose proofs
+//! [`groth16::verify`] checks.
+//!
 //! # Determinism
 //! Every parallel step runs on a [`lockstep_shard::Pool`] and equals its serial reference byte
 //! for byte at every worker count: the update ([`phase1::update`] against
 //! [`phase1::update_serial`]), the codec (chunks of [`codec::CHUNK_POINTS`] decoded or encoded
-//! at fixed offsets, chunks in order; the first bad point in file order is the error).
+//! at fixed offsets, chunks in order; the first bad point in file order is the error), the group
+//! FFT ([`fft::lagrange`] against [`fft::lagrange_serial`]), phase 2's initialization and
+//! contribution ([`phase2::initialize`], [`phase2::contribute`] against their `_serial` forms).
 //!
 //! # Secrets
 //! A contribution's secrets live in [`phase1::Secrets`], wiped when dropped; the per-point
 //! powers of tau are wiped at the end of each task. They are never written, logged or printed.
 //! Key material travels: OS randomness and the contributor's entropy -> `Secrets::random` ->
-//! `contribute` (update proofs, then the SRS update on the workers) -> dropped.
+//! `contribute` (update proofs, then the SRS update on the workers) -> dropped. Phase 2's delta
+//! and sigmas travel the same way through [`phase2::Secrets`]. Multiplications by secrets use
+//! blst's constant-time multiplication; the variable-time one (over a scalar's bit length) is
+//! used on public scalars only (FFT twiddles, R1CS coefficients, public inputs).
 //!
 //! # Unsafe code
 //! Denied in the whole crate but `curve/ffi.rs`, which calls the blst functions blstrs does not

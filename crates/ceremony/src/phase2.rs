@@ -36,6 +36,7 @@ use blstrs::{G1Affine, G2Affine};
 pub use contribute::{BEACON_DST, DST_DELTA, DST_SIGMA, Secrets, contribute, contribute_serial};
 pub use init::{
     BATCH_CONSTRAINTS, initialize, initialize_batched, initialize_object, initialize_serial,
+    initialize_timed,
 };
 pub use keys::{ProvingKey, VerifyingKey, seal};
 pub use verify::{Secret, VerifyError, verify_contribution};

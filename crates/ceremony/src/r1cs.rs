@@ -5,7 +5,7 @@
 //! `total` u64 LE, gnark's version (major, minor, patch) u64 LE each, then `total` bytes: a
 //! section header (four u64 LE lengths), the solver levels (skipped), the packed instructions
 //! (blueprint ids, constraint and wire offsets as compressed u32 streams, call-data starts as a
-//! compressed u64 stream: [`intcomp`]), the call data (a u64 LE count and unsigned varints), a
+//! compressed u64 stream: ronanh/intcomp's format), the call data (a u64 LE count and unsigned varints), a
 //! CBOR body (decoded by `ciborium`: version, scalar field, blueprints, variable counts,
 //! commitments), and the coefficient table (a u64 LE count, then each coefficient's four
 //! Montgomery limbs, u64 LE).
@@ -221,7 +221,8 @@ pub struct R1cs {
     nb_public: usize,
     nb_secret: usize,
     nb_internal: usize,
-    /// The call data of the constraints (others' dropped is not worth it: kept whole).
+    /// The call data, whole (hints' words included: the layout puts the blueprints and the
+    /// coefficients after it, so constraints are told apart and checked once the body is read).
     calldata: Vec<u32>,
     /// Each constraint's first call-data word (its `4 + 2t`).
     starts: Vec<u64>,
@@ -513,7 +514,6 @@ fn check_body(body: &body::Body) -> Result<(), R1csError> {
             "no public wire (wire 0 is the constant one)".to_owned(),
         ));
     }
-    let _ = &body.gnark_version;
     Ok(())
 }
 

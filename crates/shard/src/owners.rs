@@ -59,7 +59,9 @@ impl<E> OwnedError<E> {
 /// integers or of group elements, never floating point): it is an opt-in for such targets.
 ///
 /// # Memory
-/// The targets, one partial per owner per hot target, plus one routed entry (two words) per
+/// The targets (twice while [`new`](Self::new) moves a vector of them into the parts and while
+/// [`into_vec`](Self::into_vec) moves them back; once with [`from_fn`](Self::from_fn) and
+/// [`get`](Self::get)), one partial per owner per hot target, plus one routed entry (two words) per
 /// update of a batch; [`apply_stream`](Self::apply_stream) holds two batches of updates and of
 /// routes (the one applied and the one read meanwhile).
 pub struct Owned<S> {
@@ -125,6 +127,22 @@ impl<S: Send> Owned<S> {
         for (id, target) in targets.into_iter().enumerate() {
             parts[id % owners].push(target);
         }
+        Self {
+            parts,
+            len,
+            routes: vec![Vec::new(); owners],
+            hot: Vec::new(),
+            fold: None,
+        }
+    }
+
+    /// [`new`](Self::new) with target `id` made by `make(id)` in its owner's part: no vector of
+    /// all the targets exists beside the parts (for large targets, half the peak memory).
+    pub fn from_fn(len: usize, owners: usize, mut make: impl FnMut(usize) -> S) -> Self {
+        let owners = owners.max(1);
+        let parts: Vec<Vec<S>> = (0..owners)
+            .map(|w| (w..len).step_by(owners).map(&mut make).collect())
+            .collect();
         Self {
             parts,
             len,

@@ -3,8 +3,8 @@
 //! worker count) beside gnark v0.15's `Initialize`, `Contribute` and `VerifyPhase2`
 //! (GOMAXPROCS=1 and 2), ratios from the same run.
 //!
-//! Rows: `fft` (the four Lagrange transforms), `accumulate` (the rest of init: per-wire sums,
-//! `Z`, the split), `init` (the object and the evaluations: gnark's `Initialize`), `new` (the
+//! Rows: `fft` (the four Lagrange transforms, timed inside init), `accumulate` (the rest of
+//! init: per-wire sums, `Z`, the split), `init` (the object and the evaluations: gnark's `Initialize`), `new` (the
 //! object alone, encoded: what `phase2 new` runs; no G2 transform), `contribute` (with encoding), `verify` (one contribution against its
 //! predecessor: what ours re-derives is nothing but the proofs' bases; two MSMs a secret),
 //! `seal` (the beacon's update and the keys, encoded), and `chain` = init + verify + seal, what
@@ -16,8 +16,6 @@ use std::process::Command;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use blstrs::G1Projective;
-use lockstep_ceremony::fft::{self, Domain};
 use lockstep_ceremony::phase1::{self, Srs};
 use lockstep_ceremony::phase2::{self, Secrets};
 use lockstep_ceremony::r1cs::R1cs;
@@ -43,16 +41,8 @@ type Times = [Option<Duration>; 8];
 /// Ours on `pool`.
 fn ours(pool: &Pool, r1cs: &R1cs, srs: &Srs) -> anyhow::Result<Times> {
     let control = Control::new();
-    let domain = Domain::new(srs.power());
-    let (fft, ()) = timed(|| {
-        fft::lagrange::<G1Projective>(pool, &control, &domain, &srs.g1_tau)?;
-        fft::lagrange::<blstrs::G2Projective>(pool, &control, &domain, &srs.g2_tau)?;
-        fft::lagrange::<G1Projective>(pool, &control, &domain, &srs.alpha_tau)?;
-        fft::lagrange::<G1Projective>(pool, &control, &domain, &srs.beta_tau)?;
-        Ok(())
-    })?;
-    let (init, (initial, evaluations)) =
-        timed(|| Ok(phase2::initialize(pool, &control, r1cs, srs)?))?;
+    let (init, (initial, evaluations, fft)) =
+        timed(|| Ok(phase2::initialize_timed(pool, &control, r1cs, srs)?))?;
     let (new, ()) = timed(|| {
         let object = phase2::initialize_object(pool, &control, r1cs, srs)?;
         object.write(pool, &control, std::io::sink())?;

@@ -16,9 +16,8 @@ use crate::r1cs::{Coefficient, R1cs, Term};
 /// owners, applied, and dropped before the next is read.
 pub const BATCH_CONSTRAINTS: usize = 16_384;
 
-/// A block of the per-wire conversion: the sums, then `A`, `B`, `B2` and `beta A + alpha B + C`.
+/// A block of the per-wire conversion: `A`, `B`, `B2` and `beta A + alpha B + C`.
 type WireBlock<'a> = (
-    &'a [Sums],
     &'a mut [G1Affine],
     &'a mut [G1Affine],
     &'a mut [G2Affine],
@@ -219,10 +218,30 @@ pub fn initialize_batched(
     srs: &Srs,
     batch: usize,
 ) -> Result<(Phase2, Evaluations), Phase2Error> {
-    let (object, evaluations) = run(pool, control, r1cs, srs, batch, true)?;
+    let (object, evaluations, _) = run(pool, control, r1cs, srs, batch, true)?;
     Ok((
         object,
         evaluations.expect("invariant: evaluations asked for"),
+    ))
+}
+
+/// [`initialize`], also returning how long the four transforms took (the bench splits the
+/// initialization into transforms and accumulation with it).
+///
+/// # Errors
+/// As [`initialize`].
+#[doc(hidden)]
+pub fn initialize_timed(
+    pool: &Pool,
+    control: &Control,
+    r1cs: &R1cs,
+    srs: &Srs,
+) -> Result<(Phase2, Evaluations, std::time::Duration), Phase2Error> {
+    let (object, evaluations, transforms) = run(pool, control, r1cs, srs, BATCH_CONSTRAINTS, true)?;
+    Ok((
+        object,
+        evaluations.expect("invariant: evaluations asked for"),
+        transforms,
     ))
 }
 
@@ -250,9 +269,10 @@ fn run(
     srs: &Srs,
     batch: usize,
     evaluations: bool,
-) -> Result<(Phase2, Option<Evaluations>), Phase2Error> {
+) -> Result<(Phase2, Option<Evaluations>, std::time::Duration), Phase2Error> {
     let domain = check_domain(r1cs, srs)?;
     let n = domain.size();
+    let started = std::time::Instant::now();
     let bases = Bases {
         tau1: fft::lagrange::<G1Projective>(pool, control, &domain, &srs.g1_tau)?,
         tau2: if evaluations {
@@ -263,8 +283,11 @@ fn run(
         alpha1: fft::lagrange::<G1Projective>(pool, control, &domain, &srs.alpha_tau)?,
         beta1: fft::lagrange::<G1Projective>(pool, control, &domain, &srs.beta_tau)?,
     };
+    let transforms = started.elapsed();
     let sums = accumulate_owned(pool, control, r1cs, &bases, batch.max(1))?;
     drop(bases);
+    // Read in place from the owners' parts: no second vector of sums.
+    let sum = |id: usize| -> &Sums { sums.get(id).expect("invariant: one sum a wire") };
     let wires = sums.len();
     let per_wire = if evaluations { wires } else { 0 };
     let mut a = vec![G1Affine::default(); per_wire];
@@ -274,14 +297,16 @@ fn run(
     if evaluations {
         pool.for_each_block(
             control,
-            (&sums[..], &mut a[..], &mut b[..], &mut b2[..], &mut k[..]),
+            (&mut a[..], &mut b[..], &mut b2[..], &mut k[..]),
             Cut::Blocks(BLOCK),
-            |_, _, (sums, a, b, b2, k): WireBlock<'_>| {
-                let pick = |f: fn(&Sums) -> G1Projective| sums.iter().map(f).collect::<Vec<_>>();
+            |_, range, (a, b, b2, k): WireBlock<'_>| {
+                let block: Vec<&Sums> = range.map(sum).collect();
+                let pick =
+                    |f: fn(&Sums) -> G1Projective| block.iter().map(|s| f(s)).collect::<Vec<_>>();
                 G1Projective::to_affine_block(&pick(|s| s.a), a);
                 G1Projective::to_affine_block(&pick(|s| s.b), b);
                 G1Projective::to_affine_block(&pick(|s| s.beta_a + s.alpha_b + s.c), k);
-                let g2: Vec<G2Projective> = sums.iter().map(|s| s.b2).collect();
+                let g2: Vec<G2Projective> = block.iter().map(|s| s.b2).collect();
                 G2Projective::to_affine_block(&g2, b2);
                 Ok::<_, Infallible>(())
             },
@@ -289,11 +314,15 @@ fn run(
     } else {
         pool.for_each_block(
             control,
-            (&sums[..], &mut k[..]),
+            &mut k[..],
             Cut::Blocks(BLOCK),
-            |_, _, (sums, k): (&[Sums], &mut [G1Affine])| {
-                let points: Vec<G1Projective> =
-                    sums.iter().map(|s| s.beta_a + s.alpha_b + s.c).collect();
+            |_, range, k: &mut [G1Affine]| {
+                let points: Vec<G1Projective> = range
+                    .map(|id| {
+                        let s = sum(id);
+                        s.beta_a + s.alpha_b + s.c
+                    })
+                    .collect();
                 G1Projective::to_affine_block(&points, k);
                 Ok::<_, Infallible>(())
             },
@@ -322,7 +351,7 @@ fn run(
     fft::bit_reverse(&mut z);
     z.truncate(n - 1);
     let (object, evals) = assemble(r1cs, a, b, b2, &k, z);
-    Ok((object, evaluations.then_some(evals)))
+    Ok((object, evaluations.then_some(evals), transforms))
 }
 
 /// The per-wire sums by owner partitioning, `batch` constraints at a time.
@@ -332,9 +361,9 @@ fn accumulate_owned(
     r1cs: &R1cs,
     bases: &Bases,
     batch: usize,
-) -> Result<Vec<Sums>, Phase2Error> {
+) -> Result<Owned<Sums>, Phase2Error> {
     let owners = pool.workers();
-    let mut owned = Owned::new(vec![Sums::identity(); r1cs.wires()], owners);
+    let mut owned = Owned::from_fn(r1cs.wires(), owners, |_| Sums::identity());
     let hot = hot_wires(r1cs, owners);
     if !hot.is_empty() {
         owned = owned.with_hot(&hot, Sums::identity, Sums::combine);
@@ -367,7 +396,7 @@ fn accumulate_owned(
         position += updates.len();
         first = end;
     }
-    Ok(owned.into_vec())
+    Ok(owned)
 }
 
 /// Wires that hold more than a quarter of an owner's fair share of all terms: with one owner,

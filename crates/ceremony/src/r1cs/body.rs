@@ -47,7 +47,6 @@ pub(crate) enum Blueprint {
 /// The fields of the body phase 2 reads.
 #[derive(Debug)]
 pub(crate) struct Body {
-    pub(crate) gnark_version: String,
     pub(crate) scalar_field: String,
     pub(crate) system_type: u64,
     pub(crate) blueprints: Vec<Blueprint>,
@@ -98,7 +97,6 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Body, R1csError> {
         Some(value) => commitments(value)?,
     };
     Ok(Body {
-        gnark_version: text("GnarkVersion")?,
         scalar_field: text("ScalarField")?,
         system_type: unsigned(required("Type")?, "Type")?,
         blueprints,

@@ -366,3 +366,24 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn from_fn_makes_the_same_targets_as_new_at_every_owner_count() {
+    for owners in [1, 2, 3, 5] {
+        let made = Owned::from_fn(11, owners, |id| id * 7);
+        let moved = Owned::new((0..11).map(|id| id * 7).collect(), owners);
+        assert_eq!(made.len(), 11);
+        for id in 0..11 {
+            assert_eq!(
+                made.get(id),
+                moved.get(id),
+                "target {id} with {owners} owners"
+            );
+        }
+        assert_eq!(made.get(11), None);
+        assert_eq!(
+            made.into_vec(),
+            (0..11).map(|id| id * 7).collect::<Vec<_>>()
+        );
+    }
+}
