@@ -14,9 +14,10 @@ package main
 //	gverify -vk VK -proof PROOF -public PUB  groth16.Verify
 //	p2bench -r1cs R -srs SEALED -reps N      best ns of Initialize, Contribute, VerifyPhase2 (one contribution)
 //
-// The test circuit: public X and Y, secrets S[0..7]; acc = X; K times acc = acc * S[i % 8] +
-// (3 + i % 5) * X; Y == acc. X sits in every constraint (a hot wire) with coefficients other
-// than 0, 1, -1 and 2. With -commit, S[0], S[1] and X are committed (BSB22) and the commitment
+// The test circuit: public X and Y, secrets S[0..7]; acc = X; K - 4 times acc = acc * S[i % 8] +
+// c_(i % 7) * X (- S[(i + 1) % 8] on odd steps), c = 3, 2, -1, -2, 5, 1, 7; Y == acc. X sits in
+// every constraint (a hot wire) with every kind of coefficient: gnark's reserved 1, 2, -1, -2
+// and larger ones. With -commit, S[0], S[1] and X are committed (BSB22) and the commitment
 // must be non-zero. The witness of X: S[i] = X + i + 1.
 
 import (
@@ -45,10 +46,18 @@ type testCircuit struct {
 	commit bool
 }
 
+// xCoeffs are X's coefficients step by step: gnark's reserved ids 2 (two), 3 (minus one) and
+// 4 (minus two) among them, beside 1 and larger ones.
+var xCoeffs = [7]int64{3, 2, -1, -2, 5, 1, 7}
+
 func (c *testCircuit) Define(api frontend.API) error {
 	acc := c.X
 	for i := 0; i < c.steps; i++ {
-		acc = api.Add(api.Mul(acc, c.S[i%8]), api.Mul(c.X, 3+i%5))
+		next := api.Add(api.Mul(acc, c.S[i%8]), api.Mul(c.X, xCoeffs[i%7]))
+		if i%2 == 1 {
+			next = api.Sub(next, c.S[(i+1)%8])
+		}
+		acc = next
 	}
 	api.AssertIsEqual(acc, c.Y)
 	if c.commit {
@@ -88,9 +97,12 @@ func assignment(steps int, x int64) *testCircuit {
 	}
 	for i := 0; i < steps; i++ {
 		var k, t fr.Element
-		k.SetInt64(int64(3 + i%5))
+		k.SetInt64(xCoeffs[i%7])
 		t.Mul(&X, &k)
 		acc.Mul(&acc, &s[i%8]).Add(&acc, &t)
+		if i%2 == 1 {
+			acc.Sub(&acc, &s[(i+1)%8])
+		}
 	}
 	a := &testCircuit{X: X, Y: acc}
 	for i := range s {

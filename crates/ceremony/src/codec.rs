@@ -117,6 +117,18 @@ pub enum CodecError {
         /// Where it was read.
         offset: u64,
     },
+    /// A count beyond what the format allows.
+    #[error("{what} at byte {offset}: {count}, at most {max}")]
+    TooMany {
+        /// What is counted.
+        what: &'static str,
+        /// The count read.
+        count: u64,
+        /// The most accepted.
+        max: u64,
+        /// Where it was read.
+        offset: u64,
+    },
     /// Reading or writing failed.
     #[error(transparent)]
     Io(#[from] std::io::Error),

@@ -13,7 +13,8 @@
 //! of butterflies; its two halves then recurse as two branches of half the budget each (stage
 //! `s`: `2^s` branches of `budget / 2^s` workers), serially once a branch has one worker. A
 //! butterfly owns its two points, so no two tasks write the same point. The twiddles are public
-//! constants: blst's (constant-time) multiplication is used on them all the same.
+//! constants: they are multiplied by blst's multiplication over their bit length
+//! ([`FftGroup::mul_public`], variable time in that length; never used on a secret).
 //!
 //! # Memory
 //! The transform runs in place over one projective copy of the `N` input points (144 bytes a

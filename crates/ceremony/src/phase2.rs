@@ -108,6 +108,9 @@ pub enum Phase2Error {
         /// The wire.
         wire: usize,
     },
+    /// The object to seal is not of the circuit the evaluations are of.
+    #[error("the object is not of this circuit: {0}")]
+    Mismatch(String),
     /// The run was cancelled.
     #[error("cancelled")]
     Cancelled,

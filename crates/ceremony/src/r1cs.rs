@@ -58,14 +58,22 @@ const OTHER_CURVES: [(&str, &str); 3] = [
     ),
 ];
 
-/// gnark's reserved coefficient ids (`constraint.CoeffIdZero` ...), handled by additions.
+/// gnark's reserved coefficient ids (`constraint/term.go`: `CoeffIdZero`, `CoeffIdOne`,
+/// `CoeffIdTwo`, `CoeffIdMinusOne`, then `CoeffIdMinusTwo`, which phase 2 multiplies like any
+/// other), handled by additions.
 const COEFF_ZERO: u32 = 0;
 const COEFF_ONE: u32 = 1;
-const COEFF_MINUS_ONE: u32 = 2;
-const COEFF_TWO: u32 = 3;
+const COEFF_TWO: u32 = 2;
+const COEFF_MINUS_ONE: u32 = 3;
 
-/// Commitments a circuit may have: gnark's phase 2 gives each a one-byte DST `1 + i`.
-pub const MAX_COMMITMENTS: usize = 255;
+/// Commitments a circuit may have: gnark's seal hashes `1 + k` scalars of 48 bytes in one
+/// `expand_message_xmd` (at most 255 blocks of 32 bytes), so 169 is the most gnark can seal.
+pub const MAX_COMMITMENTS: usize = 169;
+
+/// Wires a file may declare per byte of itself (plus a few): every real circuit's wires are
+/// referenced by its constraints' bytes (a gnark circuit of 2^16 constraints has 0.025 a byte),
+/// and a count no bytes back must not decide the allocation (1 KiB a wire in phase 2).
+const WIRES_PER_BYTE: u64 = 1;
 
 /// Why an R1CS file was refused.
 #[derive(Debug, thiserror::Error)]
@@ -206,9 +214,9 @@ pub enum Coefficient<'a> {
     Zero,
     /// Id 1: add the point.
     One,
-    /// Id 2: subtract it.
+    /// Id 3: subtract it.
     MinusOne,
-    /// Id 3: add it twice.
+    /// Id 2: add it twice.
     Two,
     /// Any other id: add the point times this scalar.
     Other(&'a Scalar),
@@ -317,7 +325,13 @@ impl R1cs {
             .filter(|&sum| sum <= total)
             .ok_or_else(|| section("header", "section lengths exceed the file's total length"))?;
         src.skip(levels_len, "the solver levels")?;
-        let instructions = Instructions::parse(&src.bytes(instructions_len, "the instructions")?)?;
+        // Every instruction has at least one call-data word of at least one byte: more
+        // instructions than call-data bytes is a lie, refused while decoding (a packed block
+        // of bit length 0 turns one word into 128 values).
+        let instructions = Instructions::parse(
+            &src.bytes(instructions_len, "the instructions")?,
+            calldata_len,
+        )?;
         let calldata = parse_calldata(&src.bytes(calldata_len, "the call data")?)?;
         let body = body::decode(&src.bytes(body_len, "the CBOR body")?)?;
         let coefficients = parse_coefficients(&src.bytes(total - sections, "the coefficients")?)?;
@@ -332,6 +346,12 @@ impl R1cs {
             .and_then(|w| w.checked_add(body.nb_internal))
             .filter(|&w| u32::try_from(w).is_ok())
             .ok_or_else(|| R1csError::Body("too many wires".to_owned()))?;
+        if wires as u64 > 64 + WIRES_PER_BYTE * src.offset {
+            return Err(R1csError::Body(format!(
+                "{wires} wires declared in a file of {} bytes: more than its constraints can use",
+                src.offset
+            )));
+        }
         let starts = constraint_starts(&instructions, &body.blueprints, &calldata)?;
         drop(instructions);
         if starts.len() != body.nb_constraints {
@@ -524,8 +544,10 @@ struct Instructions {
 }
 
 impl Instructions {
-    fn parse(bytes: &[u8]) -> Result<Self, R1csError> {
+    /// Parses the four streams, each of at most `max` values.
+    fn parse(bytes: &[u8], max: u64) -> Result<Self, R1csError> {
         let bad = |e: intcomp::Malformed| section("instructions", e.0);
+        let max = usize::try_from(max).unwrap_or(usize::MAX);
         let mut at = 0usize;
         let mut streams32 = Vec::new();
         for _ in 0..3 {
@@ -534,11 +556,11 @@ impl Instructions {
                 .iter()
                 .map(|w| u32::from_le_bytes(*w))
                 .collect::<Vec<_>>();
-            streams32.push(intcomp::decode(&words).map_err(bad)?);
+            streams32.push(intcomp::decode(&words, max).map_err(bad)?);
         }
         let words = words::<8>(bytes, &mut at)?;
         let words: Vec<u64> = words.iter().map(|w| u64::from_le_bytes(*w)).collect();
-        let calldata_starts = intcomp::decode(&words).map_err(bad)?;
+        let calldata_starts = intcomp::decode(&words, max).map_err(bad)?;
         if at != bytes.len() {
             return Err(section("instructions", "bytes after the last stream"));
         }

@@ -176,7 +176,7 @@ pub(crate) enum Phase2Command {
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
         /// The object the first file was made on, if it is not in the list.
-        #[arg(long, value_name = "FILE")]
+        #[arg(long, value_name = "FILE", conflicts_with = "r1cs")]
         previous: Option<PathBuf>,
         /// The circuit, to re-derive the initial object (with --phase1).
         #[arg(long, value_name = "FILE", requires = "phase1")]

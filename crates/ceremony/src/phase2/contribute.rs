@@ -44,21 +44,30 @@ impl Secrets {
     }
 
     /// Fresh secrets for an object with `commitments` commitments: 64 bytes of operating-system
-    /// randomness and the SHA-256 of the contributor's `entropy` through `expand_message_xmd`,
-    /// 64 bytes reduced modulo r per secret; zero is redrawn. Intermediate bytes are wiped.
+    /// randomness and the SHA-256 of the contributor's `entropy`, then per secret `i`
+    /// (delta first) 64 bytes of `expand_message_xmd(seed || i)` reduced modulo r; zero is
+    /// redrawn. Intermediate bytes are wiped.
+    ///
+    /// # Panics
+    /// If `commitments` is 2^32 or more.
     pub fn random(entropy: &[u8], commitments: usize) -> Self {
         use rand_core::RngCore;
         use zeroize::Zeroize;
         loop {
-            let mut seed = [0u8; 96];
+            let mut seed = [0u8; 100];
             rand_core::OsRng.fill_bytes(&mut seed[..64]);
-            seed[64..].copy_from_slice(&Sha256::digest(entropy));
-            let mut wide = vec![0u8; 64 * (1 + commitments)];
-            curve::expand_message_xmd(&mut wide, &seed, CONTRIBUTION_DST);
+            seed[64..96].copy_from_slice(&Sha256::digest(entropy));
+            let mut wide = [0u8; 64];
+            let mut draw = |i: usize| {
+                let index = u32::try_from(i).expect("invariant: fewer than 2^32 commitments");
+                seed[96..].copy_from_slice(&index.to_be_bytes());
+                curve::expand_message_xmd(&mut wide, &seed, CONTRIBUTION_DST);
+                curve::scalar_from_be_wide(&wide)
+            };
+            let delta = draw(0);
+            let sigmas = (1..=commitments).map(&mut draw).collect();
+            let secrets = Self::from_scalars(delta, sigmas);
             seed.zeroize();
-            let delta = curve::scalar_from_be_wide(&wide[..64]);
-            let sigmas = wide[64..].chunks_exact(64).map(curve::scalar_from_be_wide);
-            let secrets = Self::from_scalars(delta, sigmas.collect());
             wide.zeroize();
             if secrets.all_non_zero() {
                 return secrets;
@@ -69,6 +78,10 @@ impl Secrets {
     /// The beacon's values (gnark's `BeaconContributions(hash, "Groth16 MPC Setup - Phase2",
     /// beacon, 1 + commitments)`): `fr.Hash(last_hash || beacon)`, redone with `=` appended
     /// while one is zero.
+    ///
+    /// # Panics
+    /// Above [`MAX_COMMITMENTS`](crate::r1cs::MAX_COMMITMENTS) commitments (gnark panics
+    /// there too; readers refuse such objects).
     pub fn beacon(last_hash: &[u8; 32], beacon: &[u8], commitments: usize) -> Self {
         let mut msg = Vec::with_capacity(32 + beacon.len() + 1);
         msg.extend_from_slice(last_hash);

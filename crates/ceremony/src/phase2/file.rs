@@ -14,7 +14,7 @@
 //!
 //! As in phase 1, uncompressed points, trailing bytes and a challenge of another length are
 //! refused (gnark's reader takes them), and a `Z` whose length is not `N - 1` for a domain the
-//! limits allow.
+//! limits allow, and more commitments than gnark can seal ([`MAX_COMMITMENTS`]).
 
 use std::io::{Read, Write};
 
@@ -25,6 +25,7 @@ use super::Phase2;
 use crate::codec::stream::{HashingReader, HashingWriter, read_point, read_points, write_points};
 use crate::codec::{CodecError, Limits, Location};
 use crate::phase1::UpdateProof;
+use crate::r1cs::MAX_COMMITMENTS;
 
 impl Phase2 {
     /// Writes the object in gnark's layout and returns the SHA-256 of the bytes: the next
@@ -86,6 +87,14 @@ impl Phase2 {
         let mut k = [0u8; 2];
         r.fill(&mut k, Location::value("commitment count"))?;
         let k = usize::from(u16::from_be_bytes(k));
+        if k > MAX_COMMITMENTS {
+            return Err(CodecError::TooMany {
+                what: "commitments",
+                count: k as u64,
+                max: MAX_COMMITMENTS as u64,
+                offset: 0,
+            });
+        }
         let delta_g1 = read_point::<G1Affine, _>(&mut r, Location::value("[delta]_1"))?;
         let pkk = read_vector(pool, control, &mut r, "PKK")?;
         let z_at = r.offset();

@@ -372,7 +372,7 @@ fn accumulate_owned(
     let mut position = 0usize;
     let mut first = 0usize;
     while first < r1cs.constraints() {
-        let end = (first + batch).min(r1cs.constraints());
+        let end = first.saturating_add(batch).min(r1cs.constraints());
         updates.clear();
         for index in first..end {
             push_terms(r1cs, index, &mut updates);

@@ -15,7 +15,6 @@
 //! list a u32 BE count and u64 BE values), the commitment count, then per commitment g2 and
 //! `-[sigma_i]_2`.
 
-use std::convert::Infallible;
 use std::io::Write;
 
 use blstrs::{G1Affine, G2Affine, Scalar};
@@ -24,7 +23,7 @@ use group::prime::PrimeCurveAffine;
 use lockstep_shard::{Control, Pool};
 
 use super::contribute::{Secrets, update};
-use super::{Evaluations, Phase2};
+use super::{Evaluations, Phase2, Phase2Error};
 use crate::codec::CodecError;
 use crate::codec::stream::{HashingWriter, write_points};
 use crate::curve;
@@ -92,7 +91,8 @@ pub struct VerifyingKey {
 /// phase 1 `srs` it was initialized from and its `evaluations`.
 ///
 /// # Errors
-/// Cancellation or a stall of the run.
+/// [`Phase2Error::Mismatch`] if `last`'s commitments or their vectors are not the
+/// evaluations' (another circuit's object); cancellation or a stall of the run.
 pub fn seal(
     pool: &Pool,
     control: &Control,
@@ -101,7 +101,33 @@ pub fn seal(
     srs: &Srs,
     evaluations: &Evaluations,
     beacon: &[u8],
-) -> Result<(ProvingKey, VerifyingKey), lockstep_shard::Error<Infallible>> {
+) -> Result<(ProvingKey, VerifyingKey), Phase2Error> {
+    if last.sigma_g2.len() != evaluations.ckk.len()
+        || last.sigma_ckk.len() != evaluations.ckk.len()
+        || last.sigma_proofs.len() != evaluations.ckk.len()
+    {
+        return Err(Phase2Error::Mismatch(format!(
+            "{} commitments, the circuit has {}",
+            last.sigma_g2.len(),
+            evaluations.ckk.len()
+        )));
+    }
+    if let Some(i) =
+        (0..evaluations.ckk.len()).find(|&i| last.sigma_ckk[i].len() != evaluations.ckk[i].len())
+    {
+        return Err(Phase2Error::Mismatch(format!(
+            "commitment {i} commits to {} wires, the circuit's to {}",
+            last.sigma_ckk[i].len(),
+            evaluations.ckk[i].len()
+        )));
+    }
+    if last.z.len() + 1 != srs.n() {
+        return Err(Phase2Error::Mismatch(format!(
+            "Z holds {} points, the phase 1 domain N = {} needs N - 1",
+            last.z.len(),
+            srs.n()
+        )));
+    }
     let secrets = Secrets::beacon(last_hash, beacon, last.sigma_g2.len());
     let mut p = last;
     update(pool, control, &mut p, &secrets)?;

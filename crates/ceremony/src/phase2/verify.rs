@@ -140,6 +140,11 @@ pub fn verify_contribution(
     if next.pkk.len() != previous.pkk.len() {
         return Err(VerifyError::Shape("PKK's length"));
     }
+    if next.sigma_g2.len() > crate::r1cs::MAX_COMMITMENTS {
+        return Err(VerifyError::Shape(
+            "the commitment count (above the most gnark seals)",
+        ));
+    }
     if next.sigma_g2.len() != previous.sigma_g2.len()
         || next.sigma_ckk.len() != previous.sigma_ckk.len()
         || next.sigma_proofs.len() != previous.sigma_g2.len()

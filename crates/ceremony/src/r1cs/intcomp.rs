@@ -65,12 +65,12 @@ impl Word for u64 {
     }
 }
 
-/// Decodes a whole stream of `W` words.
+/// Decodes a whole stream of `W` words into at most `max` values.
 ///
 /// # Errors
-/// A block whose lengths the input does not hold, or that claims more values than its words
-/// can carry.
-pub(crate) fn decode<W: Word>(words: &[W]) -> Result<Vec<W>, Malformed> {
+/// A block whose lengths the input does not hold, that claims more values than its words can
+/// carry, or more than `max` values in all (before they are allocated).
+pub(crate) fn decode<W: Word>(words: &[W], max: usize) -> Result<Vec<W>, Malformed> {
     let Some((_trailer, mut rest)) = words.split_last() else {
         return Ok(Vec::new());
     };
@@ -83,6 +83,9 @@ pub(crate) fn decode<W: Word>(words: &[W]) -> Result<Vec<W>, Malformed> {
             return Err(Malformed("a block's length runs past the stream"));
         }
         let (block, tail) = rest.split_at(block_words);
+        if values > max.saturating_sub(out.len()) {
+            return Err(Malformed("more values than the call data can describe"));
+        }
         if values >= packed_block {
             // Each value of a packed block costs at least one header bit per 32/64 values,
             // and a block of `w` words holds at most `w * BITS` values.
@@ -263,16 +266,16 @@ mod tests {
 
     #[test]
     fn an_empty_stream_is_no_values() {
-        assert_eq!(decode::<u32>(&[]).unwrap(), Vec::<u32>::new());
+        assert_eq!(decode::<u32>(&[], 0).unwrap(), Vec::<u32>::new());
     }
 
     #[test]
     fn variable_byte_blocks_decode_deltas_from_the_high_byte() {
         // Values 1, 2, 300: deltas 1, 1, 298 = [0xaa, 0x02]; bytes 01 01 aa 02 in one word.
         let stream = [3u32, 3, 0x0101_aa02, 3];
-        assert_eq!(decode(&stream).unwrap(), vec![1, 2, 300]);
+        assert_eq!(decode(&stream, usize::MAX).unwrap(), vec![1, 2, 300]);
         // Padded with 0x80: values 5 then nothing more.
-        assert_eq!(decode(&[1u32, 3, 0x0580_8080, 3]).unwrap(), vec![5]);
+        assert_eq!(decode(&[1u32, 3, 0x0580_8080, 3], 1).unwrap(), vec![5]);
     }
 
     #[test]
@@ -287,7 +290,7 @@ mod tests {
         }
         block[1] = u32::try_from(block.len()).unwrap();
         block.push(block[1]);
-        assert_eq!(decode(&block).unwrap(), values);
+        assert_eq!(decode(&block, usize::MAX).unwrap(), values);
     }
 
     #[test]
@@ -302,7 +305,7 @@ mod tests {
         }
         block[1] = u32::try_from(block.len()).unwrap();
         block.push(0);
-        assert_eq!(decode(&block).unwrap(), values);
+        assert_eq!(decode(&block, usize::MAX).unwrap(), values);
     }
 
     #[test]
@@ -315,14 +318,19 @@ mod tests {
             vec![200u32, 4, 0, 0, 0],           // not whole packed blocks
             vec![7u32, 0],                      // header cut short
         ] {
-            assert!(decode(&bad).is_err(), "{bad:x?}");
+            assert!(decode(&bad, usize::MAX).is_err(), "{bad:x?}");
         }
+        // A valid block of 3 values, with room for 2.
+        assert!(decode(&[3u32, 3, 0x0101_aa02, 3], 2).is_err());
     }
 
     #[test]
     fn sixty_four_bit_variable_bytes() {
         // Values 0, 4, 9: deltas 0, 4, 5, high bytes first, padded.
         let word = 0x0004_0580_8080_8080u64;
-        assert_eq!(decode(&[3u64 | (2 << 32), word, 2]).unwrap(), vec![0, 4, 9]);
+        assert_eq!(
+            decode(&[3u64 | (2 << 32), word, 2], 3).unwrap(),
+            vec![0, 4, 9]
+        );
     }
 }

@@ -7,9 +7,11 @@
 //! go run . r1cs -constraints 60 -out ../../crates/ceremony/tests/fixtures/chain-60.r1cs
 //! go run . r1cs -constraints 60 -commit -out ../../crates/ceremony/tests/fixtures/chain-60-commit.r1cs
 //! ```
-//! The circuit (see `interop/gnark/phase2.go`): 56 steps `acc = acc * S[i % 8] + (3 + i % 5) X`,
-//! so the public `X` is in every constraint (a hot wire) with coefficients beyond 0, 1, -1, 2,
-//! and internal wires land at every owner; the second commits to `S[0]`, `S[1]`, `X`.
+//! The circuit (see `interop/gnark/phase2.go`): 56 steps `acc = acc * S[i % 8] + c X` (minus
+//! `S[(i + 1) % 8]` on odd steps, `c` cycling through 3, 2, -1, -2, 5, 1, 7), so the public `X`
+//! is in every constraint (a hot wire) with every kind of coefficient, and internal wires land
+//! at every owner; the second commits to `S[0]`, `S[1]`, `X`. The 1000-constraint one:
+//! `go run . r1cs -constraints 1000 -commit -out ../../crates/ceremony/tests/fixtures/chain-1000-commit.r1cs`.
 
 use std::path::Path;
 
@@ -68,6 +70,29 @@ fn gnark_s_circuits_read_with_their_counts() {
         (57, 3, 8, 56)
     );
     assert!(plain.commitments().is_empty());
+    // Every kind of coefficient gnark writes is in the fixture: the reserved ids phase 2 adds
+    // (1, 2, -1) and ones it multiplies (-2 and larger).
+    use lockstep_ceremony::r1cs::Coefficient;
+    let mut kinds = std::collections::BTreeSet::new();
+    for index in 0..plain.constraints() {
+        let c = plain.constraint(index);
+        for terms in [c.l, c.r, c.o] {
+            for term in terms.iter() {
+                kinds.insert(match plain.coefficient(term.coeff) {
+                    Coefficient::Zero => "0",
+                    Coefficient::One => "1",
+                    Coefficient::Two => "2",
+                    Coefficient::MinusOne => "-1",
+                    Coefficient::Other(s) if *s == -blstrs::Scalar::from(2u64) => "-2",
+                    Coefficient::Other(_) => "other",
+                });
+            }
+        }
+    }
+    assert_eq!(
+        kinds.into_iter().collect::<Vec<_>>(),
+        vec!["-1", "-2", "1", "2", "other"]
+    );
     assert_eq!(plain.domain_power(), 6);
     assert_eq!(plain.gnark_version(), [0, 15, 0]);
     let committed = circuit("chain-60-commit.r1cs");
@@ -398,5 +423,72 @@ fn bad_r1cs_files_are_clear_errors_and_never_panics() {
     assert!(
         message.contains("unsupported blueprint BlueprintSparseR1CMul[U32]"),
         "{message}"
+    );
+}
+
+#[test]
+fn counts_no_bytes_back_are_refused_before_allocating() {
+    use lockstep_ceremony::CodecError;
+    use lockstep_ceremony::r1cs::R1csError;
+    // 65,535 internal wires claimed by a 41 KB file (the CBOR u16 of 999 rewritten).
+    let good = std::fs::read(fixture_path("chain-1000-commit.r1cs")).unwrap();
+    let key = b"NbInternalVariables";
+    let at = good.windows(key.len()).position(|w| w == key).unwrap() + key.len();
+    assert_eq!(&good[at..at + 3], &[0x19, 0x03, 0xe7], "999 as a CBOR u16");
+    let mut bad = good.clone();
+    bad[at + 1..at + 3].copy_from_slice(&[0xff, 0xff]);
+    let error = R1cs::read(&bad[..]).unwrap_err();
+    assert!(matches!(error, R1csError::Body(_)), "{error}");
+    assert!(
+        error
+            .to_string()
+            .contains("65546 wires declared in a file of"),
+        "{error}"
+    );
+    // A phase 2 object claiming 170 commitments, one more than gnark can seal.
+    let (_, _, next, _) = chain();
+    let mut many = bytes(&next);
+    many[..2].copy_from_slice(&170u16.to_be_bytes());
+    let pool = Pool::new(2).unwrap();
+    let read = Phase2::read(
+        &pool,
+        &Control::new(),
+        &many[..],
+        &lockstep_ceremony::Limits::default(),
+    );
+    assert!(
+        matches!(
+            read,
+            Err(CodecError::TooMany {
+                count: 170,
+                max: 169,
+                ..
+            })
+        ),
+        "{read:?}"
+    );
+    // Secrets for the most commitments are drawn without running out of hash output.
+    let secrets = phase2::Secrets::random(b"", lockstep_ceremony::r1cs::MAX_COMMITMENTS);
+    drop(secrets);
+}
+
+#[test]
+fn a_chain_sealed_with_another_circuit_s_evaluations_is_refused() {
+    let pool = Pool::new(2).unwrap();
+    let (_, _, next, h1) = chain();
+    let (_, plain) = phase2::initialize_serial(&circuit("chain-60.r1cs"), &srs(6)).unwrap();
+    let error = phase2::seal(
+        &pool,
+        &Control::new(),
+        next,
+        &h1,
+        &srs(6),
+        &plain,
+        b"beacon",
+    )
+    .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "the object is not of this circuit: 1 commitments, the circuit has 0"
     );
 }

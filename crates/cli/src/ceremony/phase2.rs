@@ -297,6 +297,11 @@ pub(crate) fn seal(ctx: &Context, args: &SealArgs<'_>) -> anyhow::Result<()> {
     if initial.z.len() != last.z.len()
         || initial.pkk.len() != last.pkk.len()
         || initial.sigma_ckk.len() != last.sigma_ckk.len()
+        || initial
+            .sigma_ckk
+            .iter()
+            .zip(&last.sigma_ckk)
+            .any(|(a, b)| a.len() != b.len())
     {
         anyhow::bail!(
             "{}: not a phase 2 object of {} over {} (its vectors' lengths differ)",
