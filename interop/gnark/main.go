@@ -127,15 +127,8 @@ func writeFile(name string, v interface {
 }
 
 func readPhase1(name string) *mpcsetup.Phase1 {
-	f, err := os.Open(name)
-	if err != nil {
-		fail(err.Error())
-	}
-	defer f.Close()
 	p := new(mpcsetup.Phase1)
-	if _, err := p.ReadFrom(bufio.NewReader(f)); err != nil {
-		fail(fmt.Sprintf("%s: %v", name, err))
-	}
+	readInto(name, p)
 	return p
 }
 

@@ -13,6 +13,8 @@ package main
 //	                                          a proof for the witness of X (K as given to r1cs), and its public witness
 //	gverify -vk VK -proof PROOF -public PUB  groth16.Verify
 //	p2bench -r1cs R -srs SEALED -reps N      best ns of Initialize, Contribute, VerifyPhase2 (one contribution)
+//	mulbench -reps N                          ns of one G1 and one G2 ScalarMultiplication (Jacobian,
+//	                                          a random 255-bit scalar; best of N runs of 1,000)
 //
 // The test circuit: public X and Y, secrets S[0..7]; acc = X; K - 4 times acc = acc * S[i % 8] +
 // c_(i % 7) * X (- S[(i + 1) % 8] on odd steps), c = 3, 2, -1, -2, 5, 1, 7; Y == acc. X sits in
@@ -25,10 +27,12 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math/big"
 	"os"
 	"time"
 
 	"github.com/consensys/gnark-crypto/ecc"
+	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/groth16"
 	"github.com/consensys/gnark/backend/groth16/bls12-381/mpcsetup"
@@ -128,7 +132,7 @@ func phase2Main(cmd string, args []string) bool {
 	x := fs.Int64("x", 5, "the public input X")
 	reps := fs.Int("reps", 3, "bench repetitions")
 	switch cmd {
-	case "r1cs", "p2init", "p2contribute", "p2verify", "prove", "gverify", "p2bench":
+	case "r1cs", "p2init", "p2contribute", "p2verify", "prove", "gverify", "p2bench", "mulbench":
 	default:
 		return false
 	}
@@ -214,6 +218,8 @@ func phase2Main(cmd string, args []string) bool {
 			fail("proof refused: " + err.Error())
 		}
 		fmt.Println("ok")
+	case "mulbench":
+		mulbench(*reps)
 	case "p2bench":
 		ccs := readR1CS(*r1csPath)
 		commons := readCommons(*srsPath, ccs)
@@ -292,4 +298,40 @@ func readInto(name string, v io.ReaderFrom) {
 	if _, err := v.ReadFrom(bufio.NewReader(f)); err != nil {
 		fail(fmt.Sprintf("%s: %v", name, err))
 	}
+}
+
+// mulbench prints the best ns per G1 and G2 Jacobian scalar multiplication by a random 255-bit
+// scalar over reps runs of 1,000 chained multiplications: the primitive phase 2's transforms
+// spend their time in.
+func mulbench(reps int) {
+	_, _, g1, g2 := curve.Generators()
+	var s fr.Element
+	if _, err := s.SetRandom(); err != nil {
+		fail(err.Error())
+	}
+	var k big.Int
+	s.BigInt(&k)
+	const n = 1000
+	best := map[string]time.Duration{}
+	for r := 0; r < reps; r++ {
+		var p1 curve.G1Jac
+		p1.FromAffine(&g1)
+		start := time.Now()
+		for i := 0; i < n; i++ {
+			p1.ScalarMultiplication(&p1, &k)
+		}
+		if d := time.Since(start) / n; best["g1mul"] == 0 || d < best["g1mul"] {
+			best["g1mul"] = d
+		}
+		var p2 curve.G2Jac
+		p2.FromAffine(&g2)
+		start = time.Now()
+		for i := 0; i < n; i++ {
+			p2.ScalarMultiplication(&p2, &k)
+		}
+		if d := time.Since(start) / n; best["g2mul"] == 0 || d < best["g2mul"] {
+			best["g2mul"] = d
+		}
+	}
+	fmt.Printf("g1mul %d\ng2mul %d\n", best["g1mul"].Nanoseconds(), best["g2mul"].Nanoseconds())
 }

@@ -110,10 +110,14 @@ fn serial(power: u32) -> anyhow::Result<Times> {
     Ok([Some(new), Some(contribute), Some(read), None, Some(seal)])
 }
 
-/// gnark through the harness at `procs` GOMAXPROCS.
-fn gnark(harness: &Path, power: u32, procs: usize) -> anyhow::Result<Times> {
+/// Runs the gnark harness with `args` at `procs` GOMAXPROCS and returns its `stage ns` lines.
+fn harness_stages<S: AsRef<std::ffi::OsStr>>(
+    harness: &Path,
+    args: &[S],
+    procs: usize,
+) -> anyhow::Result<Vec<(String, Duration)>> {
     let output = Command::new(harness)
-        .args(["bench", "-power", &power.to_string(), "-reps", "1"])
+        .args(args)
         .env("GOMAXPROCS", procs.to_string())
         .output()
         .with_context(|| format!("running {}", harness.display()))?;
@@ -122,14 +126,29 @@ fn gnark(harness: &Path, power: u32, procs: usize) -> anyhow::Result<Times> {
         "gnark harness: {}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let text = String::from_utf8(output.stdout)?;
-    let mut times: Times = [None; 5];
-    for line in text.lines() {
+    let mut stages = Vec::new();
+    for line in String::from_utf8(output.stdout)?.lines() {
         let mut parts = line.split_whitespace();
-        if let (Some(stage), Some(ns)) = (parts.next(), parts.next())
-            && let Some(i) = STAGES.iter().position(|s| *s == stage)
-        {
-            times[i] = Some(Duration::from_nanos(ns.parse()?));
+        if let (Some(stage), Some(ns)) = (parts.next(), parts.next()) {
+            stages.push((stage.to_owned(), Duration::from_nanos(ns.parse()?)));
+        }
+    }
+    Ok(stages)
+}
+
+/// gnark through the harness at `procs` GOMAXPROCS.
+fn gnark(harness: &Path, power: u32, procs: usize) -> anyhow::Result<Times> {
+    let args = [
+        "bench".to_owned(),
+        "-power".to_owned(),
+        power.to_string(),
+        "-reps".to_owned(),
+        "1".to_owned(),
+    ];
+    let mut times: Times = [None; 5];
+    for (stage, time) in harness_stages(harness, &args, procs)? {
+        if let Some(i) = STAGES.iter().position(|s| *s == stage) {
+            times[i] = Some(time);
         }
     }
     Ok(times)

@@ -19,7 +19,8 @@ pub(crate) mod stream;
 
 pub use point::{Compressed, Point, PointProblem};
 pub(crate) use stream::{
-    HashingReader, HashingWriter, read_point, read_points, read_vector, write_points, write_vector,
+    HashingReader, HashingWriter, read_challenge, read_point, read_points, read_vector,
+    write_challenge, write_points, write_vector,
 };
 
 /// Points per chunk of the streaming codec.

@@ -48,6 +48,8 @@ const CONVERT_BLOCK: usize = 256;
 #[derive(Clone, Debug)]
 pub struct Domain {
     n: usize,
+    omega: Scalar,
+    omega_inv: Scalar,
     /// `omega^-i` for `i < N / 2`.
     twiddles_inv: Vec<Scalar>,
     n_inv: Scalar,
@@ -80,6 +82,8 @@ impl Domain {
             .expect("invariant: N < r is invertible");
         Self {
             n,
+            omega,
+            omega_inv,
             twiddles_inv,
             n_inv,
         }
@@ -90,9 +94,14 @@ impl Domain {
         self.n
     }
 
+    /// `omega`, gnark's generator of the domain.
+    pub fn omega(&self) -> Scalar {
+        self.omega
+    }
+
     /// `omega^-1`, the generator the inverse transform uses.
     pub fn omega_inv(&self) -> Scalar {
-        self.twiddles_inv.get(1).copied().unwrap_or(-Scalar::ONE)
+        self.omega_inv
     }
 
     /// `N^-1`.
@@ -293,9 +302,6 @@ fn dif<G: FftGroup>(
     stride: usize,
 ) -> Result<(), Error<Infallible>> {
     let n = a.len();
-    if n < 2 {
-        return Ok(());
-    }
     if n <= SERIAL_BELOW {
         dif_serial(a, twiddles, stride, G::mul_public);
         return Ok(());

@@ -20,7 +20,7 @@ use std::io::Read;
 use blstrs::{G1Affine, G1Projective, G2Affine, Scalar};
 use group::Curve;
 
-use crate::codec::stream::{HashingReader, read_point, read_points};
+use crate::codec::stream::{HashingReader, read_counted, read_point};
 use crate::codec::{CodecError, Location};
 use crate::curve;
 use crate::phase2::VerifyingKey;
@@ -89,10 +89,7 @@ impl Proof {
         let ar = read_point::<G1Affine, _>(&mut r, Location::value("Ar"))?;
         let bs = read_point::<G2Affine, _>(&mut r, Location::value("Bs"))?;
         let krs = read_point::<G1Affine, _>(&mut r, Location::value("Krs"))?;
-        let mut count = [0u8; 4];
-        r.fill(&mut count, Location::value("commitment count"))?;
-        let count = u32::from_be_bytes(count) as usize;
-        let commitments = read_points(&pool, &control, &mut r, "commitment", 0, count)?;
+        let commitments = read_counted(&pool, &control, &mut r, "commitment")?;
         let commitment_pok = read_point::<G1Affine, _>(&mut r, Location::value("commitment pok"))?;
         r.finish()?;
         Ok(Self {

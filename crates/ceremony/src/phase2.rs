@@ -38,7 +38,7 @@ pub use init::{
     BATCH_CONSTRAINTS, initialize, initialize_batched, initialize_object, initialize_serial,
     initialize_timed,
 };
-pub use keys::{ProvingKey, VerifyingKey, seal};
+pub use keys::{ProvingKey, VerifyingKey, check_sealable, seal};
 pub use verify::{Secret, VerifyError, verify_contribution};
 
 use crate::phase1::UpdateProof;

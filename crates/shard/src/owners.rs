@@ -127,6 +127,12 @@ impl<S: Send> Owned<S> {
         for (id, target) in targets.into_iter().enumerate() {
             parts[id % owners].push(target);
         }
+        Self::from_parts(parts, len)
+    }
+
+    /// Owners' parts (`parts[w][j]` is target `j * owners + w`) of `len` targets, no hot ones.
+    fn from_parts(parts: Vec<Vec<S>>, len: usize) -> Self {
+        let owners = parts.len();
         Self {
             parts,
             len,
@@ -143,13 +149,7 @@ impl<S: Send> Owned<S> {
         let parts: Vec<Vec<S>> = (0..owners)
             .map(|w| (w..len).step_by(owners).map(&mut make).collect())
             .collect();
-        Self {
-            parts,
-            len,
-            routes: vec![Vec::new(); owners],
-            hot: Vec::new(),
-            fold: None,
-        }
+        Self::from_parts(parts, len)
     }
 
     /// Declares `ids` hot (see the type's documentation): each owner applies its share of their

@@ -22,7 +22,7 @@ use lockstep_ceremony::r1cs::R1cs;
 use lockstep_shard::{Control, Pool};
 use sha2::{Digest, Sha256};
 
-use super::{keep_best, ms, ratio, timed};
+use super::{harness_stages, keep_best, ms, ratio, timed};
 
 /// The rows of the table.
 const ROWS: [&str; 8] = [
@@ -102,33 +102,88 @@ fn serial(r1cs: &R1cs, srs: &Srs) -> anyhow::Result<Times> {
 
 /// gnark's `p2bench` at `procs` GOMAXPROCS: init, contribute, and VerifyPhase2 as `chain`.
 fn gnark(harness: &Path, r1cs: &Path, srs: &Path, procs: usize) -> anyhow::Result<Times> {
-    let output = Command::new(harness)
-        .args(["p2bench", "-reps", "1", "-r1cs"])
-        .arg(r1cs)
-        .arg("-srs")
-        .arg(srs)
-        .env("GOMAXPROCS", procs.to_string())
-        .output()
-        .with_context(|| format!("running {}", harness.display()))?;
-    anyhow::ensure!(
-        output.status.success(),
-        "gnark harness: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let args = [
+        "p2bench".as_ref(),
+        "-reps".as_ref(),
+        "1".as_ref(),
+        "-r1cs".as_ref(),
+        r1cs.as_os_str(),
+        "-srs".as_ref(),
+        srs.as_os_str(),
+    ];
     let mut times: Times = [None; 8];
-    for line in String::from_utf8(output.stdout)?.lines() {
-        let mut parts = line.split_whitespace();
-        if let (Some(stage), Some(ns)) = (parts.next(), parts.next()) {
-            let row = match stage {
-                "init" => 2,
-                "contribute" => 4,
-                "verify" => 7,
-                _ => continue,
-            };
-            times[row] = Some(Duration::from_nanos(ns.parse()?));
-        }
+    for (stage, time) in harness_stages(harness, &args, procs)? {
+        let row = match stage.as_str() {
+            "init" => 2,
+            "contribute" => 4,
+            "verify" => 7,
+            _ => continue,
+        };
+        times[row] = Some(time);
     }
     Ok(times)
+}
+
+/// The primitive the transforms spend their time in, on both sides: ns per G1 and G2 scalar
+/// multiplication by a random 255-bit scalar (projective; blst's constant-time GLV/GLS, the same
+/// routine the transforms call over 255-bit twiddles), best of 3 runs of 1,000 in a row, beside
+/// gnark-crypto's `ScalarMultiplication` through the harness's `mulbench`.
+fn multiplications(harness: &Path, out: &mut impl Write) -> anyhow::Result<()> {
+    use ff::Field;
+    use group::Group;
+    let scalar = blstrs::Scalar::random(rand_core::OsRng);
+    let mut best = [Duration::MAX; 2];
+    for _ in 0..3 {
+        let (g1, p) = timed(|| {
+            let mut p = blstrs::G1Projective::generator();
+            for _ in 0..1000 {
+                p *= scalar;
+            }
+            Ok(p)
+        })?;
+        let (g2, q) = timed(|| {
+            let mut q = blstrs::G2Projective::generator();
+            for _ in 0..1000 {
+                q *= scalar;
+            }
+            Ok(q)
+        })?;
+        anyhow::ensure!(
+            !bool::from(p.is_identity() | q.is_identity()),
+            "a degenerate run"
+        );
+        best = [best[0].min(g1 / 1000), best[1].min(g2 / 1000)];
+    }
+    let mut theirs = [None; 2];
+    for (stage, time) in harness_stages(harness, &["mulbench", "-reps", "3"], 1)? {
+        match stage.as_str() {
+            "g1mul" => theirs[0] = Some(time),
+            "g2mul" => theirs[1] = Some(time),
+            _ => {}
+        }
+    }
+    writeln!(
+        out,
+        "\nscalar multiplication, one core, us per operation (best of 3 runs of 1,000)"
+    )?;
+    writeln!(
+        out,
+        "{:<6} {:>10} {:>12} {:>11}",
+        "group", "blst", "gnark-crypto", "gnark/blst"
+    )?;
+    for (i, group) in ["G1", "G2"].iter().enumerate() {
+        writeln!(
+            out,
+            "{group:<6} {:>10.1} {:>12} {:>11}",
+            best[i].as_secs_f64() * 1e6,
+            theirs[i].map_or_else(
+                || "-".to_owned(),
+                |t| format!("{:.1}", t.as_secs_f64() * 1e6)
+            ),
+            ratio(theirs[i], Some(best[i]))
+        )?;
+    }
+    Ok(())
 }
 
 /// Runs the phase 2 bench and prints one table per power.
@@ -139,6 +194,10 @@ pub(crate) fn run(
     note: &dyn Fn(&str),
 ) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
+    if !args.no_peers {
+        note("scalar multiplications, blst and gnark-crypto...");
+        multiplications(harness, &mut out)?;
+    }
     let dir = tempfile::tempdir()?;
     let top_pool = &pools.last().context("no worker counts")?.1;
     for &power in &args.powers {

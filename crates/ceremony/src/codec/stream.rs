@@ -283,6 +283,66 @@ where
     }
 }
 
+/// Writes gnark's slice codec: a u32 BE count, then the points compressed.
+///
+/// # Panics
+/// With 2^32 points or more (no file the formats describe holds that many).
+pub(crate) fn write_counted<P: Point, W: Write>(
+    pool: &Pool,
+    control: &Control,
+    writer: &mut HashingWriter<W>,
+    points: &[P],
+) -> Result<(), CodecError> {
+    let count = u32::try_from(points.len()).expect("invariant: fewer than 2^32 points");
+    writer.put(&count.to_be_bytes())?;
+    write_points(pool, control, writer, points)
+}
+
+/// Reads gnark's slice codec (a u32 BE count, then the points), naming the points `name[i]`.
+pub(crate) fn read_counted<P: Point, R: Read>(
+    pool: &Pool,
+    control: &Control,
+    reader: &mut HashingReader<R>,
+    name: &'static str,
+) -> Result<Vec<P>, CodecError> {
+    let mut count = [0u8; 4];
+    reader.fill(&mut count, Location::value(name))?;
+    let count = u32::from_be_bytes(count) as usize;
+    read_points(pool, control, reader, name, 0, count)
+}
+
+/// Writes a challenge as gnark's `WriteBytesShort`: a length byte (0 or 32), then the bytes.
+pub(crate) fn write_challenge<W: Write>(
+    writer: &mut HashingWriter<W>,
+    challenge: Option<&[u8; 32]>,
+) -> Result<(), CodecError> {
+    match challenge {
+        Some(challenge) => {
+            writer.put(&[32])?;
+            writer.put(challenge)
+        }
+        None => writer.put(&[0]),
+    }
+}
+
+/// Reads a challenge written by [`write_challenge`]; another length than 0 or 32 is refused.
+pub(crate) fn read_challenge<R: Read>(
+    reader: &mut HashingReader<R>,
+) -> Result<Option<[u8; 32]>, CodecError> {
+    let offset = reader.offset();
+    let mut len = [0u8; 1];
+    reader.fill(&mut len, Location::value("challenge"))?;
+    match len[0] {
+        0 => Ok(None),
+        32 => {
+            let mut challenge = [0u8; 32];
+            reader.fill(&mut challenge, Location::value("challenge"))?;
+            Ok(Some(challenge))
+        }
+        other => Err(CodecError::ChallengeLength { len: other, offset }),
+    }
+}
+
 /// Maps the runtime's own failures (cancel, stall, panic) to a codec error.
 pub(crate) fn worker_failure<E>(error: lockstep_shard::Error<E>) -> CodecError
 where

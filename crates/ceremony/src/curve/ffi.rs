@@ -23,7 +23,7 @@ use blst::{
     blst_p1_uncompress, blst_p1s_to_affine, blst_p2, blst_p2_affine, blst_p2_affine_in_g2,
     blst_p2_uncompress, blst_p2s_to_affine, blst_scalar, blst_scalar_from_be_bytes,
 };
-use blst::{MultiPoint, blst_expand_message_xmd};
+use blst::{MultiPoint, blst_expand_message_xmd, blst_p1_mult, blst_p2_mult};
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 
 const _: () = {
@@ -56,15 +56,38 @@ fn refusal(code: BLST_ERROR) -> Result<(), Refusal> {
     }
 }
 
+/// The bit length of a scalar's canonical value (0 for zero), from its little-endian bytes.
+fn bit_length(bytes: &[u8; 32]) -> usize {
+    bytes
+        .iter()
+        .rposition(|&b| b != 0)
+        .map_or(0, |top| 8 * top + 8 - bytes[top].leading_zeros() as usize)
+}
+
 /// The functions blst has once per group, written once: decompression with the subgroup check,
-/// batch affine conversion, and single-threaded Pippenger MSM, for G1 and for G2.
+/// batch affine conversion, single-threaded Pippenger MSM and multiplication by a public
+/// scalar, for G1 and for G2.
 macro_rules! per_group {
     (
         $group:literal, $bytes:literal,
         $Affine:ty, $Projective:ty, $raw_affine:ty, $raw:ty,
-        $uncompress_checked:ident, $to_affine:ident, $msm:ident,
-        $blst_uncompress:ident, $blst_in_group:ident, $blst_to_affine:ident
+        $uncompress_checked:ident, $to_affine:ident, $msm:ident, $mult_public:ident,
+        $blst_uncompress:ident, $blst_in_group:ident, $blst_to_affine:ident, $blst_mult:ident
     ) => {
+        #[doc = concat!("`point * scalar` in ", $group, " for a **public** scalar, over its bit length only: blst's windowed multiplication runs in time that depends on that length (its GLV/GLS path above 175 bits), so a coefficient 5 costs three bits of work, not 255. Never for secrets.")]
+        pub(crate) fn $mult_public(point: &$Projective, scalar: &Scalar) -> $Projective {
+            let bytes = scalar.to_bytes_le();
+            let nbits = bit_length(&bytes);
+            let mut out = <$raw>::default();
+            // SAFETY: blst reads one point and `ceil(nbits / 8)` <= 32 scalar bytes and writes
+            // one point; the projective type is a repr(transparent) wrapper of blst's (checked
+            // above).
+            unsafe {
+                $blst_mult(&mut out, std::ptr::from_ref(point).cast::<$raw>(), bytes.as_ptr(), nbits);
+                std::mem::transmute::<$raw, $Projective>(out)
+            }
+        }
+
         #[doc = concat!("Decompresses a ", $group, " point and checks it is in the subgroup.")]
         pub(crate) fn $uncompress_checked(bytes: &[u8; $bytes]) -> Result<$Affine, Refusal> {
             let mut out = <$Affine>::default();
@@ -135,9 +158,11 @@ per_group!(
     g1_uncompress_checked,
     g1_to_affine,
     g1_msm,
+    g1_mult_public,
     blst_p1_uncompress,
     blst_p1_affine_in_g1,
-    blst_p1s_to_affine
+    blst_p1s_to_affine,
+    blst_p1_mult
 );
 per_group!(
     "G2",
@@ -149,55 +174,12 @@ per_group!(
     g2_uncompress_checked,
     g2_to_affine,
     g2_msm,
+    g2_mult_public,
     blst_p2_uncompress,
     blst_p2_affine_in_g2,
-    blst_p2s_to_affine
+    blst_p2s_to_affine,
+    blst_p2_mult
 );
-
-/// The bit length of a scalar's canonical value (0 for zero), from its little-endian bytes.
-fn bit_length(bytes: &[u8; 32]) -> usize {
-    bytes
-        .iter()
-        .rposition(|&b| b != 0)
-        .map_or(0, |top| 8 * top + 8 - bytes[top].leading_zeros() as usize)
-}
-
-/// `point * scalar` for a **public** scalar, over its bit length only: blst's windowed
-/// multiplication runs in time that depends on that length (its GLV path above 175 bits), so
-/// a coefficient 5 costs three bits of work, not 255. Never for secrets.
-pub(crate) fn g1_mult_public(point: &G1Projective, scalar: &Scalar) -> G1Projective {
-    let bytes = scalar.to_bytes_le();
-    let nbits = bit_length(&bytes);
-    let mut out = blst_p1::default();
-    // SAFETY: blst reads one point and `ceil(nbits / 8)` <= 32 scalar bytes, writes one point;
-    // the projective type is a repr(transparent) wrapper of blst_p1 (checked above).
-    unsafe {
-        blst::blst_p1_mult(
-            &mut out,
-            std::ptr::from_ref(point).cast::<blst_p1>(),
-            bytes.as_ptr(),
-            nbits,
-        );
-        std::mem::transmute::<blst_p1, G1Projective>(out)
-    }
-}
-
-/// [`g1_mult_public`] in G2.
-pub(crate) fn g2_mult_public(point: &G2Projective, scalar: &Scalar) -> G2Projective {
-    let bytes = scalar.to_bytes_le();
-    let nbits = bit_length(&bytes);
-    let mut out = blst_p2::default();
-    // SAFETY: as in `g1_mult_public`, for blst_p2.
-    unsafe {
-        blst::blst_p2_mult(
-            &mut out,
-            std::ptr::from_ref(point).cast::<blst_p2>(),
-            bytes.as_ptr(),
-            nbits,
-        );
-        std::mem::transmute::<blst_p2, G2Projective>(out)
-    }
-}
 
 /// RFC 9380 `expand_message_xmd` with SHA-256: `out.len()` pseudo-random bytes (at most 8160).
 ///

@@ -14,8 +14,8 @@ use lockstep_shard::{Control, Pool};
 
 use super::{Phase1, Proofs, Srs, UpdateProof};
 use crate::codec::{
-    CodecError, HashingReader, HashingWriter, Limits, Location, read_point, read_points,
-    write_points,
+    CodecError, HashingReader, HashingWriter, Limits, Location, read_challenge, read_point,
+    read_points, write_challenge, write_points,
 };
 use crate::curve;
 
@@ -122,13 +122,7 @@ impl Phase1 {
             writer.put(&proof.pok.to_compressed())?;
         }
         write_srs_body(pool, control, &mut writer, &self.srs)?;
-        match &self.challenge {
-            Some(challenge) => {
-                writer.put(&[32])?;
-                writer.put(challenge)?;
-            }
-            None => writer.put(&[0])?,
-        }
+        write_challenge(&mut writer, self.challenge.as_ref())?;
         Ok(writer.finish()?.0)
     }
 
@@ -152,18 +146,7 @@ impl Phase1 {
             proof.pok = read_point::<G2Affine, _>(&mut reader, Location::value(pok))?;
         }
         let srs = read_srs_body(pool, control, &mut reader, limits)?;
-        let offset = reader.offset();
-        let mut len = [0u8; 1];
-        reader.fill(&mut len, Location::value("challenge"))?;
-        let challenge = match len[0] {
-            0 => None,
-            32 => {
-                let mut challenge = [0u8; 32];
-                reader.fill(&mut challenge, Location::value("challenge"))?;
-                Some(challenge)
-            }
-            other => return Err(CodecError::ChallengeLength { len: other, offset }),
-        };
+        let challenge = read_challenge(&mut reader)?;
         let hash = reader.finish()?;
         let [tau, alpha, beta] = proofs;
         Ok((

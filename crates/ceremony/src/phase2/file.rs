@@ -22,7 +22,10 @@ use blstrs::{G1Affine, G2Affine};
 use lockstep_shard::{Control, Pool};
 
 use super::Phase2;
-use crate::codec::stream::{HashingReader, HashingWriter, read_point, read_points, write_points};
+use crate::codec::stream::{
+    HashingReader, HashingWriter, read_challenge, read_counted, read_point, write_challenge,
+    write_counted,
+};
 use crate::codec::{CodecError, Limits, Location};
 use crate::phase1::UpdateProof;
 use crate::r1cs::MAX_COMMITMENTS;
@@ -47,11 +50,11 @@ impl Phase2 {
         let k = u16::try_from(self.sigma_g2.len()).expect("invariant: at most 255 commitments");
         w.put(&k.to_be_bytes())?;
         w.put(&self.delta_g1.to_compressed())?;
-        vector(pool, control, &mut w, &self.pkk)?;
-        vector(pool, control, &mut w, &self.z)?;
+        write_counted(pool, control, &mut w, &self.pkk)?;
+        write_counted(pool, control, &mut w, &self.z)?;
         w.put(&self.delta_g2.to_compressed())?;
         for ckk in &self.sigma_ckk {
-            vector(pool, control, &mut w, ckk)?;
+            write_counted(pool, control, &mut w, ckk)?;
         }
         for sigma in &self.sigma_g2 {
             w.put(&sigma.to_compressed())?;
@@ -60,13 +63,7 @@ impl Phase2 {
             w.put(&proof.commitment.to_compressed())?;
             w.put(&proof.pok.to_compressed())?;
         }
-        match &self.challenge {
-            Some(challenge) => {
-                w.put(&[32])?;
-                w.put(challenge)?;
-            }
-            None => w.put(&[0])?,
-        }
+        write_challenge(&mut w, self.challenge.as_ref())?;
         Ok(w.finish()?.0)
     }
 
@@ -96,14 +93,14 @@ impl Phase2 {
             });
         }
         let delta_g1 = read_point::<G1Affine, _>(&mut r, Location::value("[delta]_1"))?;
-        let pkk = read_vector(pool, control, &mut r, "PKK")?;
+        let pkk = read_counted(pool, control, &mut r, "PKK")?;
         let z_at = r.offset();
-        let z = read_vector(pool, control, &mut r, "Z")?;
+        let z = read_counted(pool, control, &mut r, "Z")?;
         limits.check_n(z.len() as u64 + 1, z_at)?;
         let delta_g2 = read_point::<G2Affine, _>(&mut r, Location::value("[delta]_2"))?;
         let mut sigma_ckk = Vec::new();
         for _ in 0..k {
-            sigma_ckk.push(read_vector(pool, control, &mut r, "SigmaCKK")?);
+            sigma_ckk.push(read_counted(pool, control, &mut r, "SigmaCKK")?);
         }
         let mut sigma_g2 = Vec::new();
         for i in 0..k {
@@ -129,18 +126,7 @@ impl Phase2 {
                 pok: read_point::<G2Affine, _>(&mut r, pok)?,
             });
         }
-        let offset = r.offset();
-        let mut len = [0u8; 1];
-        r.fill(&mut len, Location::value("challenge"))?;
-        let challenge = match len[0] {
-            0 => None,
-            32 => {
-                let mut challenge = [0u8; 32];
-                r.fill(&mut challenge, Location::value("challenge"))?;
-                Some(challenge)
-            }
-            other => return Err(CodecError::ChallengeLength { len: other, offset }),
-        };
+        let challenge = read_challenge(&mut r)?;
         let hash = r.finish()?;
         let delta_proof = proofs.remove(0);
         Ok((
@@ -158,28 +144,4 @@ impl Phase2 {
             hash,
         ))
     }
-}
-
-/// A u32 BE count, then the points.
-fn vector<W: Write>(
-    pool: &Pool,
-    control: &Control,
-    w: &mut HashingWriter<W>,
-    points: &[G1Affine],
-) -> Result<(), CodecError> {
-    let len = u32::try_from(points.len()).expect("invariant: fewer than 2^32 points");
-    w.put(&len.to_be_bytes())?;
-    write_points(pool, control, w, points)
-}
-
-fn read_vector<R: Read>(
-    pool: &Pool,
-    control: &Control,
-    r: &mut HashingReader<R>,
-    name: &'static str,
-) -> Result<Vec<G1Affine>, CodecError> {
-    let mut len = [0u8; 4];
-    r.fill(&mut len, Location::value(name))?;
-    let len = u32::from_be_bytes(len) as usize;
-    read_points(pool, control, r, name, 0, len)
 }

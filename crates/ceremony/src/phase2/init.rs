@@ -134,15 +134,17 @@ fn push_terms(r1cs: &R1cs, index: usize, out: &mut Vec<Update>) {
     }
 }
 
-fn check_domain(r1cs: &R1cs, srs: &Srs) -> Result<Domain, Phase2Error> {
+/// The domain, and the commitments' committed inputs, once the inputs fit each other (before
+/// any transform).
+fn check_inputs(r1cs: &R1cs, srs: &Srs) -> Result<(Domain, Vec<Vec<usize>>), Phase2Error> {
     if srs.n() < r1cs.constraints() {
         return Err(Phase2Error::Phase1TooSmall {
             constraints: r1cs.constraints(),
             n: srs.n(),
         });
     }
-    public_and_commitment_committed(r1cs)?;
-    Ok(Domain::new(srs.power()))
+    let committed = public_and_commitment_committed(r1cs)?;
+    Ok((Domain::new(srs.power()), committed))
 }
 
 /// gnark's `Initialize(r1cs, commons)` on one thread, as gnark writes it: the reference.
@@ -151,7 +153,7 @@ fn check_domain(r1cs: &R1cs, srs: &Srs) -> Result<Domain, Phase2Error> {
 /// [`Phase2Error::Phase1TooSmall`] if the circuit has more constraints than `N`;
 /// [`Phase2Error::Commitment`] for a commitment gnark's translation cannot place.
 pub fn initialize_serial(r1cs: &R1cs, srs: &Srs) -> Result<(Phase2, Evaluations), Phase2Error> {
-    let domain = check_domain(r1cs, srs)?;
+    let (domain, committed) = check_inputs(r1cs, srs)?;
     let n = domain.size();
     let bases = Bases {
         tau1: fft::lagrange_serial::<G1Projective>(&domain, &srs.g1_tau),
@@ -186,7 +188,7 @@ pub fn initialize_serial(r1cs: &R1cs, srs: &Srs) -> Result<(Phase2, Evaluations)
         .collect();
     fft::bit_reverse(&mut z);
     z.truncate(n - 1);
-    Ok(assemble(r1cs, a, b, b2, &k, z))
+    Ok(assemble(r1cs, committed, [a, b], b2, &k, z))
 }
 
 /// [`initialize_serial`] on `pool`: the same object and evaluations at every worker count.
@@ -270,7 +272,7 @@ fn run(
     batch: usize,
     evaluations: bool,
 ) -> Result<(Phase2, Option<Evaluations>, std::time::Duration), Phase2Error> {
-    let domain = check_domain(r1cs, srs)?;
+    let (domain, committed) = check_inputs(r1cs, srs)?;
     let n = domain.size();
     let started = std::time::Instant::now();
     let bases = Bases {
@@ -350,7 +352,7 @@ fn run(
     )?;
     fft::bit_reverse(&mut z);
     z.truncate(n - 1);
-    let (object, evals) = assemble(r1cs, a, b, b2, &k, z);
+    let (object, evals) = assemble(r1cs, committed, [a, b], b2, &k, z);
     Ok((object, evaluations.then_some(evals), transforms))
 }
 
@@ -456,8 +458,8 @@ fn public_and_commitment_committed(r1cs: &R1cs) -> Result<Vec<Vec<usize>>, Phase
 /// Splits the per-wire `beta A + alpha B + C` as gnark does and builds the initial object.
 fn assemble(
     r1cs: &R1cs,
-    a: Vec<G1Affine>,
-    b: Vec<G1Affine>,
+    public_and_commitment_committed: Vec<Vec<usize>>,
+    [a, b]: [Vec<G1Affine>; 2],
     b2: Vec<G2Affine>,
     k: &[G1Affine],
     z: Vec<G1Affine>,
@@ -485,8 +487,6 @@ fn assemble(
             seen += 1;
         }
     }
-    let public_and_commitment_committed =
-        public_and_commitment_committed(r1cs).expect("invariant: checked before the transforms");
     let phase2 = Phase2 {
         delta_g1: curve::g1(),
         delta_g2: curve::g2(),

@@ -25,7 +25,7 @@ use lockstep_shard::{Control, Pool};
 use super::contribute::{Secrets, update};
 use super::{Evaluations, Phase2, Phase2Error};
 use crate::codec::CodecError;
-use crate::codec::stream::{HashingWriter, write_points};
+use crate::codec::stream::{HashingWriter, write_counted};
 use crate::curve;
 use crate::fft::Domain;
 use crate::phase1::Srs;
@@ -102,23 +102,54 @@ pub fn seal(
     evaluations: &Evaluations,
     beacon: &[u8],
 ) -> Result<(ProvingKey, VerifyingKey), Phase2Error> {
-    if last.sigma_g2.len() != evaluations.ckk.len()
-        || last.sigma_ckk.len() != evaluations.ckk.len()
-        || last.sigma_proofs.len() != evaluations.ckk.len()
+    check_sealable(&last, srs, evaluations)?;
+    let secrets = Secrets::beacon(last_hash, beacon, last.sigma_g2.len());
+    let mut p = last;
+    update(pool, control, &mut p, &secrets)?;
+    Ok(keys(p, srs, evaluations))
+}
+
+/// Whether `last` is an object of the circuit and phase 1 the evaluations come from: the same
+/// commitments, each `SigmaCKK` of its commitment's length, `PKK` of the private wires', `Z` of
+/// the domain's. [`seal`] checks it; a front end may check it before a long beacon delay.
+///
+/// # Errors
+/// [`Phase2Error::Mismatch`], naming the first thing that differs.
+pub fn check_sealable(
+    last: &Phase2,
+    srs: &Srs,
+    evaluations: &Evaluations,
+) -> Result<(), Phase2Error> {
+    let commitments = evaluations.ckk.len();
+    if last.sigma_g2.len() != commitments
+        || last.sigma_ckk.len() != commitments
+        || last.sigma_proofs.len() != commitments
     {
         return Err(Phase2Error::Mismatch(format!(
-            "{} commitments, the circuit has {}",
-            last.sigma_g2.len(),
-            evaluations.ckk.len()
+            "{} commitments, the circuit has {commitments}",
+            last.sigma_g2.len()
         )));
     }
-    if let Some(i) =
-        (0..evaluations.ckk.len()).find(|&i| last.sigma_ckk[i].len() != evaluations.ckk[i].len())
+    if let Some(i) = (0..commitments).find(|&i| last.sigma_ckk[i].len() != evaluations.ckk[i].len())
     {
         return Err(Phase2Error::Mismatch(format!(
             "commitment {i} commits to {} wires, the circuit's to {}",
             last.sigma_ckk[i].len(),
             evaluations.ckk[i].len()
+        )));
+    }
+    let committed: usize = evaluations.ckk.iter().map(Vec::len).sum();
+    let private = evaluations
+        .a
+        .len()
+        .checked_sub(evaluations.vkk.len() + committed)
+        .ok_or_else(|| {
+            Phase2Error::Mismatch("the evaluations split more wires than they hold".to_owned())
+        })?;
+    if last.pkk.len() != private {
+        return Err(Phase2Error::Mismatch(format!(
+            "PKK holds {} points, the circuit has {private} private wires",
+            last.pkk.len()
         )));
     }
     if last.z.len() + 1 != srs.n() {
@@ -128,10 +159,7 @@ pub fn seal(
             srs.n()
         )));
     }
-    let secrets = Secrets::beacon(last_hash, beacon, last.sigma_g2.len());
-    let mut p = last;
-    update(pool, control, &mut p, &secrets)?;
-    Ok(keys(p, srs, evaluations))
+    Ok(())
 }
 
 fn keys(p: Phase2, srs: &Srs, evaluations: &Evaluations) -> (ProvingKey, VerifyingKey) {
@@ -198,40 +226,24 @@ fn keys(p: Phase2, srs: &Srs, evaluations: &Evaluations) -> (ProvingKey, Verifyi
 fn domain_bytes(power: u32) -> Vec<u8> {
     let domain = Domain::new(power);
     let n = domain.size() as u64;
-    let omega_inv = domain.omega_inv();
-    let omega = omega_inv.invert().expect("invariant: a root of unity");
     let generator = Scalar::from(7u64);
     let generator_inv = generator.invert().expect("invariant: 7 is invertible");
     let mut out = n.to_be_bytes().to_vec();
-    for s in [domain.n_inv(), omega, omega_inv, generator, generator_inv] {
+    for s in [
+        domain.n_inv(),
+        domain.omega(),
+        domain.omega_inv(),
+        generator,
+        generator_inv,
+    ] {
         out.extend_from_slice(&s.to_bytes_be());
     }
     out.push(1);
     out
 }
 
-fn put_g1s<W: Write>(
-    pool: &Pool,
-    control: &Control,
-    w: &mut HashingWriter<W>,
-    points: &[G1Affine],
-) -> Result<(), CodecError> {
-    w.put(&count(points.len()).to_be_bytes())?;
-    write_points(pool, control, w, points)
-}
-
-fn put_g2s<W: Write>(
-    pool: &Pool,
-    control: &Control,
-    w: &mut HashingWriter<W>,
-    points: &[G2Affine],
-) -> Result<(), CodecError> {
-    w.put(&count(points.len()).to_be_bytes())?;
-    write_points(pool, control, w, points)
-}
-
 fn count(len: usize) -> u32 {
-    u32::try_from(len).expect("invariant: vectors of fewer than 2^32 points")
+    u32::try_from(len).expect("invariant: fewer than 2^32 entries")
 }
 
 impl ProvingKey {
@@ -251,11 +263,11 @@ impl ProvingKey {
             w.put(&p.to_compressed())?;
         }
         for v in [&self.a, &self.b, &self.z, &self.k] {
-            put_g1s(pool, control, &mut w, v)?;
+            write_counted(pool, control, &mut w, v)?;
         }
         w.put(&self.beta_g2.to_compressed())?;
         w.put(&self.delta_g2.to_compressed())?;
-        put_g2s(pool, control, &mut w, &self.b2)?;
+        write_counted(pool, control, &mut w, &self.b2)?;
         let wires = self.infinity_a.len() as u64;
         let infinite = |flags: &[bool]| flags.iter().filter(|&&f| f).count() as u64;
         for v in [
@@ -271,8 +283,8 @@ impl ProvingKey {
         }
         w.put(&count(self.commitment_keys.len()).to_be_bytes())?;
         for (basis, sigma) in &self.commitment_keys {
-            put_g1s(pool, control, &mut w, basis)?;
-            put_g1s(pool, control, &mut w, sigma)?;
+            write_counted(pool, control, &mut w, basis)?;
+            write_counted(pool, control, &mut w, sigma)?;
         }
         Ok(w.finish()?.0)
     }
@@ -287,7 +299,7 @@ impl VerifyingKey {
     /// 2^32.
     pub fn read<R: std::io::Read>(input: R) -> Result<Self, CodecError> {
         use crate::codec::Location;
-        use crate::codec::stream::{HashingReader, read_point, read_points};
+        use crate::codec::stream::{HashingReader, read_counted, read_point};
         let pool = Pool::current_thread();
         let control = Control::new();
         let mut r = HashingReader::new(input);
@@ -306,8 +318,7 @@ impl VerifyingKey {
             r.fill(&mut bytes, Location::value(name))?;
             Ok(u32::from_be_bytes(bytes))
         };
-        let len = word(&mut r, "K count")? as usize;
-        let k = read_points(&pool, &control, &mut r, "K", 0, len)?;
+        let k = read_counted(&pool, &control, &mut r, "K")?;
         let lists = word(&mut r, "committed lists")?;
         let mut public_and_commitment_committed = Vec::new();
         for _ in 0..lists {
@@ -366,7 +377,7 @@ impl VerifyingKey {
         w.put(&self.gamma_g2.to_compressed())?;
         w.put(&self.delta_g1.to_compressed())?;
         w.put(&self.delta_g2.to_compressed())?;
-        put_g1s(pool, control, &mut w, &self.k)?;
+        write_counted(pool, control, &mut w, &self.k)?;
         w.put(&count(self.public_and_commitment_committed.len()).to_be_bytes())?;
         for list in &self.public_and_commitment_committed {
             w.put(&count(list.len()).to_be_bytes())?;

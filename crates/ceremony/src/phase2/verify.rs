@@ -101,9 +101,13 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// G1 points a proof must move by its secret: a named vector, before and after.
+/// G1 points a proof must move by its secret: a named vector (or a single named value),
+/// before and after.
+#[derive(Clone, Copy)]
 struct Moves<'a> {
     name: &'static str,
+    /// Whether its points are named by index (`Z[7]`) or it is one value (`[delta]_1`).
+    indexed: bool,
     before: &'a [G1Affine],
     after: &'a [G1Affine],
 }
@@ -111,7 +115,7 @@ struct Moves<'a> {
 /// Verifies `next` as the contribution that follows `previous` (whose bytes hash to
 /// `previous_hash`), in gnark's order: the challenge, the shapes, each sigma (proof of
 /// knowledge, `SigmaCKK[i]` and `[sigma_i]_2` moved by it), then delta (proof of knowledge,
-/// `[delta]_1`, `Z` and `PKK` moved by it, the last two backwards, and `[delta]_2`).
+/// `[delta]_1`, `PKK` and `Z` moved by it, the last two backwards, and `[delta]_2`).
 ///
 /// Stricter than gnark in one point, as phase 1: a contribution without a challenge is refused.
 ///
@@ -163,6 +167,7 @@ pub fn verify_contribution(
         let secret = Secret::Sigma(i);
         let moves = [Moves {
             name: "SigmaCKK",
+            indexed: true,
             before: &previous.sigma_ckk[i],
             after: &next.sigma_ckk[i],
         }];
@@ -182,22 +187,27 @@ pub fn verify_contribution(
             });
         }
     }
+    // In file order, so the bisection names the first bad point in the file (the combined
+    // check does not depend on the order). delta divides Z and PKK: the new points times delta
+    // are the old ones.
     let moves = [
         Moves {
             name: "[delta]_1",
+            indexed: false,
             before: std::slice::from_ref(&previous.delta_g1),
             after: std::slice::from_ref(&next.delta_g1),
         },
-        // delta divides these: the new points times delta are the old ones.
-        Moves {
-            name: "Z",
-            before: &next.z,
-            after: &previous.z,
-        },
         Moves {
             name: "PKK",
+            indexed: true,
             before: &next.pkk,
             after: &previous.pkk,
+        },
+        Moves {
+            name: "Z",
+            indexed: true,
+            before: &next.z,
+            after: &previous.z,
         },
     ];
     let proof = &next.delta_proof;
@@ -241,24 +251,16 @@ fn check(
     if total == 0 || holds(0, total - 1)? {
         return Ok(());
     }
-    // File order: [delta]_1, PKK, Z in the file; our list is gnark's (delta, Z, PKK), so the
-    // bisection runs over the file's order of vectors.
-    let mut order: Vec<usize> = (0..moves.len()).collect();
-    order.sort_by_key(|&k| file_rank(moves[k].name));
-    for k in order {
-        let m = &moves[k];
-        let single = [Moves {
-            name: m.name,
-            before: m.before,
-            after: m.after,
-        }];
+    // The moves come in file order: the first vector with a bad point holds the first one.
+    for m in moves {
+        let single = std::slice::from_ref(m);
         let holds =
-            |lo: usize, hi: usize| moved(pool, control, &base, &proof.pok, &single, lo..hi + 1);
+            |lo: usize, hi: usize| moved(pool, control, &base, &proof.pok, single, lo..hi + 1);
         if let Some(index) = first_bad_point(m.before.len(), holds)? {
-            let location = if m.before.len() == 1 && !m.name.ends_with("CKK") {
-                Location::value(m.name)
-            } else {
+            let location = if m.indexed {
                 Location::element(m.name, index)
+            } else {
+                Location::value(m.name)
             };
             return Err(VerifyError::Update {
                 secret,
@@ -270,15 +272,6 @@ fn check(
         secret,
         location: None,
     })
-}
-
-/// A vector's place in the file (`[delta]_1`, then `PKK`, then `Z`).
-fn file_rank(name: &str) -> u8 {
-    match name {
-        "[delta]_1" => 0,
-        "PKK" => 1,
-        _ => 2,
-    }
 }
 
 /// Whether `after_i = x * before_i` over `range` of the concatenated moves:

@@ -56,11 +56,7 @@ pub(crate) fn contribute(
     let printed = files.printed();
     let mut staged = ctx.session.prepare(&files)?;
     // The entropy first: too much of it is a usage error before the (long) read of --in.
-    let mut text = match entropy {
-        Some("-") => read_entropy(ctx, std::io::stdin().lock())?,
-        Some(text) => text.as_bytes().to_vec(),
-        None => Vec::new(),
-    };
+    let mut text = entropy_text(ctx, entropy)?;
     let opened = ctx.open("--in", input)?;
     let pool = ctx.pool_for(&opened)?;
     let (previous, previous_hash) = match ctx.read_phase1(&pool, opened, &Limits::default()) {
@@ -96,9 +92,18 @@ pub(crate) fn contribute(
     Ok(())
 }
 
+/// The text of `--entropy`: given, read from standard input for `-`, or none.
+pub(crate) fn entropy_text(ctx: &Context, entropy: Option<&str>) -> anyhow::Result<Vec<u8>> {
+    Ok(match entropy {
+        Some("-") => read_entropy(ctx, std::io::stdin().lock())?,
+        Some(text) => text.as_bytes().to_vec(),
+        None => Vec::new(),
+    })
+}
+
 /// Reads `--entropy -` from standard input (at most [`MAX_ENTROPY_BYTES`]); an empty input is
 /// said (the contribution then rests on the system's randomness alone).
-pub(crate) fn read_entropy(ctx: &Context, input: impl Read) -> anyhow::Result<Vec<u8>> {
+fn read_entropy(ctx: &Context, input: impl Read) -> anyhow::Result<Vec<u8>> {
     const MAX: u64 = MAX_ENTROPY_BYTES as u64;
     let mut text = Vec::new();
     input

@@ -14,7 +14,7 @@ use lockstep_ceremony::{FileKind, Limits};
 use lockstep_files::{Files, open_input};
 use lockstep_shard::Pool;
 
-use super::phase1::{check_iterations, delayed_beacon, read_entropy, timing};
+use super::phase1::{check_iterations, delayed_beacon, entropy_text, timing};
 use super::{Context, Opened, hex, parse_beacon};
 
 /// Reads the circuit, naming the file in any error.
@@ -134,11 +134,7 @@ pub(crate) fn contribute(
     let id = files.public_output("--out", out);
     let printed = files.printed();
     let mut staged = ctx.session.prepare(&files)?;
-    let mut text = match entropy {
-        Some("-") => read_entropy(ctx, std::io::stdin().lock())?,
-        Some(text) => text.as_bytes().to_vec(),
-        None => Vec::new(),
-    };
+    let mut text = entropy_text(ctx, entropy)?;
     let opened = ctx.open("--in", input)?;
     let pool = ctx.pool_for(&opened)?;
     let (previous, previous_hash) = match read_phase2(ctx, &pool, opened) {
@@ -291,25 +287,18 @@ pub(crate) fn seal(ctx: &Context, args: &SealArgs<'_>) -> anyhow::Result<()> {
     let r1cs = read_r1cs(args.r1cs)?;
     let srs = read_phase1_for(ctx, &pool, args.phase1, &r1cs)?;
     let step = ctx.session.step("deriving the evaluations", None, "steps");
-    let (initial, evaluations) =
+    let (_, evaluations) =
         phase2::initialize(&pool, step.control(), &r1cs, &srs).context("initializing phase 2")?;
     step.finish();
-    if initial.z.len() != last.z.len()
-        || initial.pkk.len() != last.pkk.len()
-        || initial.sigma_ckk.len() != last.sigma_ckk.len()
-        || initial
-            .sigma_ckk
-            .iter()
-            .zip(&last.sigma_ckk)
-            .any(|(a, b)| a.len() != b.len())
-    {
-        anyhow::bail!(
-            "{}: not a phase 2 object of {} over {} (its vectors' lengths differ)",
+    // Before the beacon's delay, which may take minutes.
+    phase2::check_sealable(&last, &srs, &evaluations).map_err(|error| {
+        anyhow::anyhow!(
+            "{}: not a phase 2 object of {} over {} ({error})",
             args.input.display(),
             args.r1cs.display(),
             args.phase1.display()
-        );
-    }
+        )
+    })?;
     let challenge = delayed_beacon(ctx, &beacon, args.iterations)?;
     let step = ctx.session.step("sealing", None, "points");
     let (pk, vk) = phase2::seal(
