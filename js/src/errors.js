@@ -153,3 +153,19 @@ export class PoolClosedError extends LockstepError {
     super(message, 'ERR_POOL_CLOSED');
   }
 }
+
+/**
+ * The plan engine refused a plan or a run (plan/run.js): `code` is the engine's (PLAN_INVALID,
+ * PLAN_BINDING, PLAN_BUDGET, PLAN_DIVISION_BY_ZERO, PLAN_CANCELLED, PLAN_RUNTIME, PLAN_ISA;
+ * lockstep_plan's `PlanError::code` and `RunError::code`), the message the engine's (naming the
+ * item and field, or the input or output), or the package's own: PLAN_DETACHED (an array whose
+ * buffer is detached), PLAN_BACKEND (a backend asked for that cannot load). Every one but
+ * PLAN_DIVISION_BY_ZERO and PLAN_CANCELLED is raised before any work; none leaves anything
+ * written into the caller's outputs.
+ */
+export class PlanError extends LockstepError {
+  /** @param {string} message @param {string} code @param {ErrorOptions} [options] */
+  constructor(message, code, options) {
+    super(message, code, options);
+  }
+}

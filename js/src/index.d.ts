@@ -385,3 +385,82 @@ export declare class WorkerLostError extends LockstepError {
 export declare class PoolClosedError extends LockstepError {
   readonly code: 'ERR_POOL_CLOSED';
 }
+export declare class PlanError extends LockstepError {
+  readonly code:
+    | 'PLAN_INVALID' | 'PLAN_BINDING' | 'PLAN_DETACHED' | 'PLAN_BUDGET' | 'PLAN_DIVISION_BY_ZERO'
+    | 'PLAN_CANCELLED' | 'PLAN_RUNTIME' | 'PLAN_ISA' | 'PLAN_BACKEND';
+}
+
+/** The typed arrays a plan reads and writes (Node Buffers and subviews too). */
+export type PlanArray =
+  | Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array | Float32Array | Float64Array;
+
+/** Where a plan runs: lockstep's native addon (its platform package), its wasm module, or the first that loads. */
+export type PlanBackend = 'native' | 'wasm' | 'auto';
+
+export interface RunPlanOptions {
+  /** Default 'auto': the native addon where its platform package is installed, else wasm (planInfo says which and why). */
+  backend?: PlanBackend;
+  /** 'sync': on the calling thread (blocking it for the run); 'worker': on a supervised worker. Default 'worker'. */
+  placement?: 'sync' | 'worker';
+  /** Aborting ends the run: queued, it is removed; running, its worker is stopped and replaced. */
+  signal?: AbortSignal;
+  /** Progress in elements (worker placement, and wasm runs on the calling thread). A throw fails the run. */
+  onProgress?: (progress: Progress) => void;
+  /**
+   * Arrays to write the outputs into (in the plan's order, or by id), each long enough for its
+   * view; elements a view skips keep their values. Default: new arrays, as long as each view needs.
+   * Written only when the whole run succeeded.
+   */
+  outputs?: PlanArray[] | Record<string, PlanArray>;
+  /** The most bytes the run may hold: inputs, outputs and working memory (the engine's figures). */
+  budget?: number;
+  /** Native worker threads for the run (0 or absent: the engine's policy for the plan's size). wasm runs on one. */
+  workers?: number;
+  /** The pool for worker placement (createPlanPool). Default: one shared pool per backend. */
+  pool?: Pool;
+  /** ms the run may take on its worker. */
+  timeout?: number;
+  /** The wasm build: 'simd' or 'scalar'. Default: simd where the engine runs it. */
+  wasm?: 'simd' | 'scalar';
+  /** The folder holding the wasm builds' scalar/ and simd/. Default: the package's wasm/. */
+  assetBase?: URL | string;
+}
+
+/**
+ * Runs a plan of format v1 (JSON text or an object) over `inputs` (in the plan's order, or by
+ * id): the outputs, byte for byte what `lockstep plan run` writes for the same plan and arrays,
+ * on every backend and placement. Refusals (PlanError: an invalid plan, an array of the wrong
+ * dtype or length, a detached buffer, a budget too small) come before any work and leave the
+ * caller's outputs untouched.
+ */
+export declare function runPlan(
+  plan: string | object,
+  inputs: PlanArray[] | Record<string, PlanArray>,
+  options?: RunPlanOptions,
+): Promise<PlanArray[]>;
+
+export interface PlanPoolOptions extends Omit<PoolOptions, 'worker' | 'abi' | 'config'> {
+  backend?: PlanBackend;
+  wasm?: 'simd' | 'scalar';
+  assetBase?: URL | string;
+}
+
+/** A supervised pool whose workers run plans (runPlan's `pool`). Default min(availableParallelism(), 4) workers. */
+export declare function createPlanPool(options?: PlanPoolOptions): Pool;
+
+/** Closes the shared pools runPlan made. */
+export declare function closePlanPools(): Promise<void>;
+
+export interface PlanBackendInfo {
+  /** What loaded. */
+  backend: 'native' | 'wasm-simd' | 'wasm-scalar';
+  asked: PlanBackend;
+  /** Why 'auto' fell back to wasm (the platform package missing, or its binary refused). */
+  reason: string | undefined;
+  /** The platform package tried (Node only). */
+  nativePackage: string | undefined;
+}
+
+/** Which backend `backend` loads here, and why. */
+export declare function planInfo(options?: { backend?: PlanBackend; wasm?: 'simd' | 'scalar'; assetBase?: URL | string }): Promise<PlanBackendInfo>;

@@ -7,3 +7,4 @@ export { PSI_WORKER_URL, WASM_ABI, createPsiPool, packValues, psiRequest } from 
 export { PsiJoiner, PsiStarter, createJoiner, createStarter, psiSample } from './party.js';
 export * from './errors.js';
 export { MAX_AUTO_WORKERS, shardChoice } from './shard/policy.js';
+export { closePlanPools, createPlanPool, planInfo, runPlan } from './plan/run.js';

@@ -4,9 +4,9 @@
 // the rows' values into distinct keys with the CLI's own code (lockstep_psi::linkage).
 
 import { Pool } from './pool.js';
+import { WASM_ABI } from './wasm.js';
 
-/** The ABI version of the wasm module this package's PSI ops speak (bindings/wasm ABI_VERSION). */
-export const WASM_ABI = 4;
+export { WASM_ABI };
 
 /**
  * The config every PSI worker's `load` gets (psi-worker.js).

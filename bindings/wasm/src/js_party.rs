@@ -556,19 +556,11 @@ fn rows<'a>(values: &'a [u8], ends: &'a [u32], packed: bool) -> Rows<'a> {
 
 /// A JS number that must be a whole count (at most 2^53).
 fn count(value: f64, name: &str) -> Result<u64, JsValue> {
-    if value.is_finite() && value >= 0.0 && value.fract() == 0.0 && value <= 9_007_199_254_740_992.0
-    {
-        #[allow(
-            clippy::cast_possible_truncation,
-            clippy::cast_sign_loss,
-            reason = "a whole number in [0, 2^53]"
-        )]
-        Ok(value as u64)
-    } else {
-        Err(to_js(PartyError::Usage(format!(
+    crate::whole(value).ok_or_else(|| {
+        to_js(PartyError::Usage(format!(
             "{name} must be a whole number, not {value}"
-        ))))
-    }
+        )))
+    })
 }
 
 /// A 0-based row or position as JS gets it: wasm32 memory holds fewer than 2^32 rows.

@@ -14,6 +14,9 @@
 //!   values, grouped into distinct keys as `lockstep psi request` groups a file's rows (through
 //!   `lockstep_psi::linkage`, the CLI's own code), on the portable P-256 backend.
 //!
+//! - [`JsPlan`] (`PlanProgram`): a plan of format v1, validated, and its runs on the engine's
+//!   fused executor (`lockstep_plan`), bytes equal to `lockstep plan run`'s.
+//!
 //! Values cross the boundary packed: one byte array of all values back to back and one `u32`
 //! array of their end offsets, so a request of a million values is two transferable buffers,
 //! not a million JS strings.
@@ -34,6 +37,7 @@
 
 mod js_party;
 mod party;
+mod plan;
 mod request;
 
 use wasm_bindgen::prelude::*;
@@ -42,18 +46,35 @@ pub use js_party::{JsHelper, JsParty, psi_ranges, psi_sample};
 pub use party::{
     DEFAULT_MAX_SETUP_BYTES, Found, Items, Keyed, Party, PartyError, Resolved, Role, Rows,
 };
+pub use plan::JsPlan;
 pub use request::{PackError, RequestError, request};
 
 /// The version of this module's exports. It changes whenever an export's name, arguments or
 /// meaning change; the JS worker sends it in its handshake. 2: `psiRequest` masks distinct keys
 /// and takes `normalize`. 3: `PsiParty`, both roles' steps with the key inside the module.
 /// 4: steps in parts (`*Begin`, `*Part`, `*Finish`), `PsiHelper`, `psiRanges`, `psiSample`.
-pub const ABI_VERSION: u32 = 4;
+/// 5: `PlanProgram`, plans on the fused executor.
+pub const ABI_VERSION: u32 = 5;
 
 /// The version of this module's exports ([`ABI_VERSION`]).
 #[wasm_bindgen(js_name = abiVersion)]
 pub fn abi_version() -> u32 {
     ABI_VERSION
+}
+
+/// A JS number that is a whole count (in `[0, 2^53]`), else `None`.
+pub(crate) fn whole(value: f64) -> Option<u64> {
+    if value.is_finite() && value >= 0.0 && value.fract() == 0.0 && value <= 9_007_199_254_740_992.0
+    {
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "a whole number in [0, 2^53]"
+        )]
+        Some(value as u64)
+    } else {
+        None
+    }
 }
 
 /// Whether this build uses wasm's simd128 instructions.

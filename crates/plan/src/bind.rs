@@ -1,7 +1,7 @@
 //! Checking the arrays of a run against the plan, before anything is computed or allocated.
 
 use crate::quote::quoted;
-use crate::{ArrayMut, ArrayRef, Plan, RunError};
+use crate::{ArrayMut, ArrayRef, DType, Plan, RunError};
 
 /// The inputs checked against the plan: the number of elements they fix (the plan's fixed
 /// length, else what the first input's view takes from its array), `None` if the plan has no
@@ -11,6 +11,16 @@ use crate::{ArrayMut, ArrayRef, Plan, RunError};
 /// [`RunError::Binding`] for a wrong number of inputs, a dtype that is not the plan's, a view
 /// that reaches past its array, or inputs whose views take different numbers of elements.
 pub(crate) fn bind_inputs(plan: &Plan, inputs: &[ArrayRef<'_>]) -> Result<Option<usize>, RunError> {
+    let shapes: Vec<(DType, usize)> = inputs.iter().map(|a| (a.dtype(), a.len())).collect();
+    bind_shapes(plan, &shapes)
+}
+
+/// [`bind_inputs`] over the inputs' dtypes and lengths alone (a front end checks a run before
+/// its arrays reach the engine's memory).
+pub(crate) fn bind_shapes(
+    plan: &Plan,
+    inputs: &[(DType, usize)],
+) -> Result<Option<usize>, RunError> {
     let binding = |at: String, message: String| RunError::Binding { at, message };
     if inputs.len() != plan.inputs.len() {
         return Err(binding(
@@ -23,27 +33,20 @@ pub(crate) fn bind_inputs(plan: &Plan, inputs: &[ArrayRef<'_>]) -> Result<Option
         ));
     }
     let mut length: Option<(usize, String)> = plan.length.map(|n| (n, "the plan".to_owned()));
-    for (i, (input, array)) in plan.inputs.iter().zip(inputs).enumerate() {
+    for (i, (input, &(dtype, len))) in plan.inputs.iter().zip(inputs).enumerate() {
         let at = format!("inputs[{i}] {}", quoted(&input.id));
-        if array.dtype() != input.dtype {
+        if dtype != input.dtype {
             return Err(binding(
                 at,
-                format!(
-                    "the plan reads {}, the array holds {}",
-                    input.dtype,
-                    array.dtype()
-                ),
+                format!("the plan reads {}, the array holds {dtype}", input.dtype),
             ));
         }
-        let n = input.view.fitting(array.len());
+        let n = input.view.fitting(len);
         match &length {
             Some((fixed, by)) if *fixed != n && input.view.length.is_none() => {
                 return Err(binding(
                     at,
-                    format!(
-                        "its view takes {n} elements of its {} but {by} has {fixed}",
-                        array.len()
-                    ),
+                    format!("its view takes {n} elements of its {len} but {by} has {fixed}"),
                 ));
             }
             Some(_) => {}
@@ -53,16 +56,14 @@ pub(crate) fn bind_inputs(plan: &Plan, inputs: &[ArrayRef<'_>]) -> Result<Option
     let Some((n, _)) = length else {
         return Ok(None);
     };
-    for (i, (input, array)) in plan.inputs.iter().zip(inputs).enumerate() {
+    for (i, (input, &(_, len))) in plan.inputs.iter().zip(inputs).enumerate() {
         let span = input.view.span(n);
-        if span.is_none_or(|span| span > array.len()) {
+        if span.is_none_or(|span| span > len) {
             return Err(binding(
                 format!("inputs[{i}] {}", quoted(&input.id)),
                 format!(
-                    "{n} elements at offset {} stride {} reach past its {} elements",
-                    input.view.offset,
-                    input.view.stride,
-                    array.len()
+                    "{n} elements at offset {} stride {} reach past its {len} elements",
+                    input.view.offset, input.view.stride,
                 ),
             ));
         }
@@ -81,8 +82,19 @@ pub(crate) fn bind(
     inputs: &[ArrayRef<'_>],
     outputs: &[ArrayMut<'_>],
 ) -> Result<usize, RunError> {
-    let binding = |at: String, message: String| RunError::Binding { at, message };
     let fixed = bind_inputs(plan, inputs)?;
+    let shapes: Vec<(DType, usize)> = outputs.iter().map(|a| (a.dtype(), a.len())).collect();
+    bind_output_shapes(plan, fixed, &shapes)
+}
+
+/// The outputs' checks of [`bind`] over their dtypes and lengths alone, given what the inputs
+/// fixed.
+pub(crate) fn bind_output_shapes(
+    plan: &Plan,
+    fixed: Option<usize>,
+    outputs: &[(DType, usize)],
+) -> Result<usize, RunError> {
+    let binding = |at: String, message: String| RunError::Binding { at, message };
     if outputs.len() != plan.outputs.len() {
         return Err(binding(
             "outputs".to_owned(),
@@ -95,29 +107,23 @@ pub(crate) fn bind(
     }
     let n = match fixed {
         Some(n) => n,
-        None => plan.outputs[0].view.fitting(outputs[0].len()),
+        None => plan.outputs[0].view.fitting(outputs[0].1),
     };
-    for (i, (output, array)) in plan.outputs.iter().zip(outputs).enumerate() {
+    for (i, (output, &(dtype, len))) in plan.outputs.iter().zip(outputs).enumerate() {
         let at = format!("outputs[{i}] {}", quoted(&output.id));
-        if array.dtype() != output.dtype {
+        if dtype != output.dtype {
             return Err(binding(
                 at,
-                format!(
-                    "the plan writes {}, the array holds {}",
-                    output.dtype,
-                    array.dtype()
-                ),
+                format!("the plan writes {}, the array holds {dtype}", output.dtype),
             ));
         }
         let span = output.view.span(n);
-        if span.is_none_or(|span| span > array.len()) {
+        if span.is_none_or(|span| span > len) {
             return Err(binding(
                 at,
                 format!(
-                    "{n} elements at offset {} stride {} reach past its {} elements",
-                    output.view.offset,
-                    output.view.stride,
-                    array.len()
+                    "{n} elements at offset {} stride {} reach past its {len} elements",
+                    output.view.offset, output.view.stride,
                 ),
             ));
         }

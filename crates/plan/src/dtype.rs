@@ -51,6 +51,11 @@ impl DType {
         }
     }
 
+    /// The dtype of a plan name (`"f32"`), `None` for any other string.
+    pub fn from_name(name: &str) -> Option<DType> {
+        DType::ALL.into_iter().find(|dtype| dtype.name() == name)
+    }
+
     /// Bytes per element.
     pub fn size(self) -> usize {
         match self {

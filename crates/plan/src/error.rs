@@ -76,3 +76,27 @@ pub enum RunError {
     #[error("{0}")]
     InstructionSet(String),
 }
+
+impl PlanError {
+    /// The stable code every front end gives this error (the npm package's `error.code`):
+    /// `PLAN_INVALID`.
+    pub fn code(&self) -> &'static str {
+        "PLAN_INVALID"
+    }
+}
+
+impl RunError {
+    /// The stable code every front end gives this error (the npm package's `error.code`):
+    /// `PLAN_BINDING`, `PLAN_DIVISION_BY_ZERO`, `PLAN_BUDGET` (either budget), `PLAN_CANCELLED`,
+    /// `PLAN_RUNTIME`, `PLAN_ISA`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            RunError::Binding { .. } => "PLAN_BINDING",
+            RunError::DivisionByZero { .. } => "PLAN_DIVISION_BY_ZERO",
+            RunError::OverBudget { .. } | RunError::OverMemoryBudget { .. } => "PLAN_BUDGET",
+            RunError::Cancelled => "PLAN_CANCELLED",
+            RunError::Runtime(_) => "PLAN_RUNTIME",
+            RunError::InstructionSet(_) => "PLAN_ISA",
+        }
+    }
+}

@@ -60,7 +60,13 @@ impl Plan {
     /// Bytes of working memory a run over `n` elements allocates on `pool` beyond its inputs
     /// and outputs (see the module documentation of the executor for the formula).
     pub fn working_bytes(&self, n: usize, pool: &Pool) -> u64 {
+        self.working_bytes_on(n, pool.workers())
+    }
+
+    /// [`working_bytes`](Self::working_bytes) on a pool of `workers` workers (the current-thread
+    /// pool counts as 1), for a front end that states a run's memory before it has the pool.
+    pub fn working_bytes_on(&self, n: usize, workers: usize) -> u64 {
         let program = Program::compile(self);
-        program.task_bytes(n) * tasks_at_once(n, pool) as u64
+        program.task_bytes(n) * tasks_at_once(n, workers.max(1)) as u64
     }
 }

@@ -75,6 +75,7 @@ pub use error::{PlanError, RunError};
 pub use exec::{ISA_ENV, instruction_set};
 pub use op::Op;
 pub use plan::{Constant, Input, Node, Output, Plan, Value, View};
+
 pub use quote::{MAX_ECHO, Quoted, escaped, quoted};
 pub use stream::StreamError;
 
@@ -286,6 +287,102 @@ impl Plan {
     }
 }
 
+/// What a run over inputs of given dtypes and lengths computes and holds, known before any
+/// array reaches the engine ([`Plan::layout`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// The number of elements the run computes.
+    pub elements: usize,
+    /// Each output's length in elements (as long as its view needs), in declaration order.
+    pub outputs: Vec<usize>,
+    /// The run's memory: inputs, outputs and working memory on the stated worker count.
+    pub memory: RunMemory,
+}
+
+impl Plan {
+    /// The layout of a run over inputs of these `(dtype, length)` shapes, in declaration order,
+    /// into outputs of these shapes (`None`: outputs the front end allocates, as long as the
+    /// layout says), on `workers` workers: what a front end checks and reserves before it copies
+    /// or moves any array (the same checks, word for word, [`Executor::run`] makes on the arrays
+    /// themselves).
+    ///
+    /// # Errors
+    /// [`RunError::Binding`] for shapes that do not match the plan (count, dtype, a view past
+    /// its array, disagreeing lengths), nothing that fixes the length, or an output whose span
+    /// overflows.
+    pub fn layout(
+        &self,
+        inputs: &[(DType, usize)],
+        outputs: Option<&[(DType, usize)]>,
+        workers: usize,
+    ) -> Result<Layout, RunError> {
+        let fixed = bind::bind_shapes(self, inputs)?;
+        let n = match outputs {
+            Some(outputs) => Some(bind::bind_output_shapes(self, fixed, outputs)?),
+            None => fixed,
+        }
+        .ok_or_else(|| RunError::Binding {
+            at: "inputs".to_owned(),
+            message: "nothing fixes the number of elements (no input, no view length)".to_owned(),
+        })?;
+        let outputs = self
+            .outputs
+            .iter()
+            .enumerate()
+            .map(|(i, output)| {
+                output.view.span(n).ok_or_else(|| RunError::Binding {
+                    at: format!("outputs[{i}] {}", quoted(&output.id)),
+                    message: "its view's span overflows".to_owned(),
+                })
+            })
+            .collect::<Result<Vec<usize>, RunError>>()?;
+        let bytes = |len: usize, dtype: DType| (len as u64).saturating_mul(dtype.size() as u64);
+        let memory = RunMemory {
+            inputs: inputs
+                .iter()
+                .map(|&(dtype, len)| bytes(len, dtype))
+                .fold(0, u64::saturating_add),
+            outputs: self
+                .outputs
+                .iter()
+                .zip(&outputs)
+                .map(|(output, &len)| bytes(len, output.dtype))
+                .fold(0, u64::saturating_add),
+            working: self.working_bytes_on(n, workers),
+        };
+        Ok(Layout {
+            elements: n,
+            outputs,
+            memory,
+        })
+    }
+
+    /// The plan's inputs and outputs (ids and dtypes, in declaration order) as JSON, what a
+    /// front end binds arrays by: `{"inputs":[{"id":"x","dtype":"f32"}],"outputs":[...]}`.
+    pub fn signature_json(&self) -> String {
+        let items = |items: Vec<(&str, DType)>| {
+            items
+                .into_iter()
+                .map(|(id, dtype)| serde_json::json!({ "id": id, "dtype": dtype.name() }))
+                .collect::<Vec<_>>()
+        };
+        serde_json::json!({
+            "inputs": items(self.inputs.iter().map(|i| (i.id.as_str(), i.dtype)).collect()),
+            "outputs": items(self.outputs.iter().map(|o| (o.id.as_str(), o.dtype)).collect()),
+        })
+        .to_string()
+    }
+
+    /// Whether a run of this plan can fail after it has started writing its outputs: only an
+    /// integer division (by zero) can. A front end that must leave a caller's outputs untouched
+    /// on error runs such a plan into arrays of its own and copies them on success.
+    pub fn can_fail_midway(&self) -> bool {
+        self.nodes
+            .iter()
+            .any(|node| node.op == Op::Div && !node.dtype.is_float())
+    }
+}
+
 impl Executor<'_> {
     /// Runs the plan over `inputs`, writing `outputs` (each in declaration order) through their
     /// views; the bytes written equal [`reference::run`]'s on every pool. Progress: one step per
@@ -306,13 +403,13 @@ impl Executor<'_> {
         options: &RunOptions,
     ) -> Result<(), RunError> {
         let n = bind::bind(self.plan, inputs, outputs)?;
-        let needed = self.program.task_bytes(n) * exec::tasks_at_once(n, pool) as u64;
+        let needed = self.program.task_bytes(n) * exec::tasks_at_once(n, pool.workers()) as u64;
         if let Some(budget) = options.budget
             && needed > budget
         {
             return Err(RunError::OverBudget { needed, budget });
         }
-        let tasks = exec::task_count(n, pool);
+        let tasks = exec::task_count(n, pool.workers());
         exec::run(
             self.plan,
             &self.program,

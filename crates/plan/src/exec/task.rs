@@ -325,16 +325,16 @@ fn execute(
     first_zero
 }
 
-pub(crate) fn tasks_at_once(n: usize, pool: &Pool) -> usize {
-    pool.workers().min(task_count(n, pool))
+pub(crate) fn tasks_at_once(n: usize, workers: usize) -> usize {
+    workers.min(task_count(n, workers))
 }
 
 // Enough tasks for every worker and some slack, never more than the blocks (a task of one
 // block is already cheap next to its slots).
-pub(crate) fn task_count(n: usize, pool: &Pool) -> usize {
+pub(crate) fn task_count(n: usize, workers: usize) -> usize {
     if n < MIN_PER_WORKER {
         1
     } else {
-        (pool.workers() * TASKS_PER_WORKER).min(n.div_ceil(1024))
+        (workers * TASKS_PER_WORKER).min(n.div_ceil(1024))
     }
 }

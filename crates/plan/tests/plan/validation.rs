@@ -293,3 +293,123 @@ fn huge_lengths_and_strides_from_a_plan_are_errors_not_allocations() {
         "outputs[0] \"o\": 3000000000000001 elements of f64 cannot be allocated"
     );
 }
+
+#[test]
+fn a_layout_from_shapes_agrees_with_a_run_over_the_arrays() {
+    use lockstep_plan::DType;
+    let plan = Plan::from_json(
+        r#"{ "version": 1,
+             "inputs": [{ "id": "x", "dtype": "f32", "view": { "offset": 1, "stride": 2 } },
+                        { "id": "k", "dtype": "i16" }],
+             "nodes": [{ "id": "c", "op": "cast", "args": ["k"], "to": "f32" },
+                       { "id": "y", "op": "add", "args": ["x", "c"] }],
+             "outputs": [{ "id": "o", "from": "y", "view": { "stride": 3 } },
+                         { "id": "p", "from": "c", "view": { "offset": 2 } }] }"#,
+    )
+    .unwrap();
+    let pool = Pool::new(2).unwrap();
+    for n in [1usize, 7, 40_000, 100_001] {
+        let x = Array::from(vec![0.5f32; 2 * n]);
+        let k = Array::from(vec![3i16; n]);
+        let refs = [x.as_array_ref(), k.as_array_ref()];
+        let layout = plan
+            .layout(
+                &[(DType::F32, 2 * n), (DType::I16, n)],
+                None,
+                pool.workers(),
+            )
+            .unwrap();
+        assert_eq!(layout.elements, n);
+        assert_eq!(layout.memory, plan.memory(&refs, &pool).unwrap());
+        let outputs = plan.output_arrays(&refs).unwrap();
+        assert_eq!(
+            layout.outputs,
+            outputs.iter().map(Array::len).collect::<Vec<_>>()
+        );
+    }
+    // The shape checks are the run's, word for word.
+    let x = Array::from(vec![0.5f32; 9]);
+    let k = Array::from(vec![3u16; 4]);
+    let run_error = plan
+        .run_to_arrays(
+            &pool,
+            &Control::new(),
+            &[x.as_array_ref(), k.as_array_ref()],
+            &RunOptions::default(),
+        )
+        .unwrap_err();
+    assert_eq!(
+        plan.layout(&[(DType::F32, 9), (DType::U16, 4)], None, 2)
+            .unwrap_err(),
+        run_error
+    );
+    assert_eq!(
+        run_error.to_string(),
+        "inputs[1] \"k\": the plan reads i16, the array holds u16"
+    );
+    assert_eq!(
+        plan.layout(&[(DType::F32, 9), (DType::I16, 3)], None, 2)
+            .unwrap_err()
+            .to_string(),
+        "inputs[1] \"k\": its view takes 3 elements of its 3 but inputs[0] \"x\" has 4"
+    );
+    assert_eq!(
+        plan.layout(&[(DType::F32, 9)], None, 2)
+            .unwrap_err()
+            .to_string(),
+        "inputs: the plan has 2 inputs, the run passed 1"
+    );
+    // Outputs passed in: checked as the run checks them.
+    let layout = plan
+        .layout(&[(DType::F32, 9), (DType::I16, 4)], None, 2)
+        .unwrap();
+    assert_eq!(layout.outputs, [10, 6]);
+    let fits = [(DType::F32, 10), (DType::F32, 6)];
+    assert_eq!(
+        plan.layout(&[(DType::F32, 9), (DType::I16, 4)], Some(&fits), 2)
+            .unwrap(),
+        layout
+    );
+    let x = Array::from(vec![0.5f32; 9]);
+    let k = Array::from(vec![3i16; 4]);
+    let mut o = Array::from(vec![0f32; 9]);
+    let mut p = Array::from(vec![0f32; 6]);
+    let run_error = plan
+        .run(
+            &pool,
+            &Control::new(),
+            &[x.as_array_ref(), k.as_array_ref()],
+            &mut [o.as_array_mut(), p.as_array_mut()],
+            &RunOptions::default(),
+        )
+        .unwrap_err();
+    assert_eq!(
+        plan.layout(
+            &[(DType::F32, 9), (DType::I16, 4)],
+            Some(&[(DType::F32, 9), (DType::F32, 6)]),
+            2
+        )
+        .unwrap_err(),
+        run_error
+    );
+    assert_eq!(
+        run_error.to_string(),
+        "outputs[0] \"o\": 4 elements at offset 0 stride 3 reach past its 9 elements"
+    );
+}
+
+#[test]
+fn only_an_integer_division_can_fail_a_run_midway() {
+    let div = |dtype: &str| {
+        Plan::from_json(&format!(
+            r#"{{ "version": 1, "inputs": [{{ "id": "x", "dtype": "{dtype}" }}],
+                 "nodes": [{{ "id": "y", "op": "div", "args": ["x", "x"] }}],
+                 "outputs": [{{ "id": "o", "from": "y" }}] }}"#
+        ))
+        .unwrap()
+    };
+    assert!(div("i32").can_fail_midway());
+    assert!(div("u8").can_fail_midway());
+    assert!(!div("f32").can_fail_midway());
+    assert!(!div("f64").can_fail_midway());
+}

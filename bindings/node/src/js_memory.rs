@@ -1,0 +1,96 @@
+//! The addon's one `unsafe`: writing into JS typed arrays, and a cleanup hook carried across
+//! threads. Everything else in the addon is safe code.
+//!
+//! # Why the writes are sound
+//! napi-rs hands a typed array's memory out mutably only through an `unsafe` method, because JS
+//! may touch the buffer at any time. A run writes through such slices while no JS runs on them:
+//! - `run` (sync) blocks the only JS thread that holds the arrays for the whole call, and the
+//!   package passes no array backed by a `SharedArrayBuffer` there (another thread could write
+//!   it; `js/src/plan/backends.js` copies those instead);
+//! - `runAsync` is given only arrays the package owns (a worker's snapshot of the inputs and
+//!   its own outputs, referenced by nothing else) and holds references to them until it settles.
+//!
+//! and no two slices of a run overlap ([`check_disjoint`] refuses a run whose arrays share
+//! memory, before any slice is made mutable), so the engine's `&[T]` inputs and `&mut [T]`
+//! outputs never alias.
+
+use lockstep_plan::ArrayMut;
+use lockstep_shard::CancelToken;
+use napi::bindgen_prelude::Either8;
+
+use crate::JsArray;
+
+/// The byte range an array's elements occupy.
+fn bytes_of(array: &JsArray) -> std::ops::Range<usize> {
+    fn range<T>(slice: &[T]) -> std::ops::Range<usize> {
+        let start = slice.as_ptr() as usize;
+        start..start + size_of_val(slice)
+    }
+    match array {
+        Either8::A(v) => range(v),
+        Either8::B(v) => range(v),
+        Either8::C(v) => range(v),
+        Either8::D(v) => range(v),
+        Either8::E(v) => range(v),
+        Either8::F(v) => range(v),
+        Either8::G(v) => range(v),
+        Either8::H(v) => range(v),
+    }
+}
+
+/// `Err((i, j))` names an output `i` that shares memory with input or output `j` (as
+/// `"inputs[j]"` / `"outputs[j]"`); inputs may share memory with each other.
+pub(crate) fn check_disjoint(
+    inputs: &[JsArray],
+    outputs: &[JsArray],
+) -> Result<(), (usize, String)> {
+    let overlap = |a: &std::ops::Range<usize>, b: &std::ops::Range<usize>| {
+        !a.is_empty() && !b.is_empty() && a.start < b.end && b.start < a.end
+    };
+    for (i, output) in outputs.iter().enumerate() {
+        let mine = bytes_of(output);
+        if let Some(j) = inputs
+            .iter()
+            .position(|input| overlap(&mine, &bytes_of(input)))
+        {
+            return Err((i, format!("inputs[{j}]")));
+        }
+        if let Some(j) = outputs[..i]
+            .iter()
+            .position(|other| overlap(&mine, &bytes_of(other)))
+        {
+            return Err((i, format!("outputs[{j}]")));
+        }
+    }
+    Ok(())
+}
+
+/// The engine's mutable view of an output array.
+///
+/// Callers hold the module's invariant: no JS touches `array` while the view lives, and
+/// [`check_disjoint`] passed for the run's arrays.
+pub(crate) fn output_mut(array: &mut JsArray) -> ArrayMut<'_> {
+    // SAFETY: see the module documentation: no JS runs on these arrays during the run, none is
+    // shared with another thread, and no two of the run's arrays overlap.
+    unsafe {
+        match array {
+            Either8::A(v) => ArrayMut::I8(v.as_mut()),
+            Either8::B(v) => ArrayMut::U8(v.as_mut()),
+            Either8::C(v) => ArrayMut::I16(v.as_mut()),
+            Either8::D(v) => ArrayMut::U16(v.as_mut()),
+            Either8::E(v) => ArrayMut::I32(v.as_mut()),
+            Either8::F(v) => ArrayMut::U32(v.as_mut()),
+            Either8::G(v) => ArrayMut::F32(v.as_mut()),
+            Either8::H(v) => ArrayMut::F64(v.as_mut()),
+        }
+    }
+}
+
+/// An environment cleanup hook held by a run on the addon's threads. napi-rs's handle is a raw
+/// pointer (not `Send`); the job only carries it: it is made in `runAsync` and removed in
+/// `resolve`, both on the environment's JS thread, and never touched in between.
+pub(crate) struct Hook(pub(crate) napi::CleanupEnvHook<CancelToken>);
+
+// SAFETY: the handle is used only on the thread that made it (see the type's documentation);
+// the compute thread moves it along with the job and never dereferences it.
+unsafe impl Send for Hook {}

@@ -1,0 +1,404 @@
+//! The napi-rs addon of lockstep's npm package: the plan engine (`lockstep_plan`) natively in
+//! Node, as the platform package `lockstep-<platform>-<arch>-<libc>` ships it.
+//!
+//! # Brief overview
+//!
+//! - [`abi_version`] (`abiVersion`): the version of the plan exports, shared with the wasm
+//!   module's (`bindings/wasm`), so the package's JS drives both the same way.
+//! - [`JsPlan`] (`PlanProgram`): a plan of format v1, validated; `layout` checks a run over
+//!   arrays of given dtypes and lengths (the engine's binding checks and budget) before any
+//!   array is touched; `run` runs on the calling thread, reading and writing the caller's typed
+//!   arrays in place (no copy); `runAsync` runs on the addon's threads and resolves when done,
+//!   so the calling thread's event loop keeps turning.
+//! - [`JsControl`] (`PlanControl`): a run's cancel flag (checked between blocks) and progress.
+//!
+//! Runs use the engine's fused executor on a native pool of the shard runtime, the worker count
+//! the caller's or the shard policy's over the plan's grain; bytes are the same at every count
+//! and equal `lockstep plan run`'s.
+//!
+//! Errors carry the engine's codes (`PLAN_INVALID`, `PLAN_BINDING`, `PLAN_BUDGET`,
+//! `PLAN_DIVISION_BY_ZERO`, `PLAN_CANCELLED`, ...) as the JS error's `code`.
+//!
+//! # Threads and the caller's memory
+//! `runAsync` holds references to the typed arrays it was given (they stay alive until it
+//! settles) and the addon's threads read the inputs and write the outputs while the promise is
+//! pending: the caller must not touch those arrays until then. The package only passes arrays it
+//! owns there (a worker's snapshot of the inputs and its own outputs). When the JS environment
+//! that started a run is torn down (a worker terminated), the run is cancelled within a block.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+use lockstep_plan::{ArrayMut, ArrayRef, DType, GRAIN, Plan, RunError, RunOptions};
+use lockstep_shard::{Control, Pool, Progress, ShardPolicy};
+use napi::bindgen_prelude::{
+    AsyncTask, Either8, Float32Array, Float64Array, Int8Array, Int16Array, Int32Array, Uint8Array,
+    Uint16Array, Uint32Array,
+};
+use napi::{Env, Task};
+use napi_derive::napi;
+
+mod js_memory;
+
+use js_memory::{Hook, check_disjoint, output_mut};
+
+/// The version of the plan exports: the wasm module's `ABI_VERSION` for the same exports
+/// (`PlanProgram` with `fromJson`, `describe`, `layout`, `canFailMidway`).
+pub const ABI_VERSION: u32 = 5;
+
+/// The version of this addon's plan exports ([`ABI_VERSION`]).
+#[napi(js_name = "abiVersion")]
+pub fn abi_version() -> u32 {
+    ABI_VERSION
+}
+
+/// A JS typed array of one of the eight dtypes, held by reference.
+type JsArray = Either8<
+    Int8Array,
+    Uint8Array,
+    Int16Array,
+    Uint16Array,
+    Int32Array,
+    Uint32Array,
+    Float32Array,
+    Float64Array,
+>;
+
+/// An error for JS with the engine's `code`.
+type CodedError = napi::Error<String>;
+
+fn coded(message: String, code: &str) -> CodedError {
+    napi::Error::new(code.to_owned(), message)
+}
+
+fn run_error(error: &RunError) -> CodedError {
+    coded(error.to_string(), error.code())
+}
+
+fn input_ref(array: &JsArray) -> ArrayRef<'_> {
+    match array {
+        Either8::A(v) => ArrayRef::I8(v),
+        Either8::B(v) => ArrayRef::U8(v),
+        Either8::C(v) => ArrayRef::I16(v),
+        Either8::D(v) => ArrayRef::U16(v),
+        Either8::E(v) => ArrayRef::I32(v),
+        Either8::F(v) => ArrayRef::U32(v),
+        Either8::G(v) => ArrayRef::F32(v),
+        Either8::H(v) => ArrayRef::F64(v),
+    }
+}
+
+/// A JS number that is a whole count (in `[0, 2^53]`), else `None`.
+fn whole(value: f64) -> Option<u64> {
+    if value.is_finite() && value >= 0.0 && value.fract() == 0.0 && value <= 9_007_199_254_740_992.0
+    {
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "a whole number in [0, 2^53]"
+        )]
+        Some(value as u64)
+    } else {
+        None
+    }
+}
+
+/// `(dtype, length)` pairs from JS's dtype names and lengths.
+fn shapes(
+    dtypes: &[String],
+    lengths: &[f64],
+    side: &str,
+) -> Result<Vec<(DType, usize)>, CodedError> {
+    if dtypes.len() != lengths.len() {
+        return Err(coded(
+            format!(
+                "{side}: {} dtypes for {} lengths",
+                dtypes.len(),
+                lengths.len()
+            ),
+            "PLAN_BINDING",
+        ));
+    }
+    dtypes
+        .iter()
+        .zip(lengths)
+        .enumerate()
+        .map(|(i, (name, &len))| {
+            let dtype = DType::from_name(name)
+                .ok_or_else(|| coded(format!("{side}[{i}]: no dtype {name:?}"), "PLAN_BINDING"))?;
+            let len = whole(len)
+                .and_then(|len| usize::try_from(len).ok())
+                .ok_or_else(|| {
+                    coded(
+                        format!("{side}[{i}]: {len} is not a length"),
+                        "PLAN_BINDING",
+                    )
+                })?;
+            Ok((dtype, len))
+        })
+        .collect()
+}
+
+/// The native pools, one per worker count, made on first use and kept for the process (a
+/// pool's threads are pinned and reused: a run pays no thread start).
+fn pool(workers: usize) -> Result<Arc<Pool>, CodedError> {
+    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<Pool>>>> = OnceLock::new();
+    let mut pools = POOLS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    if let Some(pool) = pools.get(&workers) {
+        return Ok(Arc::clone(pool));
+    }
+    let pool = Arc::new(
+        Pool::new(workers)
+            .map_err(|e| coded(format!("a pool of {workers} workers: {e}"), "PLAN_RUNTIME"))?,
+    );
+    pools.insert(workers, Arc::clone(&pool));
+    Ok(pool)
+}
+
+/// The workers a run of `elements` takes: `asked`, or (0) the shard policy's count for the
+/// plan's grain on this machine.
+fn workers_for(asked: u32, elements: usize) -> usize {
+    match asked {
+        0 => ShardPolicy::detected().workers_for(elements, GRAIN),
+        n => n as usize,
+    }
+}
+
+/// A validated plan.
+#[napi(js_name = "PlanProgram")]
+pub struct JsPlan {
+    plan: Arc<Plan>,
+}
+
+#[napi]
+impl JsPlan {
+    /// The plan of format v1 in `text`, validated.
+    ///
+    /// # Errors
+    /// `PLAN_INVALID`, naming the item and field.
+    #[napi(factory, js_name = "fromJson")]
+    pub fn from_json(text: String) -> Result<JsPlan, CodedError> {
+        let plan = Plan::from_json(&text).map_err(|e| coded(e.to_string(), e.code()))?;
+        Ok(JsPlan {
+            plan: Arc::new(plan),
+        })
+    }
+
+    /// The plan's inputs and outputs (ids and dtypes, in order) as JSON
+    /// ([`Plan::signature_json`]).
+    #[napi]
+    pub fn describe(&self) -> String {
+        self.plan.signature_json()
+    }
+
+    /// Whether a run can fail after writing part of its outputs ([`Plan::can_fail_midway`]).
+    #[napi(js_name = "canFailMidway")]
+    pub fn can_fail_midway(&self) -> bool {
+        self.plan.can_fail_midway()
+    }
+
+    /// The layout of a run over inputs of these dtypes and lengths, into outputs of these
+    /// (`null`: outputs the caller allocates as long as the layout says), on `workers` workers
+    /// (0: the policy's count), held to `budget` bytes of inputs, outputs and working memory:
+    /// `[elements, input bytes, output bytes, working bytes, output lengths...]`.
+    ///
+    /// # Errors
+    /// `PLAN_BINDING` as a run over such arrays would fail; `PLAN_BUDGET` over the budget.
+    #[napi]
+    pub fn layout(
+        &self,
+        dtypes: Vec<String>,
+        lengths: Vec<f64>,
+        out_dtypes: Option<Vec<String>>,
+        out_lengths: Option<Vec<f64>>,
+        workers: u32,
+        budget: Option<f64>,
+    ) -> Result<Vec<f64>, CodedError> {
+        let inputs = shapes(&dtypes, &lengths, "inputs")?;
+        let outputs = match (out_dtypes, out_lengths) {
+            (Some(dtypes), Some(lengths)) => Some(shapes(&dtypes, &lengths, "outputs")?),
+            _ => None,
+        };
+        let budget = budget
+            .map(|b| {
+                whole(b).ok_or_else(|| {
+                    coded(
+                        format!("budget must be a whole number of bytes, not {b}"),
+                        "PLAN_BINDING",
+                    )
+                })
+            })
+            .transpose()?;
+        // The worker count depends on the element count, which the layout finds: two steps.
+        let first = self
+            .plan
+            .layout(&inputs, outputs.as_deref(), 1)
+            .map_err(|e| run_error(&e))?;
+        let layout = self
+            .plan
+            .layout(
+                &inputs,
+                outputs.as_deref(),
+                workers_for(workers, first.elements),
+            )
+            .map_err(|e| run_error(&e))?;
+        layout.memory.check(budget).map_err(|e| run_error(&e))?;
+        let mut out = vec![
+            layout.elements as f64,
+            layout.memory.inputs as f64,
+            layout.memory.outputs as f64,
+            layout.memory.working as f64,
+        ];
+        out.extend(layout.outputs.iter().map(|&len| len as f64));
+        Ok(out)
+    }
+
+    /// Runs the plan on the calling thread (blocking it) over `inputs`, writing `outputs` in
+    /// place through their views, on `workers` native workers (0: the policy's count).
+    ///
+    /// # Errors
+    /// The engine's, with their codes; after `PLAN_DIVISION_BY_ZERO` the outputs are partly
+    /// written.
+    #[napi]
+    pub fn run(
+        &self,
+        inputs: Vec<JsArray>,
+        mut outputs: Vec<JsArray>,
+        workers: u32,
+    ) -> Result<(), CodedError> {
+        run_plan(&self.plan, &inputs, &mut outputs, workers, &Control::new())
+            .map_err(|e| run_error(&e))
+    }
+
+    /// [`run`](Self::run) on the addon's threads: resolves to `null` when done, or to
+    /// `[code, message]` when the run failed (a promise of an outcome, so the engine's code
+    /// reaches JS as is). `control` cancels it (between blocks) and reads its progress.
+    #[napi(
+        js_name = "runAsync",
+        ts_return_type = "Promise<[string, string] | null>"
+    )]
+    pub fn run_async(
+        &self,
+        env: Env,
+        inputs: Vec<JsArray>,
+        outputs: Vec<JsArray>,
+        workers: u32,
+        control: &JsControl,
+    ) -> AsyncTask<PlanJob> {
+        let cancel = control.control.cancel_token().clone();
+        // A worker terminated mid-run takes its environment with it: cancel the run then, so
+        // the addon's threads stop within a block instead of running on for nobody.
+        let hook = env
+            .add_env_cleanup_hook(cancel, |cancel| cancel.cancel())
+            .ok()
+            .map(Hook);
+        AsyncTask::new(PlanJob {
+            plan: Arc::clone(&self.plan),
+            inputs,
+            outputs,
+            workers,
+            control: control.control.clone(),
+            hook,
+        })
+    }
+}
+
+fn run_plan(
+    plan: &Plan,
+    inputs: &[JsArray],
+    outputs: &mut [JsArray],
+    workers: u32,
+    control: &Control,
+) -> Result<(), RunError> {
+    check_disjoint(inputs, outputs).map_err(|(i, other)| RunError::Binding {
+        at: format!("outputs[{i}]"),
+        message: format!("shares memory with {other}"),
+    })?;
+    let refs: Vec<ArrayRef<'_>> = inputs.iter().map(input_ref).collect();
+    let elements = plan.element_count(&refs)?;
+    let pool =
+        pool(workers_for(workers, elements)).map_err(|e| RunError::Runtime(e.reason.clone()))?;
+    let mut views: Vec<ArrayMut<'_>> = outputs.iter_mut().map(output_mut).collect();
+    plan.run(&pool, control, &refs, &mut views, &RunOptions::default())
+}
+
+/// A run of [`JsPlan::run_async`] on the addon's threads.
+pub struct PlanJob {
+    plan: Arc<Plan>,
+    inputs: Vec<JsArray>,
+    outputs: Vec<JsArray>,
+    workers: u32,
+    control: Control,
+    hook: Option<Hook>,
+}
+
+impl Task for PlanJob {
+    type Output = Option<RunError>;
+    type JsValue = Option<Vec<String>>;
+
+    fn compute(&mut self) -> napi::Result<Self::Output> {
+        Ok(run_plan(
+            &self.plan,
+            &self.inputs,
+            &mut self.outputs,
+            self.workers,
+            &self.control,
+        )
+        .err())
+    }
+
+    fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<Self::JsValue> {
+        if let Some(Hook(hook)) = self.hook.take() {
+            env.remove_env_cleanup_hook(hook)?;
+        }
+        Ok(output.map(|error| vec![error.code().to_owned(), error.to_string()]))
+    }
+}
+
+/// A run's cancel flag and progress, shared with the addon's threads.
+#[napi(js_name = "PlanControl")]
+pub struct JsControl {
+    control: Control,
+    done: Arc<AtomicU64>,
+    total: Arc<AtomicU64>,
+}
+
+#[napi]
+impl JsControl {
+    /// A control for one run: not cancelled, no progress.
+    #[napi(constructor)]
+    #[allow(clippy::new_without_default, reason = "a JS constructor")]
+    pub fn new() -> Self {
+        let done = Arc::new(AtomicU64::new(0));
+        let total = Arc::new(AtomicU64::new(0));
+        let (d, t) = (Arc::clone(&done), Arc::clone(&total));
+        let progress = Progress::new(move |report| {
+            d.store(report.done, Ordering::Relaxed);
+            t.store(report.total.unwrap_or(report.done), Ordering::Relaxed);
+        });
+        JsControl {
+            control: Control::new().with_progress(progress),
+            done,
+            total,
+        }
+    }
+
+    /// Cancels the run: it stops after the blocks in flight and fails with `PLAN_CANCELLED`.
+    #[napi]
+    pub fn cancel(&self) {
+        self.control.cancel_token().cancel();
+    }
+
+    /// `[done, total]` elements of the run so far (`[0, 0]` before its first report).
+    #[napi]
+    pub fn progress(&self) -> Vec<f64> {
+        vec![
+            self.done.load(Ordering::Relaxed) as f64,
+            self.total.load(Ordering::Relaxed) as f64,
+        ]
+    }
+}

@@ -1,0 +1,366 @@
+//! Plans in this module (`PlanProgram` in JS): the engine's fused executor on the current-thread
+//! pool, so a run gives the bytes `lockstep plan run` gives at any worker count.
+//!
+//! A run crosses the boundary by copies, one each way: each input is copied once into this
+//! module's memory (`setInput`), each output once out of it (`takeOutput`, a new typed array).
+//! An output the caller passed in is copied in first (`setOutput`), so the elements its view
+//! skips keep their values, as a native run into the caller's array keeps them.
+//!
+//! Every error is a JS `Error` with the engine's message and `code` (`PLAN_INVALID`,
+//! `PLAN_BINDING`, `PLAN_BUDGET`, `PLAN_DIVISION_BY_ZERO`, ...: [`lockstep_plan::RunError::code`]).
+
+use std::cell::RefCell;
+
+use js_sys::{Function, Reflect};
+use lockstep_plan::{Array, ArrayMut, ArrayRef, DType, Plan, RunError, RunOptions};
+use lockstep_shard::{Control, Pool, Progress};
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
+
+/// A JS `Error` with `message` and a `code` property.
+fn coded(message: &str, code: &str) -> JsValue {
+    let error = js_sys::Error::new(message);
+    // Setting a property on a fresh Error cannot fail.
+    let _ = Reflect::set(&error, &"code".into(), &code.into());
+    error.into()
+}
+
+fn run_error(error: &RunError) -> JsValue {
+    coded(&error.to_string(), error.code())
+}
+
+/// A validated plan, the arrays of its next run, and the outputs of its last.
+#[wasm_bindgen(js_name = PlanProgram)]
+pub struct JsPlan {
+    plan: Plan,
+    inputs: Vec<Option<Array>>,
+    outputs: Vec<Option<Array>>,
+    node_by_node: bool,
+}
+
+thread_local! {
+    /// The progress callback of the run in flight: the runtime's progress sink must be `Send`,
+    /// a JS function is not, and this module runs on one thread.
+    static BEAT: RefCell<Option<Function>> = const { RefCell::new(None) };
+    /// What that callback threw (the run is then cancelled and ends with it).
+    static THROWN: RefCell<Option<JsValue>> = const { RefCell::new(None) };
+}
+
+#[wasm_bindgen(js_class = PlanProgram)]
+impl JsPlan {
+    /// The plan of format v1 in `text`, validated.
+    ///
+    /// # Errors
+    /// `PLAN_INVALID`, naming the item and field.
+    #[wasm_bindgen(js_name = fromJson)]
+    pub fn from_json(text: &str) -> Result<JsPlan, JsValue> {
+        let plan = Plan::from_json(text).map_err(|e| coded(&e.to_string(), e.code()))?;
+        Ok(JsPlan {
+            inputs: vec![None; plan.inputs().len()],
+            outputs: vec![None; plan.outputs().len()],
+            plan,
+            node_by_node: false,
+        })
+    }
+
+    /// The plan's inputs and outputs, in declaration order, as JSON:
+    /// `{ "inputs": [{ "id": "x", "dtype": "f32" }, ...], "outputs": [...] }`.
+    pub fn describe(&self) -> String {
+        self.plan.signature_json()
+    }
+
+    /// The layout of a run over inputs of these dtypes and lengths, into outputs of these
+    /// (`None`: outputs this module allocates), on `workers` workers ([`Plan::layout`]), held to
+    /// `budget` bytes of inputs, outputs and working memory together:
+    /// `[elements, input bytes, output bytes, working bytes, output lengths...]`.
+    ///
+    /// # Errors
+    /// `PLAN_BINDING`, as a run over such arrays would fail; `PLAN_BUDGET` over the budget.
+    pub fn layout(
+        &self,
+        dtypes: Vec<String>,
+        lengths: Vec<f64>,
+        out_dtypes: Option<Vec<String>>,
+        out_lengths: Option<Vec<f64>>,
+        workers: u32,
+        budget: Option<f64>,
+    ) -> Result<Vec<f64>, JsValue> {
+        let inputs = shapes(&dtypes, &lengths, "inputs")?;
+        let outputs = match (out_dtypes, out_lengths) {
+            (Some(dtypes), Some(lengths)) => Some(shapes(&dtypes, &lengths, "outputs")?),
+            _ => None,
+        };
+        let budget = budget
+            .map(|b| {
+                crate::whole(b).ok_or_else(|| {
+                    coded(
+                        &format!("budget must be a whole number of bytes, not {b}"),
+                        "PLAN_BINDING",
+                    )
+                })
+            })
+            .transpose()?;
+        let layout = self
+            .plan
+            .layout(&inputs, outputs.as_deref(), workers as usize)
+            .map_err(|e| run_error(&e))?;
+        layout.memory.check(budget).map_err(|e| run_error(&e))?;
+        let mut out = vec![
+            layout.elements as f64,
+            layout.memory.inputs as f64,
+            layout.memory.outputs as f64,
+            layout.memory.working as f64,
+        ];
+        out.extend(layout.outputs.iter().map(|&len| len as f64));
+        Ok(out)
+    }
+
+    /// Runs node by node from now on (`true`) or fused (`false`, the default): the bench's
+    /// baseline of the prior system's way ([`Plan::node_by_node_executor`]: the same kernels, no
+    /// fused runs, every node a full pass into a full-size intermediate). Same bytes.
+    #[wasm_bindgen(js_name = setNodeByNode)]
+    pub fn set_node_by_node(&mut self, on: bool) {
+        self.node_by_node = on;
+    }
+
+    /// Whether a run can fail after writing part of its outputs ([`Plan::can_fail_midway`]).
+    #[wasm_bindgen(js_name = canFailMidway)]
+    pub fn can_fail_midway(&self) -> bool {
+        self.plan.can_fail_midway()
+    }
+
+    /// Copies `array` (any of the eight typed arrays) in as input `index` of the next run.
+    ///
+    /// # Errors
+    /// `PLAN_BINDING` for an index past the inputs or a value that is not one of the typed
+    /// arrays.
+    #[wasm_bindgen(js_name = setInput)]
+    pub fn set_input(&mut self, index: usize, array: &JsValue) -> Result<(), JsValue> {
+        let array = copied(array, &format!("inputs[{index}]"))?;
+        *slot(&mut self.inputs, index, "inputs")? = Some(array);
+        Ok(())
+    }
+
+    /// Copies `array` in as output `index` of the next run (a caller's output: the elements its
+    /// view skips keep their values). An output not set is allocated, zeroed.
+    ///
+    /// # Errors
+    /// As [`set_input`](Self::set_input).
+    #[wasm_bindgen(js_name = setOutput)]
+    pub fn set_output(&mut self, index: usize, array: &JsValue) -> Result<(), JsValue> {
+        let array = copied(array, &format!("outputs[{index}]"))?;
+        *slot(&mut self.outputs, index, "outputs")? = Some(array);
+        Ok(())
+    }
+
+    /// Runs the plan over the inputs set, into the outputs set or new ones; the inputs are
+    /// dropped either way. `progress(done, total)` is called as elements finish (a few dozen times a run at most);
+    /// an exception it throws ends the run with that exception.
+    ///
+    /// # Errors
+    /// The engine's errors with their codes; nothing is kept of a failed run's outputs.
+    pub fn run(&mut self, progress: Option<Function>) -> Result<(), JsValue> {
+        let inputs: Vec<Array> = std::mem::take(&mut self.inputs)
+            .into_iter()
+            .enumerate()
+            .map(|(i, input)| {
+                input.ok_or_else(|| coded(&format!("inputs[{i}]: not set"), "PLAN_BINDING"))
+            })
+            .collect::<Result<_, _>>()
+            .inspect_err(|_| self.reset())?;
+        self.inputs = vec![None; self.plan.inputs().len()];
+        let refs: Vec<ArrayRef<'_>> = inputs.iter().map(Array::as_array_ref).collect();
+        let result = self.run_over(&refs, progress);
+        if result.is_err() {
+            self.reset();
+        }
+        result
+    }
+
+    /// Output `index` of the last run as a new typed array of its dtype (moved out: a second
+    /// take is an error).
+    ///
+    /// # Errors
+    /// `PLAN_BINDING` if there is no such output.
+    #[wasm_bindgen(js_name = takeOutput)]
+    pub fn take_output(&mut self, index: usize) -> Result<JsValue, JsValue> {
+        let array = slot(&mut self.outputs, index, "outputs")?
+            .take()
+            .ok_or_else(|| {
+                coded(
+                    &format!("outputs[{index}]: no run wrote it"),
+                    "PLAN_BINDING",
+                )
+            })?;
+        Ok(match &array {
+            Array::I8(v) => js_sys::Int8Array::from(&v[..]).into(),
+            Array::U8(v) => js_sys::Uint8Array::from(&v[..]).into(),
+            Array::I16(v) => js_sys::Int16Array::from(&v[..]).into(),
+            Array::U16(v) => js_sys::Uint16Array::from(&v[..]).into(),
+            Array::I32(v) => js_sys::Int32Array::from(&v[..]).into(),
+            Array::U32(v) => js_sys::Uint32Array::from(&v[..]).into(),
+            Array::F32(v) => js_sys::Float32Array::from(&v[..]).into(),
+            Array::F64(v) => js_sys::Float64Array::from(&v[..]).into(),
+        })
+    }
+}
+
+impl JsPlan {
+    fn reset(&mut self) {
+        self.inputs = vec![None; self.plan.inputs().len()];
+        self.outputs = vec![None; self.plan.outputs().len()];
+    }
+
+    fn run_over(
+        &mut self,
+        inputs: &[ArrayRef<'_>],
+        progress: Option<Function>,
+    ) -> Result<(), JsValue> {
+        let layout = self
+            .plan
+            .layout(
+                &inputs
+                    .iter()
+                    .map(|a| (a.dtype(), a.len()))
+                    .collect::<Vec<_>>(),
+                None,
+                1,
+            )
+            .map_err(|e| run_error(&e))?;
+        let mut outputs: Vec<Array> = Vec::with_capacity(self.outputs.len());
+        for (i, (slot, output)) in self.outputs.iter_mut().zip(self.plan.outputs()).enumerate() {
+            outputs.push(match slot.take() {
+                Some(array) => array,
+                None => Array::try_zeros(output.dtype, layout.outputs[i]).ok_or_else(|| {
+                    coded(
+                        &format!(
+                            "outputs[{i}]: {} elements of {} cannot be allocated",
+                            layout.outputs[i], output.dtype
+                        ),
+                        "PLAN_BINDING",
+                    )
+                })?,
+            });
+        }
+        let control = Control::new();
+        let control = match progress {
+            None => control,
+            Some(callback) => {
+                BEAT.with(|beat| *beat.borrow_mut() = Some(callback));
+                let cancel = control.cancel_token().clone();
+                control.with_progress(Progress::new(move |report| {
+                    BEAT.with(|beat| {
+                        let Some(callback) = &*beat.borrow() else {
+                            return;
+                        };
+                        let total = report.total.unwrap_or(report.done) as f64;
+                        if let Err(error) = callback.call2(
+                            &JsValue::NULL,
+                            &(report.done as f64).into(),
+                            &total.into(),
+                        ) {
+                            THROWN.with(|thrown| *thrown.borrow_mut() = Some(error));
+                            cancel.cancel();
+                        }
+                    });
+                }))
+            }
+        };
+        let result = {
+            let mut views: Vec<ArrayMut<'_>> =
+                outputs.iter_mut().map(Array::as_array_mut).collect();
+            let executor = if self.node_by_node {
+                self.plan.node_by_node_executor(layout.elements)
+            } else {
+                self.plan.executor()
+            };
+            executor.run(
+                &Pool::current_thread(),
+                &control,
+                inputs,
+                &mut views,
+                &RunOptions::default(),
+            )
+        };
+        BEAT.with(|beat| *beat.borrow_mut() = None);
+        if let Some(error) = THROWN.with(|thrown| thrown.borrow_mut().take()) {
+            return Err(error);
+        }
+        result.map_err(|e| run_error(&e))?;
+        self.outputs = outputs.into_iter().map(Some).collect();
+        Ok(())
+    }
+}
+
+fn slot<'a>(
+    slots: &'a mut [Option<Array>],
+    index: usize,
+    side: &str,
+) -> Result<&'a mut Option<Array>, JsValue> {
+    let count = slots.len();
+    slots.get_mut(index).ok_or_else(|| {
+        coded(
+            &format!("{side}[{index}]: the plan has {count} {side}"),
+            "PLAN_BINDING",
+        )
+    })
+}
+
+/// The typed array `value` copied into an engine array of its dtype.
+fn copied(value: &JsValue, at: &str) -> Result<Array, JsValue> {
+    macro_rules! try_each {
+        ($($js:ty),*) => {$(
+            if let Some(array) = value.dyn_ref::<$js>() {
+                return Ok(Array::from(array.to_vec()));
+            }
+        )*};
+    }
+    try_each!(
+        js_sys::Int8Array,
+        js_sys::Uint8Array,
+        js_sys::Int16Array,
+        js_sys::Uint16Array,
+        js_sys::Int32Array,
+        js_sys::Uint32Array,
+        js_sys::Float32Array,
+        js_sys::Float64Array
+    );
+    Err(coded(
+        &format!(
+            "{at}: not one of Int8Array, Uint8Array, Int16Array, Uint16Array, Int32Array, Uint32Array, Float32Array, Float64Array"
+        ),
+        "PLAN_BINDING",
+    ))
+}
+
+/// `(dtype, length)` pairs from JS's dtype names and lengths.
+fn shapes(dtypes: &[String], lengths: &[f64], side: &str) -> Result<Vec<(DType, usize)>, JsValue> {
+    if dtypes.len() != lengths.len() {
+        return Err(coded(
+            &format!(
+                "{side}: {} dtypes for {} lengths",
+                dtypes.len(),
+                lengths.len()
+            ),
+            "PLAN_BINDING",
+        ));
+    }
+    dtypes
+        .iter()
+        .zip(lengths)
+        .enumerate()
+        .map(|(i, (name, &len))| {
+            let dtype = DType::from_name(name)
+                .ok_or_else(|| coded(&format!("{side}[{i}]: no dtype {name:?}"), "PLAN_BINDING"))?;
+            let len = crate::whole(len)
+                .and_then(|len| usize::try_from(len).ok())
+                .ok_or_else(|| {
+                    coded(
+                        &format!("{side}[{i}]: {len} is not a length"),
+                        "PLAN_BINDING",
+                    )
+                })?;
+            Ok((dtype, len))
+        })
+        .collect()
+}

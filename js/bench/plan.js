@@ -1,0 +1,207 @@
+// The plan bench in Node: chains of f32 additions (x + 1 + 1 ..., 3 and 64 nodes) over 1K, 256K
+// and 1M elements through runPlan, on the native addon and both wasm builds, on the calling
+// thread and on a worker; beside, in the same run: the CLI's executor in process
+// (lockstep-bench plan), numpy (a new array per node), numpy in place and numexpr
+// (peers/plan.py), a node-by-node loop in JS over typed arrays, and the wasm simd128 build run
+// node by node (the prior system's way: every node a full pass). Medians of --repeats.
+//
+//   node bench/plan.js [--repeats 21] [--elements 1024,262144,1048576] [--nodes 3,64]
+//
+// Columns: end-to-end ms (runPlan called to its outputs in hand: for a worker, the snapshot of
+// the inputs, the round trip and the copies included); submission ms (worker: runPlan called to
+// the task posted); the event loop's longest gap (ms between two ticks of a 1 ms timer, or
+// from the last tick to the end of the run) while the run is in flight; worker startup (a new
+// pool's first run of one element). Needs scripts/build-wasm, scripts/build-node, the release
+// lockstep-bench (cargo build --release -p lockstep-bench) and scripts/install-peers.
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Pool, closePlanPools, createPlanPool, planInfo, runPlan } from '../src/index.js';
+
+const { values: args } = parseArgs({
+  options: {
+    repeats: { type: 'string', default: '21' },
+    elements: { type: 'string', default: '1024,262144,1048576' },
+    nodes: { type: 'string', default: '3,64' },
+  },
+});
+const REPEATS = Number(args.repeats);
+const ELEMENTS = args.elements.split(',').map(Number);
+const NODES = args.nodes.split(',').map(Number);
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const now = () => performance.now();
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+const fmt = (ms) => (ms === undefined ? '-' : ms.toFixed(3));
+const ratio = (a, b) => (a === undefined || b === undefined ? '-' : `${(a / b).toFixed(2)}x`);
+
+const chain = (nodes) => ({
+  version: 1,
+  inputs: [{ id: 'x', dtype: 'f32' }],
+  constants: [{ id: 'one', dtype: 'f32', value: 1 }],
+  nodes: Array.from({ length: nodes }, (_, i) => ({ id: `n${i}`, op: 'add', args: [i === 0 ? 'x' : `n${i - 1}`, 'one'] })),
+  outputs: [{ id: 'y', from: `n${nodes - 1}` }],
+});
+
+/** A pool that notes when each task has been posted (run returns after the snapshot and post). */
+class TimedPool extends Pool {
+  posted = 0;
+  run(op, input, options) {
+    const promise = super.run(op, input, options);
+    this.posted = now();
+    return promise;
+  }
+}
+
+/** The median ms of `run()` and the median longest event-loop gap during it. */
+async function timed(run, repeats = REPEATS) {
+  await run();
+  const times = [];
+  const gaps = [];
+  const submissions = [];
+  for (let r = 0; r < repeats; r++) {
+    let last = now();
+    let gap = 0;
+    const tick = setInterval(() => {
+      const t = now();
+      gap = Math.max(gap, t - last);
+      last = t;
+    }, 1);
+    // Let the timer start ticking before the run.
+    await new Promise((resolve) => setTimeout(resolve, 3));
+    last = now();
+    gap = 0;
+    const start = now();
+    const submitted = await run();
+    const end = now();
+    clearInterval(tick);
+    gaps.push(Math.max(gap, end - last));
+    times.push(end - start);
+    if (typeof submitted === 'number') submissions.push(submitted - start);
+  }
+  return { ms: median(times), gap: median(gaps), submission: submissions.length ? median(submissions) : undefined };
+}
+
+/** lockstep-bench plan's fused executor times (1 and 2 workers), in process, per (nodes, n). */
+function cliTimes() {
+  const bin = `${root}target/release/lockstep-bench`;
+  if (!existsSync(bin)) return {};
+  const out = execFileSync(bin, ['--workers', '1,2', 'plan', '--dtypes', 'f32', '--nodes', NODES.join(','), '--elements', ELEMENTS.join(','), '--repeats', String(REPEATS)], { encoding: 'utf8', cwd: root });
+  const times = {};
+  for (const line of out.split('\n')) {
+    const cells = line.split('|').map((c) => c.trim());
+    if (cells[1] === 'f32') times[`${cells[2]}/${cells[3]}`] = { w1: Number(cells[4]), w2: Number(cells[5]) };
+  }
+  return times;
+}
+
+/** numpy, numpy in place, numexpr medians (peers/plan.py) for (nodes, n). */
+function numpyTimes(nodes, n) {
+  const python = `${root}peers/.venv/bin/python`;
+  if (!existsSync(python)) return {};
+  const out = execFileSync(python, [`${root}peers/plan.py`, 'bench', '--dtype', 'f32', '--elements', String(n), '--nodes', String(nodes), '--repeats', String(REPEATS)], { encoding: 'utf8' });
+  return JSON.parse(out);
+}
+
+/** The JS loop node by node: every node a new full-size typed array. */
+function jsNodeByNode(nodes, x) {
+  let y = x;
+  for (let k = 0; k < nodes; k++) {
+    const next = new Float32Array(y.length);
+    for (let i = 0; i < y.length; i++) next[i] = y[i] + 1;
+    y = next;
+  }
+  return y;
+}
+
+const info = await planInfo();
+if (info.backend !== 'native') throw new Error(`the native addon does not load (${info.reason}): run scripts/build-node`);
+const BACKENDS = [
+  { label: 'native', options: { backend: 'native' } },
+  { label: 'wasm simd128', options: { backend: 'wasm', wasm: 'simd' } },
+  { label: 'wasm scalar', options: { backend: 'wasm', wasm: 'scalar' } },
+];
+const pools = new Map(BACKENDS.map((b) => [b.label, new TimedPool({ worker: new URL('../src/plan-worker.js', import.meta.url), workers: 1, abi: 5, config: { ...b.options } })]));
+
+// The simd128 build's glue, as the package loaded it in this realm: node by node on it.
+await runPlan(chain(1), [new Float32Array(1)], { backend: 'wasm', wasm: 'simd', placement: 'sync' });
+const simdGlue = await import('../wasm/simd/lockstep_wasm.js');
+
+const cli = cliTimes();
+const rows = [];
+for (const nodes of NODES) {
+  const plan = JSON.stringify(chain(nodes));
+  for (const n of ELEMENTS) {
+    const x = new Float32Array(n).fill(0.5);
+    const expect = 0.5 + nodes;
+    const row = { nodes, n, runs: {} };
+    for (const { label, options } of BACKENDS) {
+      const pool = pools.get(label);
+      const sync = await timed(async () => {
+        const [y] = await runPlan(plan, [x], { ...options, placement: 'sync' });
+        if (y[n - 1] !== expect) throw new Error(`${label}: ${y[n - 1]}`);
+      });
+      const worker = await timed(async () => {
+        const done = runPlan(plan, [x], { ...options, placement: 'worker', pool });
+        const posted = pool.posted;
+        const [y] = await done;
+        if (y[n - 1] !== expect) throw new Error(`${label} worker: ${y[n - 1]}`);
+        return posted;
+      });
+      row.runs[label] = { sync, worker };
+    }
+    // The addon on one worker (the CLI column's 1w), sync.
+    row.native1 = await timed(() => runPlan(plan, [x], { backend: 'native', placement: 'sync', workers: 1 }));
+    const nbn = simdGlue.PlanProgram.fromJson(plan);
+    nbn.setNodeByNode(true);
+    row.wasmNodeByNode = await timed(() => {
+      nbn.setInput(0, x);
+      nbn.run();
+      return void nbn.takeOutput(0);
+    });
+    nbn.free();
+    row.js = await timed(() => void jsNodeByNode(nodes, x), Math.min(REPEATS, nodes * n > 1e7 ? 7 : REPEATS));
+    row.numpy = numpyTimes(nodes, n);
+    row.cli = cli[`${nodes}/${n}`];
+    rows.push(row);
+  }
+}
+
+// Worker startup: a new pool's first run of one element (median of 5).
+const startups = {};
+for (const { label, options } of BACKENDS) {
+  const times = [];
+  for (let i = 0; i < 5; i++) {
+    const pool = createPlanPool({ ...options, workers: 1 });
+    const start = now();
+    await runPlan(chain(1), [new Float32Array(1)], { ...options, pool });
+    times.push(now() - start);
+    await pool.close();
+  }
+  startups[label] = median(times);
+}
+for (const pool of pools.values()) await pool.close();
+await closePlanPools();
+
+console.log(`plan bench (Node ${process.version}): f32 addition chains, medians of ${REPEATS}; addon workers: the policy's (2 here at 256K+, 1 below)`);
+console.log('\n| nodes | elements | backend | sync ms | worker ms | worker - sync ms | submission ms | sync gap ms | worker gap ms |');
+console.log('|---|---|---|---|---|---|---|---|---|');
+for (const row of rows) {
+  for (const [label, { sync, worker }] of Object.entries(row.runs)) {
+    console.log(`| ${row.nodes} | ${row.n} | ${label} | ${fmt(sync.ms)} | ${fmt(worker.ms)} | ${fmt(worker.ms - sync.ms)} | ${fmt(worker.submission)} | ${fmt(sync.gap)} | ${fmt(worker.gap)} |`);
+  }
+}
+console.log('\n| nodes | elements | addon sync ms | addon 1w sync ms | CLI in-process 1w / 2w ms | addon / CLI 2w | addon 1w / CLI 1w | wasm simd fused ms | wasm simd node-by-node ms | nbn / fused | wasm simd / addon 1w | JS node-by-node ms | numpy ms | numpy in place ms | numexpr ms |');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+for (const row of rows) {
+  const addon = row.runs.native.sync.ms;
+  const simd = row.runs['wasm simd128'].sync.ms;
+  console.log(
+    `| ${row.nodes} | ${row.n} | ${fmt(addon)} | ${fmt(row.native1.ms)} | ${row.cli ? `${fmt(row.cli.w1)} / ${fmt(row.cli.w2)}` : '-'} | ${ratio(addon, row.cli?.w2)} | ${ratio(row.native1.ms, row.cli?.w1)} | ${fmt(simd)} | ${fmt(row.wasmNodeByNode.ms)} | ${ratio(row.wasmNodeByNode.ms, simd)} | ${ratio(simd, row.native1.ms)} | ${fmt(row.js.ms)} | ${fmt(row.numpy.numpy)} | ${fmt(row.numpy.numpy_in_place)} | ${fmt(row.numpy.numexpr)} |`,
+  );
+}
+console.log(`\nworker startup (a new pool's first run), ms: ${Object.entries(startups).map(([k, v]) => `${k} ${fmt(v)}`).join(', ')}`);

@@ -1,0 +1,335 @@
+// @ts-check
+// The two places a plan runs: lockstep's native addon (bindings/node, through its platform
+// package) and lockstep's wasm module (bindings/wasm, simd128 where the engine has it). Both hold
+// the same engine (lockstep_plan), so both give the bytes `lockstep plan run` gives; this file
+// makes them one shape (`Backend`, `Program`) and says which one loaded and why (`info`).
+//
+// 'auto' tries the native addon, then falls back to wasm when its platform package is not
+// installed (MODULE_NOT_FOUND) or its binary cannot be loaded (ERR_DLOPEN_FAILED: another libc,
+// a missing symbol); any other failure of the addon is an error, not a silent fallback.
+
+import { PlanError } from '../errors.js';
+import { fieldOf, messageOf } from '../fields.js';
+import { isNode } from '../platform.js';
+import { loadWasm, simdSupported } from '../wasm.js';
+import { ARRAY_OF, needsCopies } from './arrays.js';
+
+/** @typedef {import('./arrays.js').DType} DType */
+/** @typedef {import('./arrays.js').PlanArray} PlanArray */
+/** @typedef {'native' | 'wasm' | 'auto'} BackendChoice */
+
+/**
+ * What the native addon and the wasm module both export for plans: `PlanProgram`.
+ *
+ * @typedef {object} EngineProgram
+ * @property {() => string} describe
+ * @property {(dtypes: string[], lengths: number[], outDtypes: string[] | undefined | null,
+ *             outLengths: number[] | undefined | null, workers: number, budget: number | undefined | null) => ArrayLike<number>} layout
+ * @property {() => boolean} canFailMidway
+ * @property {() => void} free
+ */
+
+/**
+ * A plan compiled by one backend.
+ *
+ * @typedef {object} Program
+ * @property {Signature[]} inputs   the plan's inputs (id and dtype), in order
+ * @property {Signature[]} outputs  its outputs
+ * @property {boolean} canFailMidway  whether a run can fail after writing part of its outputs
+ * @property {(inputs: Shape[], outputs: Shape[] | undefined, workers: number, budget: number | undefined) => Layout} layout
+ *   the engine's checks of a run over arrays of these shapes (PlanError before any work)
+ * @property {(inputs: PlanArray[], outputs: Array<PlanArray | undefined>, layout: Layout,
+ *             progress?: (done: number, total: number) => void) => PlanArray[]} run
+ *   runs on the calling thread into `outputs` (the caller's arrays, checked by `layout`; an
+ *   undefined one is allocated as long as the layout says) and returns them
+ * @property {(inputs: PlanArray[], outputs: PlanArray[], workers: number,
+ *             progress?: (done: number, total: number) => void) => { done: Promise<void>, cancel(): void }} [start]
+ *   the native addon only: runs off the calling thread (cancel takes effect within a block)
+ */
+
+/** @typedef {{ dtype: DType, length: number }} Shape */
+/** @typedef {{ id: string, dtype: DType }} Signature */
+/**
+ * @typedef {object} Layout
+ * @property {number} elements
+ * @property {number[]} outputs  each output's length in elements
+ * @property {{ inputs: number, outputs: number, working: number, total: number }} memory
+ */
+
+/**
+ * A loaded backend.
+ *
+ * @typedef {object} Backend
+ * @property {'native' | 'wasm-simd' | 'wasm-scalar'} kind
+ * @property {(json: string) => Program} compile  PlanError PLAN_INVALID for a plan that does not validate
+ * @property {number} abi  the version of its exports (bindings/wasm ABI_VERSION; the addon's
+ *   plan exports share it)
+ * @property {number} defaultWorkers  the workers a run takes when not told (wasm: 1, its
+ *   current-thread pool; parallelism comes from the pool of workers)
+ */
+
+/**
+ * Which backend loaded and why: `{ backend, asked, reason }`; `reason` says why 'auto' fell
+ * back to wasm (the platform package missing or its binary refused), else undefined.
+ *
+ * @typedef {object} BackendInfo
+ * @property {'native' | 'wasm-simd' | 'wasm-scalar'} backend
+ * @property {BackendChoice} asked
+ * @property {string | undefined} reason
+ * @property {string | undefined} nativePackage  the platform package tried (Node only)
+ */
+
+/** The platform package holding this machine's native addon, or undefined off Node. */
+export function platformPackage() {
+  if (!isNode) return undefined;
+  const glibc = /** @type {any} */ (process.report?.getReport?.())?.header?.glibcVersionRuntime;
+  const abi = process.platform === 'linux' ? (glibc ? '-gnu' : '-musl') : process.platform === 'win32' ? '-msvc' : '';
+  return `lockstep-${process.platform}-${process.arch}${abi}`;
+}
+
+/** @param {unknown} thrown */
+const asPlanError = (thrown) => {
+  if (thrown instanceof PlanError) return thrown;
+  const code = fieldOf(thrown, 'code');
+  const message = String(messageOf(thrown) ?? thrown);
+  // The engine's codes are PLAN_*; anything else thrown by an engine is its runtime failing.
+  return typeof code === 'string' && code.startsWith('PLAN_')
+    ? new PlanError(message, code, { cause: thrown })
+    : new PlanError(message, 'PLAN_RUNTIME', { cause: thrown });
+};
+
+/**
+ * The addon's exports, or why it cannot load: `{ addon }` or `{ reason }`. Throws for a failure
+ * other than a missing package or a refused binary.
+ *
+ * @returns {Promise<{ addon: any, reason?: undefined } | { addon?: undefined, reason: string }>}
+ */
+async function loadAddon() {
+  const name = platformPackage();
+  if (name === undefined) return { reason: 'the native addon runs in Node only' };
+  const { createRequire } = await import('node:module');
+  const require = createRequire(import.meta.url);
+  try {
+    return { addon: require(name) };
+  } catch (error) {
+    const code = fieldOf(error, 'code');
+    if (code === 'MODULE_NOT_FOUND' || code === 'ERR_DLOPEN_FAILED') {
+      return { reason: `${name} ${code === 'MODULE_NOT_FOUND' ? 'is not installed' : 'cannot be loaded'} (${code}: ${String(messageOf(error)).split('\n')[0]})` };
+    }
+    throw error;
+  }
+}
+
+/**
+ * A Program over an engine's `PlanProgram`.
+ *
+ * @param {EngineProgram} engine
+ * @param {Program['run']} run
+ * @param {Program['start']} [start]
+ * @returns {Program}
+ */
+function program(engine, run, start) {
+  const described = JSON.parse(engine.describe());
+  return {
+    inputs: described.inputs,
+    outputs: described.outputs,
+    canFailMidway: engine.canFailMidway(),
+    layout(inputs, outputs, workers, budget) {
+      let raw;
+      try {
+        raw = engine.layout(
+          inputs.map((s) => s.dtype),
+          inputs.map((s) => s.length),
+          outputs?.map((s) => s.dtype),
+          outputs?.map((s) => s.length),
+          workers,
+          budget,
+        );
+      } catch (error) {
+        throw asPlanError(error);
+      }
+      const [elements, inBytes, outBytes, working, ...lengths] = Array.from(raw);
+      return {
+        elements,
+        outputs: lengths,
+        memory: { inputs: inBytes, outputs: outBytes, working, total: inBytes + outBytes + working },
+      };
+    },
+    run(inputs, outputs, layout, progress) {
+      try {
+        return run(inputs, outputs, layout, progress);
+      } catch (error) {
+        throw asPlanError(error);
+      }
+    },
+    start,
+  };
+}
+
+/**
+ * The wasm backend: an instance of the `flavour` build.
+ *
+ * @param {'simd' | 'scalar'} flavour
+ * @param {string | URL} [assetBase]
+ * @returns {Promise<Backend>}
+ */
+export async function wasmBackend(flavour, assetBase) {
+  /** @type {{ glue: any }} */
+  const { glue } = await loadWasm(flavour, assetBase);
+  return {
+    kind: flavour === 'simd' ? 'wasm-simd' : 'wasm-scalar',
+    abi: glue.abiVersion(),
+    defaultWorkers: 1,
+    compile(json) {
+      let engine;
+      try {
+        engine = glue.PlanProgram.fromJson(json);
+      } catch (error) {
+        throw asPlanError(error);
+      }
+      return program(engine, (inputs, outputs, _layout, progress) => {
+        // Copies in (a caller's output too: the elements its view skips are kept), one run,
+        // copies out: into the caller's outputs only once the whole run has succeeded.
+        inputs.forEach((array, i) => engine.setInput(i, array));
+        outputs.forEach((array, i) => array && engine.setOutput(i, array));
+        engine.run(progress);
+        return outputs.map((array, i) => {
+          const result = /** @type {PlanArray} */ (engine.takeOutput(i));
+          if (!array) return result;
+          array.set(/** @type {any} */ (result));
+          return array;
+        });
+      });
+    },
+  };
+}
+
+/**
+ * The native backend over the addon's exports.
+ *
+ * @param {any} addon
+ * @returns {Backend}
+ */
+export function nativeBackend(addon) {
+  return {
+    kind: 'native',
+    abi: addon.abiVersion(),
+    // 0: the addon asks the shard policy (the plan's grain over this machine's cores).
+    defaultWorkers: 0,
+    compile(json) {
+      let engine;
+      try {
+        engine = addon.PlanProgram.fromJson(json);
+      } catch (error) {
+        throw asPlanError(error);
+      }
+      const signature = JSON.parse(engine.describe()).outputs;
+      return program(
+        engine,
+        (inputs, outputs, layout) => {
+          if (!needsCopies(inputs, outputs)) {
+            const all = allocated(outputs, layout, signature);
+            engine.run(inputs, all, 0);
+            return all;
+          }
+          // Through copies (a copy of a caller's output keeps what its view skips).
+          const copies = allocated(outputs.map((array) => array?.slice()), layout, signature);
+          engine.run(inputs.map((array) => array.slice()), copies, 0);
+          return outputs.map((array, i) => {
+            if (!array) return copies[i];
+            array.set(/** @type {any} */ (copies[i]));
+            return array;
+          });
+        },
+        (inputs, outputs, workers, progress) => {
+          const control = new addon.PlanControl();
+          /** @type {ReturnType<typeof setInterval> | undefined} */
+          let timer;
+          if (progress) {
+            // The run reports to an atomic counter the addon's threads advance; read it here.
+            timer = setInterval(() => {
+              const [done, total] = control.progress();
+              if (total > 0) progress(done, total);
+            }, 20);
+          }
+          const done = engine
+            .runAsync(inputs, outputs, workers, control)
+            .then(
+              (/** @type {[string, string] | null} */ outcome) => {
+                if (outcome) throw new PlanError(outcome[1], outcome[0]);
+              },
+              (/** @type {unknown} */ error) => {
+                throw asPlanError(error);
+              },
+            )
+            .finally(() => clearInterval(timer));
+          return { done, cancel: () => control.cancel() };
+        },
+      );
+    },
+  };
+}
+
+/**
+ * `outputs` with each undefined one allocated (zeros) as long as `layout` says.
+ *
+ * @param {Array<PlanArray | undefined>} outputs
+ * @param {Layout} layout
+ * @param {Signature[]} signature  the plan's outputs
+ * @returns {PlanArray[]}
+ */
+export function allocated(outputs, layout, signature) {
+  return outputs.map((array, i) => array ?? new ARRAY_OF[signature[i].dtype](layout.outputs[i]));
+}
+
+/** @type {Map<string, Promise<{ backend: Backend, info: BackendInfo }>>} */
+const loaded = new Map();
+
+/**
+ * The backend `asked` for in this realm (loaded once and kept): 'native' (the addon, else a
+ * PlanError PLAN_BACKEND saying why), 'wasm' (the simd128 build where the engine has it, else
+ * scalar), 'auto' (native, else wasm, saying why in `info`). `wasm` picks a build itself:
+ * 'simd' or 'scalar' (tests and benches).
+ *
+ * @param {BackendChoice} asked
+ * @param {{ wasm?: 'simd' | 'scalar', assetBase?: string | URL }} [options]
+ */
+export function loadBackend(asked, { wasm, assetBase } = {}) {
+  const key = `${asked}/${wasm ?? ''}/${assetBase ?? ''}`;
+  let entry = loaded.get(key);
+  if (!entry) {
+    entry = load(asked, wasm, assetBase);
+    loaded.set(key, entry);
+    // A failed load is not kept: the next call tries again.
+    entry.catch(() => loaded.delete(key));
+  }
+  return entry;
+}
+
+/**
+ * @param {BackendChoice} asked
+ * @param {'simd' | 'scalar' | undefined} wasm
+ * @param {string | URL | undefined} assetBase
+ * @returns {Promise<{ backend: Backend, info: BackendInfo }>}
+ */
+async function load(asked, wasm, assetBase) {
+  if (!['native', 'wasm', 'auto'].includes(asked)) {
+    throw new PlanError(`backend must be 'native', 'wasm' or 'auto', not ${JSON.stringify(asked)}`, 'PLAN_BACKEND');
+  }
+  const nativePackage = platformPackage();
+  let reason;
+  if (asked !== 'wasm') {
+    const { addon, reason: why } = await loadAddon();
+    if (addon) return { backend: nativeBackend(addon), info: { backend: 'native', asked, reason: undefined, nativePackage } };
+    if (asked === 'native') throw new PlanError(`backend 'native': ${why}`, 'PLAN_BACKEND');
+    reason = why;
+  }
+  const flavour = wasm ?? (simdSupported() ? 'simd' : 'scalar');
+  let backend;
+  try {
+    backend = await wasmBackend(flavour, assetBase);
+  } catch (error) {
+    throw new PlanError(`backend 'wasm' (${flavour}): ${messageOf(error)}`, 'PLAN_BACKEND', { cause: error });
+  }
+  return { backend, info: { backend: backend.kind, asked, reason, nativePackage } };
+}
