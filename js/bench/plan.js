@@ -24,6 +24,7 @@ const { values: args } = parseArgs({
     repeats: { type: 'string', default: '21' },
     elements: { type: 'string', default: '1024,262144,1048576' },
     nodes: { type: 'string', default: '3,64' },
+    'addon-only': { type: 'boolean', default: false },
   },
 });
 const REPEATS = Number(args.repeats);
@@ -58,8 +59,8 @@ class TimedPool extends Pool {
 }
 
 /** The median ms of `run()` and the median longest event-loop gap during it. */
-async function timed(run, repeats = REPEATS) {
-  await run();
+async function timed(run, repeats = REPEATS, warm = true) {
+  if (warm) await run();
   const times = [];
   const gaps = [];
   const submissions = [];
@@ -86,11 +87,50 @@ async function timed(run, repeats = REPEATS) {
   return { ms: median(times), gap: median(gaps), submission: submissions.length ? median(submissions) : undefined };
 }
 
+/**
+ * `contenders` ({ name: run, or { setup, run } }) timed round-robin, `REPEATS` rounds after a
+ * warm-up: each's median ms, median longest event-loop gap and median submission (when its run
+ * returns the time its task was posted).
+ */
+async function interleaved(contenders) {
+  const entries = Object.entries(contenders).map(([name, c]) => [name, typeof c === 'function' ? { setup: () => undefined, run: c } : c]);
+  for (const [, c] of entries) await c.run(c.setup());
+  const samples = Object.fromEntries(entries.map(([name]) => [name, { times: [], gaps: [], submissions: [] }]));
+  for (let r = 0; r < REPEATS; r++) {
+    for (const [name, c] of entries) {
+      const input = c.setup();
+      const one = await timed(() => c.run(input), 1, false);
+      samples[name].times.push(one.ms);
+      samples[name].gaps.push(one.gap);
+      if (one.submission !== undefined) samples[name].submissions.push(one.submission);
+    }
+  }
+  return Object.fromEntries(
+    Object.entries(samples).map(([name, s]) => [name, { ms: median(s.times), gap: median(s.gaps), submission: s.submissions.length ? median(s.submissions) : undefined }]),
+  );
+}
+
+/**
+ * The median ms of `run()` back to back, as lockstep-bench times its runs (no pause between
+ * them: `timed` waits for the event loop's timer before each run, which lets the native pool's
+ * threads fall asleep).
+ */
+async function backToBack(run, repeats = REPEATS) {
+  await run();
+  const times = [];
+  for (let r = 0; r < repeats; r++) {
+    const start = now();
+    await run();
+    times.push(now() - start);
+  }
+  return median(times);
+}
+
 /** lockstep-bench plan's fused executor times (1 and 2 workers), in process, per (nodes, n). */
-function cliTimes() {
+function cliTimes(nodes = NODES, elements = ELEMENTS) {
   const bin = `${root}target/release/lockstep-bench`;
-  if (!existsSync(bin)) return {};
-  const out = execFileSync(bin, ['--workers', '1,2', 'plan', '--dtypes', 'f32', '--nodes', NODES.join(','), '--elements', ELEMENTS.join(','), '--repeats', String(REPEATS)], { encoding: 'utf8', cwd: root });
+  if (!existsSync(bin)) throw new Error(`${bin} is missing: cargo build --release -p lockstep-bench`);
+  const out = execFileSync(bin, ['--workers', '1,2', 'plan', '--no-peers', '--quiet', '--dtypes', 'f32', '--nodes', nodes.join(','), '--elements', elements.join(','), '--repeats', String(REPEATS)], { encoding: 'utf8', cwd: root });
   const times = {};
   for (const line of out.split('\n')) {
     const cells = line.split('|').map((c) => c.trim());
@@ -118,6 +158,35 @@ function jsNodeByNode(nodes, x) {
   return y;
 }
 
+/** The addon on one worker, sync, into the caller's output, per (nodes, n): its medians. */
+async function addonInto() {
+  const times = {};
+  for (const nodes of NODES) {
+    const plan = JSON.stringify(chain(nodes));
+    for (const n of ELEMENTS) {
+      const x = new Float32Array(n).fill(0.5);
+      const outputs = [new Float32Array(n)];
+      times[`${nodes}/${n}`] = (await timed(() => runPlan(plan, [x], { backend: 'native', placement: 'sync', workers: 1, outputs }))).ms;
+    }
+  }
+  return times;
+}
+
+if (args['addon-only']) {
+  // The child run of the baseline instruction set (LOCKSTEP_PLAN_ISA is read once a process).
+  console.log(JSON.stringify(await addonInto()));
+  process.exit(0);
+}
+
+/** The same in a child process on the executor's baseline build (SSE2: simd128's width). */
+function baselineAddon() {
+  const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--addon-only', '--repeats', String(REPEATS), '--elements', ELEMENTS.join(','), '--nodes', NODES.join(',')], {
+    encoding: 'utf8',
+    env: { ...process.env, LOCKSTEP_PLAN_ISA: 'baseline' },
+  });
+  return JSON.parse(out);
+}
+
 const info = await planInfo();
 if (info.backend !== 'native') throw new Error(`the native addon does not load (${info.reason}): run scripts/build-node`);
 const BACKENDS = [
@@ -132,6 +201,7 @@ await runPlan(chain(1), [new Float32Array(1)], { backend: 'wasm', wasm: 'simd', 
 const simdGlue = await import('../wasm/simd/lockstep_wasm.js');
 
 const cli = cliTimes();
+const baseline = baselineAddon();
 const rows = [];
 for (const nodes of NODES) {
   const plan = JSON.stringify(chain(nodes));
@@ -141,21 +211,34 @@ for (const nodes of NODES) {
     const row = { nodes, n, runs: {} };
     for (const { label, options } of BACKENDS) {
       const pool = pools.get(label);
-      const sync = await timed(async () => {
-        const [y] = await runPlan(plan, [x], { ...options, placement: 'sync' });
-        if (y[n - 1] !== expect) throw new Error(`${label}: ${y[n - 1]}`);
+      // Interleaved, so that a noisy moment (a GC, the machine's other tenants) falls on both.
+      const { sync, worker, handed } = await interleaved({
+        sync: async () => {
+          const [y] = await runPlan(plan, [x], { ...options, placement: 'sync' });
+          if (y[n - 1] !== expect) throw new Error(`${label}: ${y[n - 1]}`);
+        },
+        worker: async () => {
+          const [y] = await runPlan(plan, [x], { ...options, placement: 'worker', pool });
+          if (y[n - 1] !== expect) throw new Error(`${label} worker: ${y[n - 1]}`);
+          return pool.posted;
+        },
+        handed: {
+          setup: () => new Float32Array(n).fill(0.5),
+          run: async (input) => {
+            const [y] = await runPlan(plan, [input], { ...options, placement: 'worker', pool, transfer: true });
+            if (y[n - 1] !== expect) throw new Error(`${label} transfer: ${y[n - 1]}`);
+            return pool.posted;
+          },
+        },
       });
-      const worker = await timed(async () => {
-        const done = runPlan(plan, [x], { ...options, placement: 'worker', pool });
-        const posted = pool.posted;
-        const [y] = await done;
-        if (y[n - 1] !== expect) throw new Error(`${label} worker: ${y[n - 1]}`);
-        return posted;
-      });
-      row.runs[label] = { sync, worker };
+      row.runs[label] = { sync, worker, handed };
     }
-    // The addon on one worker (the CLI column's 1w), sync.
-    row.native1 = await timed(() => runPlan(plan, [x], { backend: 'native', placement: 'sync', workers: 1 }));
+    // Into the caller's outputs (as the CLI's in-process bench reuses its output arrays): the
+    // addon on the policy's workers and on one, wasm simd128.
+    const outputs = [new Float32Array(n)];
+    row.nativeInto = await timed(() => runPlan(plan, [x], { backend: 'native', placement: 'sync', outputs }));
+    row.native1 = await timed(() => runPlan(plan, [x], { backend: 'native', placement: 'sync', workers: 1, outputs }));
+    row.simdInto = await timed(() => runPlan(plan, [x], { backend: 'wasm', wasm: 'simd', placement: 'sync', outputs }));
     const nbn = simdGlue.PlanProgram.fromJson(plan);
     nbn.setNodeByNode(true);
     row.wasmNodeByNode = await timed(() => {
@@ -169,6 +252,40 @@ for (const nodes of NODES) {
     row.cli = cli[`${nodes}/${n}`];
     rows.push(row);
   }
+}
+
+// The acceptance's pair, interleaved: the 64-node 1M chain through the addon into the caller's
+// output against lockstep-bench's in-process executor, alternating over 7 rounds (a process
+// of the CLI's bench each round), on 1 and 2 workers; medians of the rounds' medians.
+const versus = { addon: { w1: [], w2: [] }, cli: { w1: [], w2: [] } };
+{
+  const n = 1 << 20;
+  const plan = JSON.stringify(chain(64));
+  const x = new Float32Array(n).fill(0.5);
+  const outputs = [new Float32Array(n)];
+  for (let round = 0; round < 7; round++) {
+    for (const w of [1, 2]) {
+      versus.addon[`w${w}`].push(await backToBack(() => runPlan(plan, [x], { backend: 'native', placement: 'sync', workers: w, outputs })));
+    }
+    const times = cliTimes([64], [n]);
+    versus.cli.w1.push(times[`64/${n}`].w1);
+    versus.cli.w2.push(times[`64/${n}`].w2);
+  }
+}
+
+// The pool's floor at each size: a worker op that only allocates and writes its output (n f32
+// in, n f32 out), against the same allocation and write on this thread; interleaved.
+const floors = {};
+{
+  const pool = new Pool({ worker: new URL('./fresh-worker.js', import.meta.url), workers: 1 });
+  for (const n of ELEMENTS) {
+    const x = new Float32Array(n).fill(0.5);
+    floors[n] = await interleaved({
+      sync: () => void new Float32Array(n).fill(1),
+      worker: () => pool.run('fresh', { x }),
+    });
+  }
+  await pool.close();
 }
 
 // Worker startup: a new pool's first run of one element (median of 5).
@@ -188,20 +305,31 @@ for (const pool of pools.values()) await pool.close();
 await closePlanPools();
 
 console.log(`plan bench (Node ${process.version}): f32 addition chains, medians of ${REPEATS}; addon workers: the policy's (2 here at 256K+, 1 below)`);
-console.log('\n| nodes | elements | backend | sync ms | worker ms | worker - sync ms | submission ms | sync gap ms | worker gap ms |');
-console.log('|---|---|---|---|---|---|---|---|---|');
+console.log('\n| nodes | elements | backend | sync ms | worker ms | worker - sync ms | submission ms | worker, transfer ms | transfer - sync ms | sync gap ms | worker gap ms |');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|');
 for (const row of rows) {
-  for (const [label, { sync, worker }] of Object.entries(row.runs)) {
-    console.log(`| ${row.nodes} | ${row.n} | ${label} | ${fmt(sync.ms)} | ${fmt(worker.ms)} | ${fmt(worker.ms - sync.ms)} | ${fmt(worker.submission)} | ${fmt(sync.gap)} | ${fmt(worker.gap)} |`);
+  for (const [label, { sync, worker, handed }] of Object.entries(row.runs)) {
+    console.log(`| ${row.nodes} | ${row.n} | ${label} | ${fmt(sync.ms)} | ${fmt(worker.ms)} | ${fmt(worker.ms - sync.ms)} | ${fmt(worker.submission)} | ${fmt(handed.ms)} | ${fmt(handed.ms - sync.ms)} | ${fmt(sync.gap)} | ${fmt(worker.gap)} |`);
   }
 }
-console.log('\n| nodes | elements | addon sync ms | addon 1w sync ms | CLI in-process 1w / 2w ms | addon / CLI 2w | addon 1w / CLI 1w | wasm simd fused ms | wasm simd node-by-node ms | nbn / fused | wasm simd / addon 1w | JS node-by-node ms | numpy ms | numpy in place ms | numexpr ms |');
-console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+console.log("\nInto the caller's outputs (the CLI's in-process bench reuses its arrays); addon 1w: one native worker; baseline: the executor's SSE2 build (LOCKSTEP_PLAN_ISA=baseline, the width of simd128) in a child process");
+console.log('\n| nodes | elements | addon ms | CLI in-process 2w ms | addon / CLI 2w | addon 1w ms | CLI 1w ms | addon 1w / CLI 1w | addon 1w baseline ms | wasm simd fused ms | wasm simd / addon 1w | wasm simd / addon 1w baseline | wasm simd node-by-node ms | nbn / fused | JS node-by-node ms | numpy ms | numpy in place ms | numexpr ms |');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const row of rows) {
-  const addon = row.runs.native.sync.ms;
-  const simd = row.runs['wasm simd128'].sync.ms;
+  const key = `${row.nodes}/${row.n}`;
   console.log(
-    `| ${row.nodes} | ${row.n} | ${fmt(addon)} | ${fmt(row.native1.ms)} | ${row.cli ? `${fmt(row.cli.w1)} / ${fmt(row.cli.w2)}` : '-'} | ${ratio(addon, row.cli?.w2)} | ${ratio(row.native1.ms, row.cli?.w1)} | ${fmt(simd)} | ${fmt(row.wasmNodeByNode.ms)} | ${ratio(row.wasmNodeByNode.ms, simd)} | ${ratio(simd, row.native1.ms)} | ${fmt(row.js.ms)} | ${fmt(row.numpy.numpy)} | ${fmt(row.numpy.numpy_in_place)} | ${fmt(row.numpy.numexpr)} |`,
+    `| ${row.nodes} | ${row.n} | ${fmt(row.nativeInto.ms)} | ${fmt(row.cli?.w2)} | ${ratio(row.nativeInto.ms, row.cli?.w2)} | ${fmt(row.native1.ms)} | ${fmt(row.cli?.w1)} | ${ratio(row.native1.ms, row.cli?.w1)} | ${fmt(baseline[key])} | ${fmt(row.simdInto.ms)} | ${ratio(row.simdInto.ms, row.native1.ms)} | ${ratio(row.simdInto.ms, baseline[key])} | ${fmt(row.wasmNodeByNode.ms)} | ${ratio(row.wasmNodeByNode.ms, row.simdInto.ms)} | ${fmt(row.js.ms)} | ${fmt(row.numpy.numpy)} | ${fmt(row.numpy.numpy_in_place)} | ${fmt(row.numpy.numexpr)} |`,
   );
 }
+{
+  const m = (list) => median(list);
+  console.log('\nThe 64-node 1M f32 chain, the addon (sync, into the caller\'s output, runs back to back as lockstep-bench runs them) against the CLI\'s executor in process (lockstep-bench plan), interleaved over 7 rounds; medians of the rounds\' medians:');
+  console.log('\n| workers | addon ms | CLI in-process ms | addon / CLI |');
+  console.log('|---|---|---|---|');
+  for (const w of ['w1', 'w2']) console.log(`| ${w.slice(1)} | ${fmt(m(versus.addon[w]))} | ${fmt(m(versus.cli[w]))} | ${ratio(m(versus.addon[w]), m(versus.cli[w]))} |`);
+}
+console.log('\nThe floor of worker placement: a worker op that only allocates and writes an output of n f32 (n f32 in, the pool\'s snapshot), against the same on this thread, interleaved:');
+console.log('\n| elements | this thread ms | worker ms | worker - this thread ms |');
+console.log('|---|---|---|---|');
+for (const [n, f] of Object.entries(floors)) console.log(`| ${n} | ${fmt(f.sync.ms)} | ${fmt(f.worker.ms)} | ${fmt(f.worker.ms - f.sync.ms)} |`);
 console.log(`\nworker startup (a new pool's first run), ms: ${Object.entries(startups).map(([k, v]) => `${k} ${fmt(v)}`).join(', ')}`);

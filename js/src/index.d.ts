@@ -423,6 +423,12 @@ export interface RunPlanOptions {
   timeout?: number;
   /** The wasm build: 'simd' or 'scalar'. Default: simd where the engine runs it. */
   wasm?: 'simd' | 'scalar';
+  /**
+   * Worker placement: hand the inputs' buffers over to the worker (transferred: the caller's
+   * input arrays, and every view of their buffers, are detached afterwards) instead of copying
+   * them at submission. Refused for inputs backed by a SharedArrayBuffer. Default false.
+   */
+  transfer?: boolean;
   /** The folder holding the wasm builds' scalar/ and simd/. Default: the package's wasm/. */
   assetBase?: URL | string;
 }

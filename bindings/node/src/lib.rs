@@ -30,7 +30,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use lockstep_plan::{ArrayMut, ArrayRef, DType, GRAIN, Plan, RunError, RunOptions};
+use lockstep_plan::{ArrayMut, ArrayRef, CompiledPlan, DType, GRAIN, Plan, RunError, RunOptions};
 use lockstep_shard::{Control, Pool, Progress, ShardPolicy};
 use napi::bindgen_prelude::{
     AsyncTask, Either8, Float32Array, Float64Array, Int8Array, Int16Array, Int32Array, Uint8Array,
@@ -162,8 +162,12 @@ fn pool(workers: usize) -> Result<Arc<Pool>, CodedError> {
 /// The workers a run of `elements` takes: `asked`, or (0) the shard policy's count for the
 /// plan's grain on this machine.
 fn workers_for(asked: u32, elements: usize) -> usize {
+    // Detecting the parallelism reads the cgroup's files: once a process, not once a run.
+    static POLICY: OnceLock<ShardPolicy> = OnceLock::new();
     match asked {
-        0 => ShardPolicy::detected().workers_for(elements, GRAIN),
+        0 => POLICY
+            .get_or_init(ShardPolicy::detected)
+            .workers_for(elements, GRAIN),
         n => n as usize,
     }
 }
@@ -171,7 +175,7 @@ fn workers_for(asked: u32, elements: usize) -> usize {
 /// A validated plan.
 #[napi(js_name = "PlanProgram")]
 pub struct JsPlan {
-    plan: Arc<Plan>,
+    plan: Arc<CompiledPlan>,
 }
 
 #[napi]
@@ -184,7 +188,7 @@ impl JsPlan {
     pub fn from_json(text: String) -> Result<JsPlan, CodedError> {
         let plan = Plan::from_json(&text).map_err(|e| coded(e.to_string(), e.code()))?;
         Ok(JsPlan {
-            plan: Arc::new(plan),
+            plan: Arc::new(CompiledPlan::new(plan)),
         })
     }
 
@@ -192,19 +196,20 @@ impl JsPlan {
     /// ([`Plan::signature_json`]).
     #[napi]
     pub fn describe(&self) -> String {
-        self.plan.signature_json()
+        self.plan.plan().signature_json()
     }
 
     /// Whether a run can fail after writing part of its outputs ([`Plan::can_fail_midway`]).
     #[napi(js_name = "canFailMidway")]
     pub fn can_fail_midway(&self) -> bool {
-        self.plan.can_fail_midway()
+        self.plan.plan().can_fail_midway()
     }
 
     /// The layout of a run over inputs of these dtypes and lengths, into outputs of these
     /// (`null`: outputs the caller allocates as long as the layout says), on `workers` workers
     /// (0: the policy's count), held to `budget` bytes of inputs, outputs and working memory:
-    /// `[elements, input bytes, output bytes, working bytes, output lengths...]`.
+    /// `[elements, input bytes, output bytes, working bytes, output lengths..., output covered
+    /// (1) or not (0)...]` ([`lockstep_plan::Layout`]).
     ///
     /// # Errors
     /// `PLAN_BINDING` as a run over such arrays would fail; `PLAN_BUDGET` over the budget.
@@ -254,6 +259,12 @@ impl JsPlan {
             layout.memory.working as f64,
         ];
         out.extend(layout.outputs.iter().map(|&len| len as f64));
+        out.extend(
+            layout
+                .covered
+                .iter()
+                .map(|&covered| f64::from(u8::from(covered))),
+        );
         Ok(out)
     }
 
@@ -308,7 +319,7 @@ impl JsPlan {
 }
 
 fn run_plan(
-    plan: &Plan,
+    plan: &CompiledPlan,
     inputs: &[JsArray],
     outputs: &mut [JsArray],
     workers: u32,
@@ -319,7 +330,7 @@ fn run_plan(
         message: format!("shares memory with {other}"),
     })?;
     let refs: Vec<ArrayRef<'_>> = inputs.iter().map(input_ref).collect();
-    let elements = plan.element_count(&refs)?;
+    let elements = plan.plan().element_count(&refs)?;
     let pool =
         pool(workers_for(workers, elements)).map_err(|e| RunError::Runtime(e.reason.clone()))?;
     let mut views: Vec<ArrayMut<'_>> = outputs.iter_mut().map(output_mut).collect();
@@ -328,7 +339,7 @@ fn run_plan(
 
 /// A run of [`JsPlan::run_async`] on the addon's threads.
 pub struct PlanJob {
-    plan: Arc<Plan>,
+    plan: Arc<CompiledPlan>,
     inputs: Vec<JsArray>,
     outputs: Vec<JsArray>,
     workers: u32,

@@ -295,6 +295,10 @@ pub struct Layout {
     pub elements: usize,
     /// Each output's length in elements (as long as its view needs), in declaration order.
     pub outputs: Vec<usize>,
+    /// For each output, whether the run writes every element of its array (a dense view over
+    /// exactly its length: nothing of the array's earlier contents survives the run). Always
+    /// true for outputs of the layout's own lengths with dense views.
+    pub covered: Vec<bool>,
     /// The run's memory: inputs, outputs and working memory on the stated worker count.
     pub memory: RunMemory,
 }
@@ -316,7 +320,18 @@ impl Plan {
         outputs: Option<&[(DType, usize)]>,
         workers: usize,
     ) -> Result<Layout, RunError> {
+        self.layout_with(&exec::Program::compile(self), inputs, outputs, workers)
+    }
+
+    fn layout_with(
+        &self,
+        program: &exec::Program,
+        inputs: &[(DType, usize)],
+        outputs: Option<&[(DType, usize)]>,
+        workers: usize,
+    ) -> Result<Layout, RunError> {
         let fixed = bind::bind_shapes(self, inputs)?;
+        let outputs_given = outputs;
         let n = match outputs {
             Some(outputs) => Some(bind::bind_output_shapes(self, fixed, outputs)?),
             None => fixed,
@@ -325,7 +340,7 @@ impl Plan {
             at: "inputs".to_owned(),
             message: "nothing fixes the number of elements (no input, no view length)".to_owned(),
         })?;
-        let outputs = self
+        let spans = self
             .outputs
             .iter()
             .enumerate()
@@ -345,14 +360,24 @@ impl Plan {
             outputs: self
                 .outputs
                 .iter()
-                .zip(&outputs)
+                .zip(&spans)
                 .map(|(output, &len)| bytes(len, output.dtype))
                 .fold(0, u64::saturating_add),
-            working: self.working_bytes_on(n, workers),
+            working: program.task_bytes(n) * exec::tasks_at_once(n, workers.max(1)) as u64,
         };
+        let covered = self
+            .outputs
+            .iter()
+            .enumerate()
+            .map(|(i, output)| {
+                let len = outputs_given.map_or(spans[i], |given| given[i].1);
+                output.view.offset == 0 && output.view.stride == 1 && spans[i] == len
+            })
+            .collect();
         Ok(Layout {
             elements: n,
-            outputs,
+            outputs: spans,
+            covered,
             memory,
         })
     }
@@ -402,23 +427,93 @@ impl Executor<'_> {
         outputs: &mut [ArrayMut<'_>],
         options: &RunOptions,
     ) -> Result<(), RunError> {
-        let n = bind::bind(self.plan, inputs, outputs)?;
-        let needed = self.program.task_bytes(n) * exec::tasks_at_once(n, pool.workers()) as u64;
-        if let Some(budget) = options.budget
-            && needed > budget
-        {
-            return Err(RunError::OverBudget { needed, budget });
-        }
-        let tasks = exec::task_count(n, pool.workers());
-        exec::run(
+        run_program(
             self.plan,
             &self.program,
             pool,
             control,
             inputs,
             outputs,
-            n,
-            tasks,
+            options,
+        )
+    }
+}
+
+fn run_program(
+    plan: &Plan,
+    program: &exec::Program,
+    pool: &Pool,
+    control: &Control,
+    inputs: &[ArrayRef<'_>],
+    outputs: &mut [ArrayMut<'_>],
+    options: &RunOptions,
+) -> Result<(), RunError> {
+    let n = bind::bind(plan, inputs, outputs)?;
+    let needed = program.task_bytes(n) * exec::tasks_at_once(n, pool.workers()) as u64;
+    if let Some(budget) = options.budget
+        && needed > budget
+    {
+        return Err(RunError::OverBudget { needed, budget });
+    }
+    let tasks = exec::task_count(n, pool.workers());
+    exec::run(plan, program, pool, control, inputs, outputs, n, tasks)
+}
+
+/// A plan compiled once and kept with it, for a front end that runs it many times (the wasm
+/// module's and the Node addon's `PlanProgram`): [`Executor`] without the borrow. Runs and
+/// layouts are those of [`Plan::executor`] and [`Plan::layout`], without compiling again.
+#[derive(Debug)]
+pub struct CompiledPlan {
+    plan: Plan,
+    program: exec::Program,
+}
+
+impl CompiledPlan {
+    /// `plan`, compiled for the fused executor.
+    pub fn new(plan: Plan) -> Self {
+        let program = exec::Program::compile(&plan);
+        CompiledPlan { plan, program }
+    }
+
+    /// The plan.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// [`Plan::layout`].
+    ///
+    /// # Errors
+    /// As [`Plan::layout`].
+    pub fn layout(
+        &self,
+        inputs: &[(DType, usize)],
+        outputs: Option<&[(DType, usize)]>,
+        workers: usize,
+    ) -> Result<Layout, RunError> {
+        self.plan
+            .layout_with(&self.program, inputs, outputs, workers)
+    }
+
+    /// [`Executor::run`].
+    ///
+    /// # Errors
+    /// As [`Executor::run`].
+    pub fn run(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        inputs: &[ArrayRef<'_>],
+        outputs: &mut [ArrayMut<'_>],
+        options: &RunOptions,
+    ) -> Result<(), RunError> {
+        run_program(
+            &self.plan,
+            &self.program,
+            pool,
+            control,
+            inputs,
+            outputs,
+            options,
         )
     }
 }

@@ -53,6 +53,8 @@ import { ARRAY_OF, needsCopies } from './arrays.js';
  * @typedef {object} Layout
  * @property {number} elements
  * @property {number[]} outputs  each output's length in elements
+ * @property {boolean[]} covered  whether the run writes every element of each output's array
+ * @property {number} workers  the native workers asked for (0: the engine's policy; wasm: 1)
  * @property {{ inputs: number, outputs: number, working: number, total: number }} memory
  */
 
@@ -148,10 +150,13 @@ function program(engine, run, start) {
       } catch (error) {
         throw asPlanError(error);
       }
-      const [elements, inBytes, outBytes, working, ...lengths] = Array.from(raw);
+      const [elements, inBytes, outBytes, working, ...rest] = Array.from(raw);
+      const count = rest.length / 2;
       return {
         elements,
-        outputs: lengths,
+        outputs: rest.slice(0, count),
+        covered: rest.slice(count).map((flag) => flag === 1),
+        workers,
         memory: { inputs: inBytes, outputs: outBytes, working, total: inBytes + outBytes + working },
       };
     },
@@ -187,16 +192,16 @@ export async function wasmBackend(flavour, assetBase) {
       } catch (error) {
         throw asPlanError(error);
       }
-      return program(engine, (inputs, outputs, _layout, progress) => {
-        // Copies in (a caller's output too: the elements its view skips are kept), one run,
-        // copies out: into the caller's outputs only once the whole run has succeeded.
+      return program(engine, (inputs, outputs, layout, progress) => {
+        // Copies in (a caller's output too, unless the run covers all of it: the elements its
+        // view skips are kept), one run, copies out: into the caller's outputs only once the
+        // whole run has succeeded.
         inputs.forEach((array, i) => engine.setInput(i, array));
-        outputs.forEach((array, i) => array && engine.setOutput(i, array));
+        outputs.forEach((array, i) => array && !layout.covered[i] && engine.setOutput(i, array));
         engine.run(progress);
         return outputs.map((array, i) => {
-          const result = /** @type {PlanArray} */ (engine.takeOutput(i));
-          if (!array) return result;
-          array.set(/** @type {any} */ (result));
+          if (!array) return /** @type {PlanArray} */ (engine.takeOutput(i));
+          engine.takeOutputInto(i, array);
           return array;
         });
       });
@@ -229,12 +234,12 @@ export function nativeBackend(addon) {
         (inputs, outputs, layout) => {
           if (!needsCopies(inputs, outputs)) {
             const all = allocated(outputs, layout, signature);
-            engine.run(inputs, all, 0);
+            engine.run(inputs, all, layout.workers);
             return all;
           }
           // Through copies (a copy of a caller's output keeps what its view skips).
           const copies = allocated(outputs.map((array) => array?.slice()), layout, signature);
-          engine.run(inputs.map((array) => array.slice()), copies, 0);
+          engine.run(inputs.map((array) => array.slice()), copies, layout.workers);
           return outputs.map((array, i) => {
             if (!array) return copies[i];
             array.set(/** @type {any} */ (copies[i]));

@@ -37,3 +37,17 @@ test('the addon loads here and says so; wasm says which build', async () => {
   assert.equal((await planInfo({ backend: 'wasm' })).backend, 'wasm-simd');
   assert.equal((await planInfo({ backend: 'wasm', wasm: 'scalar' })).backend, 'wasm-scalar');
 });
+
+test('transfer hands the inputs over to the worker: the same bytes, the caller\'s inputs detached', async () => {
+  const plan = { version: 1, inputs: [{ id: 'x', dtype: 'f64' }], nodes: [{ id: 'y', op: 'sqrt', args: ['x'] }], outputs: [{ id: 'o', from: 'y' }] };
+  for (const backend of ['native', 'wasm']) {
+    const x = Float64Array.from({ length: 50_001 }, (_, i) => i * 1.5);
+    const [expected] = await runPlan(plan, [x], { backend, placement: 'sync' });
+    const [got] = await runPlan(plan, [x], { backend, transfer: true });
+    assert.deepEqual(got, expected);
+    assert.equal(x.length, 0, 'the input was handed over');
+    const shared = new Float64Array(new SharedArrayBuffer(8 * 4));
+    await assert.rejects(runPlan(plan, [shared], { backend, transfer: true }), (e) => e.code === 'PLAN_BINDING' && /SharedArrayBuffer/.test(e.message));
+  }
+  await closePlanPools();
+});

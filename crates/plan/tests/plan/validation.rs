@@ -308,6 +308,7 @@ fn a_layout_from_shapes_agrees_with_a_run_over_the_arrays() {
     )
     .unwrap();
     let pool = Pool::new(2).unwrap();
+    let compiled = lockstep_plan::CompiledPlan::new(plan.clone());
     for n in [1usize, 7, 40_000, 100_001] {
         let x = Array::from(vec![0.5f32; 2 * n]);
         let k = Array::from(vec![3i16; n]);
@@ -321,7 +322,34 @@ fn a_layout_from_shapes_agrees_with_a_run_over_the_arrays() {
             .unwrap();
         assert_eq!(layout.elements, n);
         assert_eq!(layout.memory, plan.memory(&refs, &pool).unwrap());
+        assert_eq!(
+            compiled
+                .layout(
+                    &[(DType::F32, 2 * n), (DType::I16, n)],
+                    None,
+                    pool.workers()
+                )
+                .unwrap(),
+            layout
+        );
         let outputs = plan.output_arrays(&refs).unwrap();
+        // The compiled plan runs as the plan does.
+        let mut again = outputs.clone();
+        let mut views: Vec<_> = again.iter_mut().map(Array::as_array_mut).collect();
+        compiled
+            .run(
+                &pool,
+                &Control::new(),
+                &refs,
+                &mut views,
+                &RunOptions::default(),
+            )
+            .unwrap();
+        assert_eq!(
+            again,
+            plan.run_to_arrays(&pool, &Control::new(), &refs, &RunOptions::default())
+                .unwrap()
+        );
         assert_eq!(
             layout.outputs,
             outputs.iter().map(Array::len).collect::<Vec<_>>()
@@ -395,6 +423,28 @@ fn a_layout_from_shapes_agrees_with_a_run_over_the_arrays() {
     assert_eq!(
         run_error.to_string(),
         "outputs[0] \"o\": 4 elements at offset 0 stride 3 reach past its 9 elements"
+    );
+}
+
+#[test]
+fn a_dense_output_of_its_exact_length_is_covered() {
+    use lockstep_plan::DType;
+    let plan =
+        Plan::from_json(&with_nodes(r#"{ "id": "y", "op": "neg", "args": ["x"] }"#)).unwrap();
+    let shapes = [(DType::F32, 5)];
+    assert_eq!(plan.layout(&shapes, None, 1).unwrap().covered, [true]);
+    assert_eq!(
+        plan.layout(&shapes, Some(&[(DType::F32, 5)]), 1)
+            .unwrap()
+            .covered,
+        [true]
+    );
+    assert_eq!(
+        plan.layout(&shapes, Some(&[(DType::F32, 6)]), 1)
+            .unwrap()
+            .covered,
+        [false],
+        "a longer array keeps its last element"
     );
 }
 
