@@ -273,6 +273,28 @@ const versus = { addon: { w1: [], w2: [] }, cli: { w1: [], w2: [] } };
   }
 }
 
+// The simd128 build's executor alone (no copies in or out), fused against node by node, on
+// the 64-node chain at 1M elements (the intermediates fit this machine's 32 MiB L3) and 16M
+// (they do not).
+const cacheRows = [];
+for (const n of [1 << 20, 1 << 24]) {
+  const x = new Float32Array(n).fill(0.5);
+  const program = simdGlue.PlanProgram.fromJson(JSON.stringify(chain(64)));
+  const times = { fused: [], nbn: [] };
+  for (let r = 0; r < Math.min(REPEATS, 7); r++) {
+    for (const mode of ['fused', 'nbn']) {
+      program.setNodeByNode(mode === 'nbn');
+      program.setInput(0, x);
+      const start = now();
+      program.run();
+      times[mode].push(now() - start);
+      program.takeOutput(0);
+    }
+  }
+  program.free();
+  cacheRows.push({ n, fused: median(times.fused), nbn: median(times.nbn) });
+}
+
 // The pool's floor at each size: a worker op that only allocates and writes its output (n f32
 // in, n f32 out), against the same allocation and write on this thread; interleaved.
 const floors = {};
@@ -328,6 +350,10 @@ for (const row of rows) {
   console.log('|---|---|---|---|');
   for (const w of ['w1', 'w2']) console.log(`| ${w.slice(1)} | ${fmt(m(versus.addon[w]))} | ${fmt(m(versus.cli[w]))} | ${ratio(m(versus.addon[w]), m(versus.cli[w]))} |`);
 }
+console.log('\nThe wasm simd128 executor alone (no copies), the 64-node chain, fused against node by node (every node a full pass), interleaved, medians of 7:');
+console.log('\n| elements | fused ms | node-by-node ms | nbn / fused |');
+console.log('|---|---|---|---|');
+for (const r of cacheRows) console.log(`| ${r.n} | ${fmt(r.fused)} | ${fmt(r.nbn)} | ${ratio(r.nbn, r.fused)} |`);
 console.log('\nThe floor of worker placement: a worker op that only allocates and writes an output of n f32 (n f32 in, the pool\'s snapshot), against the same on this thread, interleaved:');
 console.log('\n| elements | this thread ms | worker ms | worker - this thread ms |');
 console.log('|---|---|---|---|');
