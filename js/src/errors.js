@@ -159,9 +159,11 @@ export class PoolClosedError extends LockstepError {
  * PLAN_BINDING, PLAN_BUDGET, PLAN_DIVISION_BY_ZERO, PLAN_CANCELLED, PLAN_RUNTIME, PLAN_ISA;
  * lockstep_plan's `PlanError::code` and `RunError::code`), the message the engine's (naming the
  * item and field, or the input or output), or the package's own: PLAN_DETACHED (an array whose
- * buffer is detached), PLAN_BACKEND (a backend asked for that cannot load). Every one but
- * PLAN_DIVISION_BY_ZERO and PLAN_CANCELLED is raised before any work; none leaves anything
- * written into the caller's outputs.
+ * buffer is detached, or an output detached while its run was in flight), PLAN_BACKEND (a
+ * backend asked for that cannot load). PLAN_INVALID, PLAN_BINDING, PLAN_DETACHED (of an input),
+ * PLAN_BUDGET and PLAN_BACKEND come before any work; PLAN_DIVISION_BY_ZERO, PLAN_CANCELLED and
+ * PLAN_RUNTIME during it. None leaves anything written into the caller's outputs. An exception
+ * thrown by onProgress ends the run with that exception, as it was thrown.
  */
 export class PlanError extends LockstepError {
   /** @param {string} message @param {string} code @param {ErrorOptions} [options] */

@@ -1,21 +1,24 @@
-//! The addon's one `unsafe`: writing into JS typed arrays, and a cleanup hook carried across
-//! threads. Everything else in the addon is safe code.
+//! The addon's one `unsafe`: writing into JS typed arrays. Everything else in the addon is safe
+//! code.
 //!
 //! # Why the writes are sound
 //! napi-rs hands a typed array's memory out mutably only through an `unsafe` method, because JS
 //! may touch the buffer at any time. A run writes through such slices while no JS runs on them:
 //! - `run` (sync) blocks the only JS thread that holds the arrays for the whole call, and the
 //!   package passes no array backed by a `SharedArrayBuffer` there (another thread could write
-//!   it; `js/src/plan/backends.js` copies those instead);
-//! - `runAsync` is given only arrays the package owns (a worker's snapshot of the inputs and
-//!   its own outputs, referenced by nothing else) and holds references to them until it settles.
+//!   it): `js/src/plan/backends.js` runs such arrays through copies (`needsCopies`, `copyOf` in
+//!   `js/src/plan/arrays.js`, which read the arrays' internal slots, not properties a caller's
+//!   object could shadow);
+//! - `runAsync` is given only arrays the worker owns (its snapshot of the inputs and the outputs
+//!   sent to it, referenced by nothing else; `js/src/plan/worker-ops.js` copies any other task's
+//!   shared or overlapping arrays first) and holds references to them until it settles; the
+//!   worker's teardown waits for the run (`flights.rs`) before the arrays are freed.
 //!
 //! and no two slices of a run overlap ([`check_disjoint`] refuses a run whose arrays share
 //! memory, before any slice is made mutable), so the engine's `&[T]` inputs and `&mut [T]`
 //! outputs never alias.
 
 use lockstep_plan::ArrayMut;
-use lockstep_shard::CancelToken;
 use napi::bindgen_prelude::Either8;
 
 use crate::JsArray;
@@ -85,12 +88,3 @@ pub(crate) fn output_mut(array: &mut JsArray) -> ArrayMut<'_> {
         }
     }
 }
-
-/// An environment cleanup hook held by a run on the addon's threads. napi-rs's handle is a raw
-/// pointer (not `Send`); the job only carries it: it is made in `runAsync` and removed in
-/// `resolve`, both on the environment's JS thread, and never touched in between.
-pub(crate) struct Hook(pub(crate) napi::CleanupEnvHook<CancelToken>);
-
-// SAFETY: the handle is used only on the thread that made it (see the type's documentation);
-// the compute thread moves it along with the job and never dereferences it.
-unsafe impl Send for Hook {}

@@ -11,6 +11,8 @@
 //!   arrays in place (no copy); `runAsync` runs on the addon's threads and resolves when done,
 //!   so the calling thread's event loop keeps turning.
 //! - [`JsControl`] (`PlanControl`): a run's cancel flag (checked between blocks) and progress.
+//! - `flights` (internal): the runs in flight on the addon's threads per JS environment, which
+//!   the environment's teardown cancels and waits for.
 //!
 //! Runs use the engine's fused executor on a native pool of the shard runtime, the worker count
 //! the caller's or the shard policy's over the plan's grain; bytes are the same at every count
@@ -23,8 +25,9 @@
 //! `runAsync` holds references to the typed arrays it was given (they stay alive until it
 //! settles) and the addon's threads read the inputs and write the outputs while the promise is
 //! pending: the caller must not touch those arrays until then. The package only passes arrays it
-//! owns there (a worker's snapshot of the inputs and its own outputs). When the JS environment
-//! that started a run is torn down (a worker terminated), the run is cancelled within a block.
+//! owns there (a worker's snapshot of the inputs and the outputs sent to it). When the JS
+//! environment that started a run is torn down (a worker terminated), the run is cancelled and
+//! waited for, which takes at most a block.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -32,16 +35,17 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use lockstep_plan::{ArrayMut, ArrayRef, CompiledPlan, DType, GRAIN, Plan, RunError, RunOptions};
 use lockstep_shard::{Control, Pool, Progress, ShardPolicy};
+use napi::Env;
 use napi::bindgen_prelude::{
-    AsyncTask, Either8, Float32Array, Float64Array, Int8Array, Int16Array, Int32Array, Uint8Array,
+    Either8, Float32Array, Float64Array, Int8Array, Int16Array, Int32Array, Uint8Array,
     Uint16Array, Uint32Array,
 };
-use napi::{Env, Task};
 use napi_derive::napi;
 
+mod flights;
 mod js_memory;
 
-use js_memory::{Hook, check_disjoint, output_mut};
+use js_memory::{check_disjoint, output_mut};
 
 /// The version of the plan exports: the wasm module's `ABI_VERSION` for the same exports
 /// (`PlanProgram` with `fromJson`, `describe`, `layout`, `canFailMidway`).
@@ -161,6 +165,9 @@ fn pool(workers: usize) -> Result<Arc<Pool>, CodedError> {
 
 /// The workers a run of `elements` takes: `asked`, or (0) the shard policy's count for the
 /// plan's grain on this machine.
+/// The most workers a run may ask for: each count keeps a pool of threads for the process.
+const MAX_WORKERS: u32 = 256;
+
 fn workers_for(asked: u32, elements: usize) -> usize {
     // Detecting the parallelism reads the cgroup's files: once a process, not once a run.
     static POLICY: OnceLock<ShardPolicy> = OnceLock::new();
@@ -285,36 +292,60 @@ impl JsPlan {
             .map_err(|e| run_error(&e))
     }
 
-    /// [`run`](Self::run) on the addon's threads: resolves to `null` when done, or to
+    /// [`run`](Self::run) on a thread of the addon's own: resolves to `null` when done, or to
     /// `[code, message]` when the run failed (a promise of an outcome, so the engine's code
-    /// reaches JS as is). `control` cancels it (between blocks) and reads its progress.
+    /// reaches JS as is). `control` cancels it (between blocks) and reads its progress. The
+    /// calling thread's event loop keeps turning, and no thread of libuv's shared pool is held.
+    ///
+    /// When the calling JS environment is torn down (a worker terminated mid-run), its cleanup
+    /// cancels the run and waits for its thread, which stops within a block: the arrays the run
+    /// holds are freed only after it has let go of them.
+    ///
+    /// # Errors
+    /// `PLAN_RUNTIME` if the promise or the thread cannot be made.
     #[napi(
         js_name = "runAsync",
         ts_return_type = "Promise<[string, string] | null>"
     )]
-    pub fn run_async(
+    pub fn run_async<'env>(
         &self,
-        env: Env,
+        env: &'env Env,
         inputs: Vec<JsArray>,
         outputs: Vec<JsArray>,
         workers: u32,
         control: &JsControl,
-    ) -> AsyncTask<PlanJob> {
-        let cancel = control.control.cancel_token().clone();
-        // A worker terminated mid-run takes its environment with it: cancel the run then, so
-        // the addon's threads stop within a block instead of running on for nobody.
-        let hook = env
-            .add_env_cleanup_hook(cancel, |cancel| cancel.cancel())
-            .ok()
-            .map(Hook);
-        AsyncTask::new(PlanJob {
-            plan: Arc::clone(&self.plan),
-            inputs,
-            outputs,
-            workers,
-            control: control.control.clone(),
-            hook,
-        })
+    ) -> Result<napi::bindgen_prelude::Object<'env>, CodedError> {
+        let runtime = |e: napi::Error| coded(e.reason.clone(), "PLAN_RUNTIME");
+        let flight = flights::of(env).map_err(runtime)?;
+        let (deferred, promise) = env
+            .create_deferred::<Option<Vec<String>>, _>()
+            .map_err(runtime)?;
+        let plan = Arc::clone(&self.plan);
+        let control = control.control.clone();
+        let id = flight.enter(control.cancel_token().clone());
+        let leave = Arc::clone(&flight);
+        let thread = std::thread::Builder::new()
+            .name("lockstep-plan".to_owned())
+            .spawn(move || {
+                let mut outputs = outputs;
+                let outcome = run_plan(&plan, &inputs, &mut outputs, workers, &control).err();
+                leave.leave(id);
+                // The arrays go back with the resolver, released on the JS thread.
+                deferred.resolve(move |_env| {
+                    drop((inputs, outputs));
+                    Ok(outcome.map(|error| vec![error.code().to_owned(), error.to_string()]))
+                });
+            });
+        match thread {
+            Ok(handle) => {
+                flight.started(id, handle);
+                Ok(promise)
+            }
+            Err(e) => {
+                flight.leave(id);
+                Err(coded(format!("a thread for the run: {e}"), "PLAN_RUNTIME"))
+            }
+        }
     }
 }
 
@@ -325,6 +356,12 @@ fn run_plan(
     workers: u32,
     control: &Control,
 ) -> Result<(), RunError> {
+    if workers > MAX_WORKERS {
+        return Err(RunError::Binding {
+            at: "workers".to_owned(),
+            message: format!("at most {MAX_WORKERS}, not {workers}"),
+        });
+    }
     check_disjoint(inputs, outputs).map_err(|(i, other)| RunError::Binding {
         at: format!("outputs[{i}]"),
         message: format!("shares memory with {other}"),
@@ -335,39 +372,6 @@ fn run_plan(
         pool(workers_for(workers, elements)).map_err(|e| RunError::Runtime(e.reason.clone()))?;
     let mut views: Vec<ArrayMut<'_>> = outputs.iter_mut().map(output_mut).collect();
     plan.run(&pool, control, &refs, &mut views, &RunOptions::default())
-}
-
-/// A run of [`JsPlan::run_async`] on the addon's threads.
-pub struct PlanJob {
-    plan: Arc<CompiledPlan>,
-    inputs: Vec<JsArray>,
-    outputs: Vec<JsArray>,
-    workers: u32,
-    control: Control,
-    hook: Option<Hook>,
-}
-
-impl Task for PlanJob {
-    type Output = Option<RunError>;
-    type JsValue = Option<Vec<String>>;
-
-    fn compute(&mut self) -> napi::Result<Self::Output> {
-        Ok(run_plan(
-            &self.plan,
-            &self.inputs,
-            &mut self.outputs,
-            self.workers,
-            &self.control,
-        )
-        .err())
-    }
-
-    fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<Self::JsValue> {
-        if let Some(Hook(hook)) = self.hook.take() {
-            env.remove_env_cleanup_hook(hook)?;
-        }
-        Ok(output.map(|error| vec![error.code().to_owned(), error.to_string()]))
-    }
 }
 
 /// A run's cancel flag and progress, shared with the addon's threads.

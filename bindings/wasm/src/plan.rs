@@ -29,12 +29,15 @@ fn run_error(error: &RunError) -> JsValue {
     coded(&error.to_string(), error.code())
 }
 
-/// A validated plan, the arrays of its next run, and the outputs of its last.
+/// A validated plan, the arrays of its next run (`inputs`, `preset`: the caller's outputs copied
+/// in), and the results of its last (`results`, taken out one by one). A run clears the results
+/// of the one before, whatever was taken of them.
 #[wasm_bindgen(js_name = PlanProgram)]
 pub struct JsPlan {
     plan: CompiledPlan,
     inputs: Vec<Option<Array>>,
-    outputs: Vec<Option<Array>>,
+    preset: Vec<Option<Array>>,
+    results: Vec<Option<Array>>,
     node_by_node: bool,
 }
 
@@ -57,7 +60,8 @@ impl JsPlan {
         let plan = Plan::from_json(text).map_err(|e| coded(&e.to_string(), e.code()))?;
         Ok(JsPlan {
             inputs: vec![None; plan.inputs().len()],
-            outputs: vec![None; plan.outputs().len()],
+            preset: vec![None; plan.outputs().len()],
+            results: vec![None; plan.outputs().len()],
             plan: CompiledPlan::new(plan),
             node_by_node: false,
         })
@@ -156,7 +160,7 @@ impl JsPlan {
     #[wasm_bindgen(js_name = setOutput)]
     pub fn set_output(&mut self, index: usize, array: &JsValue) -> Result<(), JsValue> {
         let array = copied(array, &format!("outputs[{index}]"))?;
-        *slot(&mut self.outputs, index, "outputs")? = Some(array);
+        *slot(&mut self.preset, index, "outputs")? = Some(array);
         Ok(())
     }
 
@@ -192,7 +196,7 @@ impl JsPlan {
     /// length.
     #[wasm_bindgen(js_name = takeOutputInto)]
     pub fn take_output_into(&mut self, index: usize, target: &JsValue) -> Result<(), JsValue> {
-        let array = slot(&mut self.outputs, index, "outputs")?
+        let array = slot(&mut self.results, index, "outputs")?
             .take()
             .ok_or_else(|| {
                 coded(
@@ -238,7 +242,7 @@ impl JsPlan {
     /// `PLAN_BINDING` if there is no such output.
     #[wasm_bindgen(js_name = takeOutput)]
     pub fn take_output(&mut self, index: usize) -> Result<JsValue, JsValue> {
-        let array = slot(&mut self.outputs, index, "outputs")?
+        let array = slot(&mut self.results, index, "outputs")?
             .take()
             .ok_or_else(|| {
                 coded(
@@ -273,7 +277,8 @@ impl JsPlan {
 impl JsPlan {
     fn reset(&mut self) {
         self.inputs = vec![None; self.plan.plan().inputs().len()];
-        self.outputs = vec![None; self.plan.plan().outputs().len()];
+        self.preset = vec![None; self.plan.plan().outputs().len()];
+        self.results = vec![None; self.plan.plan().outputs().len()];
     }
 
     fn run_over(
@@ -292,9 +297,10 @@ impl JsPlan {
                 1,
             )
             .map_err(|e| run_error(&e))?;
-        let mut outputs: Vec<Array> = Vec::with_capacity(self.outputs.len());
+        self.results = vec![None; self.plan.plan().outputs().len()];
+        let mut outputs: Vec<Array> = Vec::with_capacity(self.preset.len());
         for (i, (slot, output)) in self
-            .outputs
+            .preset
             .iter_mut()
             .zip(self.plan.plan().outputs())
             .enumerate()
@@ -354,7 +360,7 @@ impl JsPlan {
             return Err(error);
         }
         result.map_err(|e| run_error(&e))?;
-        self.outputs = outputs.into_iter().map(Some).collect();
+        self.results = outputs.into_iter().map(Some).collect();
         Ok(())
     }
 }

@@ -1,8 +1,14 @@
 // @ts-check
 // The typed arrays a plan reads and writes: which of the engine's eight dtypes each holds, and
 // the checks a run makes on them before any work (a detached buffer, a kind the engine has no
-// dtype for). The plan's own rules (dtypes against the plan, lengths against views) are the
-// engine's: a front end passes the shapes it finds here to the engine's `layout`.
+// dtype for, memory another thread shares). The plan's own rules (dtypes against the plan,
+// lengths against views) are the engine's: a front end passes the shapes it finds here to the
+// engine's `layout`.
+//
+// Every fact about an array is read through the built-in getters of %TypedArray%.prototype and
+// SharedArrayBuffer.prototype, not through the array's own properties: a caller's object can
+// shadow `buffer` or `length`, or change its prototype, but not the internal slots these read.
+// The native addon's soundness rests on `isShared` and `copyOf` (bindings/node/src/js_memory.rs).
 
 import { PlanError } from '../errors.js';
 
@@ -24,23 +30,22 @@ export const ARRAY_OF = /** @type {const} */ ({
   f64: Float64Array,
 });
 
-/** @type {Map<Function, DType>} */
-const DTYPE_OF = new Map(Object.entries(ARRAY_OF).map(([dtype, cls]) => [cls, /** @type {DType} */ (dtype)]));
+/** @type {Map<string, DType>} the dtype of each class's name */
+const DTYPE_OF = new Map(Object.entries(ARRAY_OF).map(([dtype, cls]) => [cls.name, /** @type {DType} */ (dtype)]));
 
-const TypedArray = Object.getPrototypeOf(Uint8Array);
+const TypedArrayProto = Object.getPrototypeOf(Uint8Array.prototype);
+/** @param {object} proto @param {string | symbol} key */
+const getter = (proto, key) => /** @type {(this: unknown) => any} */ (Object.getOwnPropertyDescriptor(proto, key)?.get);
+// The [[TypedArrayName]] of a typed array, undefined for anything else (never throws).
+const nameOf = getter(TypedArrayProto, Symbol.toStringTag);
+const bufferOf = getter(TypedArrayProto, 'buffer');
+const offsetOf = getter(TypedArrayProto, 'byteOffset');
+const byteLengthOf = getter(TypedArrayProto, 'byteLength');
+const lengthOf = getter(TypedArrayProto, 'length');
+const sharedLength = typeof SharedArrayBuffer === 'function' ? getter(SharedArrayBuffer.prototype, 'byteLength') : undefined;
 
-/**
- * The intrinsic class of a typed array (Uint8Array for a Node Buffer), or undefined for
- * anything else.
- *
- * @param {unknown} value
- */
-function intrinsicOf(value) {
-  if (!ArrayBuffer.isView(value) || value instanceof DataView) return undefined;
-  let proto = Object.getPrototypeOf(value);
-  while (proto !== null && Object.getPrototypeOf(proto) !== TypedArray.prototype) proto = Object.getPrototypeOf(proto);
-  return proto?.constructor;
-}
+/** The number of elements of a typed array (0 once detached). @param {PlanArray} array */
+export const lengthOfArray = (array) => /** @type {number} */ (lengthOf.call(array));
 
 /**
  * Whether `buffer` is detached (transferred or closed): its views then read as empty.
@@ -48,16 +53,29 @@ function intrinsicOf(value) {
  * @param {ArrayBufferLike} buffer
  */
 export function isDetached(buffer) {
-  if ('detached' in buffer && typeof buffer.detached === 'boolean') return buffer.detached;
-  if (buffer.byteLength > 0) return false;
+  if (isSharedBuffer(buffer)) return false;
   try {
-    // Constructing a view of a detached buffer throws; of an empty one, not.
+    // Constructing a view of a detached buffer throws; of any other ArrayBuffer, not.
     new Uint8Array(buffer, 0, 0);
     return false;
   } catch {
     return true;
   }
 }
+
+/** @param {unknown} buffer */
+function isSharedBuffer(buffer) {
+  if (sharedLength === undefined) return false;
+  try {
+    sharedLength.call(buffer);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether `array`'s memory is a SharedArrayBuffer (other threads may write it). @param {PlanArray} array */
+export const isShared = (array) => isSharedBuffer(bufferOf.call(array));
 
 /**
  * The dtype of `value` (one of the eight typed arrays, a subview or a Node Buffer allowed),
@@ -69,37 +87,49 @@ export function isDetached(buffer) {
  * @returns {DType}
  */
 export function dtypeOf(value, at) {
-  const cls = intrinsicOf(value);
-  const dtype = cls === undefined ? undefined : DTYPE_OF.get(cls);
+  const name = nameOf.call(value);
+  const dtype = typeof name === 'string' ? DTYPE_OF.get(name) : undefined;
   if (dtype === undefined) {
-    const kind = cls?.name ?? (value === null ? 'null' : typeof value === 'object' ? (value.constructor?.name ?? 'object') : typeof value);
+    const kind =
+      name ?? (value === null ? 'null' : typeof value === 'object' ? (value.constructor?.name ?? 'object') : typeof value);
     throw new PlanError(
       `${at}: ${kind}, not one of the typed arrays a plan reads (Int8Array, Uint8Array, Int16Array, Uint16Array, Int32Array, Uint32Array, Float32Array, Float64Array)`,
       'PLAN_BINDING',
     );
   }
-  const view = /** @type {PlanArray} */ (value);
-  if (isDetached(view.buffer)) throw new PlanError(`${at}: its buffer is detached`, 'PLAN_DETACHED');
+  if (isDetached(bufferOf.call(value))) throw new PlanError(`${at}: its buffer is detached`, 'PLAN_DETACHED');
   return dtype;
 }
 
-/** @param {PlanArray} array */
-const isShared = (array) => typeof SharedArrayBuffer === 'function' && array.buffer instanceof SharedArrayBuffer;
+/**
+ * A copy of `array` in a buffer of its own, of its dtype: allocate and `set` (one memcpy). Not
+ * `slice`, which for a Node Buffer is a view of the same memory.
+ *
+ * @param {PlanArray} array
+ * @returns {PlanArray}
+ */
+export function copyOf(array) {
+  const copy = new ARRAY_OF[dtypeOf(array, 'an array')](lengthOfArray(array));
+  copy.set(/** @type {any} same dtype */ (array));
+  return copy;
+}
 
 /** @param {PlanArray} a @param {PlanArray} b */
-const overlap = (a, b) =>
-  a.buffer === b.buffer &&
-  a.byteLength > 0 &&
-  b.byteLength > 0 &&
-  a.byteOffset < b.byteOffset + b.byteLength &&
-  b.byteOffset < a.byteOffset + a.byteLength;
+const overlap = (a, b) => {
+  if (bufferOf.call(a) !== bufferOf.call(b)) return false;
+  const [aStart, aLength, bStart, bLength] = [offsetOf.call(a), byteLengthOf.call(a), offsetOf.call(b), byteLengthOf.call(b)];
+  return aLength > 0 && bLength > 0 && aStart < bStart + bLength && bStart < aStart + aLength;
+};
+
+/** Whether `array` shares memory with any of `others`. @param {PlanArray} array @param {PlanArray[]} others */
+export const sharesMemoryWith = (array, others) => others.some((other) => overlap(array, other));
 
 /**
  * The arrays a run on this thread must not read or write in place (the native addon reads and
  * writes the caller's memory directly): those backed by a SharedArrayBuffer (another thread may
  * write them meanwhile) and outputs that share memory with an input or another output. Such a
- * run goes through copies, and so gives the bytes a run over separate arrays gives (the wasm
- * module's, which always copies).
+ * run goes through copies (copyOf), and so gives the bytes a run over separate arrays gives
+ * (the wasm module's, which always copies).
  *
  * @param {PlanArray[]} inputs
  * @param {Array<PlanArray | undefined>} outputs
@@ -109,6 +139,6 @@ export function needsCopies(inputs, outputs) {
   return (
     inputs.some(isShared) ||
     outs.some(isShared) ||
-    outs.some((out, i) => inputs.some((input) => overlap(out, input)) || outs.slice(0, i).some((other) => overlap(out, other)))
+    outs.some((out, i) => sharesMemoryWith(out, inputs) || sharesMemoryWith(out, outs.slice(0, i)))
   );
 }

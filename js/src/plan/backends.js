@@ -12,7 +12,7 @@ import { PlanError } from '../errors.js';
 import { fieldOf, messageOf } from '../fields.js';
 import { isNode } from '../platform.js';
 import { loadWasm, simdSupported } from '../wasm.js';
-import { ARRAY_OF, needsCopies } from './arrays.js';
+import { ARRAY_OF, copyOf, dtypeOf, lengthOfArray, needsCopies } from './arrays.js';
 
 /** @typedef {import('./arrays.js').DType} DType */
 /** @typedef {import('./arrays.js').PlanArray} PlanArray */
@@ -195,10 +195,26 @@ export async function wasmBackend(flavour, assetBase) {
       return program(engine, (inputs, outputs, layout, progress) => {
         // Copies in (a caller's output too, unless the run covers all of it: the elements its
         // view skips are kept), one run, copies out: into the caller's outputs only once the
-        // whole run has succeeded.
+        // whole run has succeeded and every one of them can take its result.
         inputs.forEach((array, i) => engine.setInput(i, array));
         outputs.forEach((array, i) => array && !layout.covered[i] && engine.setOutput(i, array));
-        engine.run(progress);
+        /** @type {{ error: unknown } | undefined} */
+        let thrown;
+        const beat = progress && ((/** @type {number} */ done, /** @type {number} */ total) => {
+          try {
+            progress(done, total);
+          } catch (error) {
+            thrown = { error };
+            throw error;
+          }
+        });
+        try {
+          engine.run(beat);
+        } catch (error) {
+          // The caller's own exception (from onProgress) as it was thrown.
+          throw thrown ? thrown.error : error;
+        }
+        outputs.forEach((array, i) => array && checkTarget(array, layout.outputs[i], i));
         return outputs.map((array, i) => {
           if (!array) return /** @type {PlanArray} */ (engine.takeOutput(i));
           engine.takeOutputInto(i, array);
@@ -238,8 +254,8 @@ export function nativeBackend(addon) {
             return all;
           }
           // Through copies (a copy of a caller's output keeps what its view skips).
-          const copies = allocated(outputs.map((array) => array?.slice()), layout, signature);
-          engine.run(inputs.map((array) => array.slice()), copies, layout.workers);
+          const copies = allocated(outputs.map((array) => array && copyOf(array)), layout, signature);
+          engine.run(inputs.map(copyOf), copies, layout.workers);
           return outputs.map((array, i) => {
             if (!array) return copies[i];
             array.set(/** @type {any} */ (copies[i]));
@@ -248,6 +264,7 @@ export function nativeBackend(addon) {
         },
         (inputs, outputs, workers, progress) => {
           const control = new addon.PlanControl();
+          const running = engine.runAsync(inputs, outputs, workers, control);
           /** @type {ReturnType<typeof setInterval> | undefined} */
           let timer;
           if (progress) {
@@ -257,8 +274,7 @@ export function nativeBackend(addon) {
               if (total > 0) progress(done, total);
             }, 20);
           }
-          const done = engine
-            .runAsync(inputs, outputs, workers, control)
+          const done = running
             .then(
               (/** @type {[string, string] | null} */ outcome) => {
                 if (outcome) throw new PlanError(outcome[1], outcome[0]);
@@ -284,7 +300,28 @@ export function nativeBackend(addon) {
  * @returns {PlanArray[]}
  */
 export function allocated(outputs, layout, signature) {
-  return outputs.map((array, i) => array ?? new ARRAY_OF[signature[i].dtype](layout.outputs[i]));
+  return outputs.map((array, i) => {
+    if (array) return array;
+    try {
+      return new ARRAY_OF[signature[i].dtype](layout.outputs[i]);
+    } catch (error) {
+      throw new PlanError(`outputs[${i}] ${JSON.stringify(signature[i].id)}: ${layout.outputs[i]} elements of ${signature[i].dtype} cannot be allocated`, 'PLAN_BINDING', { cause: error });
+    }
+  });
+}
+
+/**
+ * Checks that a caller's output can still take its result (not detached, of its length since
+ * the layout): a PlanError PLAN_DETACHED otherwise, before any result is copied into any output.
+ *
+ * @param {PlanArray} array
+ * @param {number} length
+ * @param {number} i
+ */
+export function checkTarget(array, length, i) {
+  const at = `outputs[${i}]`;
+  dtypeOf(array, at);
+  if (lengthOfArray(array) < length) throw new PlanError(`${at}: its buffer shrank to ${lengthOfArray(array)} elements during the run`, 'PLAN_DETACHED');
 }
 
 /** @type {Map<string, Promise<{ backend: Backend, info: BackendInfo }>>} */

@@ -18,8 +18,8 @@ import { AbortError, PlanError, TaskError } from '../errors.js';
 import { fieldOf } from '../fields.js';
 import { availableParallelism } from '../platform.js';
 import { Pool } from '../pool.js';
-import { ARRAY_OF, dtypeOf } from './arrays.js';
-import { allocated, loadBackend } from './backends.js';
+import { copyOf, dtypeOf, isShared, lengthOfArray, sharesMemoryWith } from './arrays.js';
+import { allocated, checkTarget, loadBackend } from './backends.js';
 import { snapshot } from '../snapshot.js';
 import { WASM_ABI } from '../wasm.js';
 
@@ -30,6 +30,9 @@ import { WASM_ABI } from '../wasm.js';
 
 /** The module a plan pool's workers run. */
 export const PLAN_WORKER_URL = new URL('../plan-worker.js', import.meta.url);
+
+/** The most native workers a run may ask for (each count keeps a pool of threads in the addon). */
+const MAX_WORKERS = 256;
 
 /** Plans compiled per backend, by their JSON (a run repeats its plan): at most this many. */
 const PROGRAMS_KEPT = 16;
@@ -92,7 +95,7 @@ function arraysOf(given, signature, side) {
 }
 
 /** The arrays' dtypes and lengths, as the engine's layout checks them. @param {PlanArray[]} arrays */
-const shapes = (arrays) => arrays.map((array, i) => ({ dtype: dtypeOf(array, `[${i}]`), length: array.length }));
+const shapes = (arrays) => arrays.map((array, i) => ({ dtype: dtypeOf(array, `[${i}]`), length: lengthOfArray(array) }));
 
 /**
  * @param {string} name
@@ -196,20 +199,33 @@ export async function runPlan(plan, inputs, options = {}) {
   }
   const budgetBytes = count('budget', budget);
   const workerCount = count('workers', workers);
-  if (signal?.aborted) throw new AbortError('runPlan: aborted before it started', { cause: signal.reason });
+  if (workerCount !== undefined && workerCount > MAX_WORKERS) {
+    throw new PlanError(`workers must be at most ${MAX_WORKERS}, not ${workerCount}`, 'PLAN_BINDING');
+  }
+  const aborted = () => {
+    if (signal?.aborted) throw new AbortError('runPlan: aborted before it started', { cause: signal.reason });
+  };
+  aborted();
   let json;
   if (typeof plan === 'string') {
     json = plan;
   } else if (plan !== null && typeof plan === 'object') {
-    json = JSON.stringify(plan);
+    try {
+      json = JSON.stringify(plan);
+    } catch (error) {
+      throw new PlanError(`plan: not JSON (${String(error)})`, 'PLAN_INVALID', { cause: error });
+    }
   } else {
     throw new PlanError('plan must be a plan of format v1, as JSON text or an object', 'PLAN_INVALID');
   }
   const { backend, info } = await loadBackend(asked, { wasm, assetBase });
+  aborted();
   const program = compiled(backend, json);
   const ins = arraysOf(inputs, program.inputs, 'inputs');
   const outs = given === undefined ? undefined : arraysOf(given, program.outputs, 'outputs');
-  const runWorkers = workerCount ?? backend.defaultWorkers;
+  // wasm runs on its instance's one thread whatever is asked: its layout (and so the task's
+  // reservation) is for one.
+  const runWorkers = backend.kind === 'native' ? (workerCount ?? backend.defaultWorkers) : 1;
   const layout = program.layout(
     shapes(ins),
     outs && shapes(outs),
@@ -223,13 +239,15 @@ export async function runPlan(plan, inputs, options = {}) {
     // Straight into the caller's outputs only where nothing can fail midway; else into copies
     // of them (which keep what the views skip), copied back on success.
     if (!program.canFailMidway) return program.run(ins, outs, layout, progress);
-    const results = program.run(ins, outs.map((array) => array.slice()), layout, progress);
-    outs.forEach((array, i) => array.set(/** @type {any} */ (results[i])));
-    return outs;
+    const results = program.run(ins, outs.map(copyOf), layout, progress);
+    return copiedBack(outs, results, layout);
   }
 
-  if (transfer && ins.some((array) => typeof SharedArrayBuffer === 'function' && array.buffer instanceof SharedArrayBuffer)) {
+  if (transfer && ins.some(isShared)) {
     throw new PlanError('transfer: an input backed by a SharedArrayBuffer cannot be handed over (it stays shared); run without transfer', 'PLAN_BINDING');
+  }
+  if (transfer && outs?.some((array) => sharesMemoryWith(array, ins))) {
+    throw new PlanError('transfer: an output shares a buffer with an input, which would be handed over with it; run without transfer', 'PLAN_BINDING');
   }
   const target = pool ?? sharedPool(info, assetBase);
   // The task carries the inputs' snapshot (or, handed over, the inputs themselves) and the
@@ -242,6 +260,8 @@ export async function runPlan(plan, inputs, options = {}) {
     ? outs.map((array, i) => (layout.covered[i] ? undefined : copyOf(array)))
     : program.outputs.map(() => undefined);
   const sent = allocated(outputsSent, layout, program.outputs);
+  // Measured now: the task moves these buffers to the worker.
+  const sentLengths = sent.map(lengthOfArray);
   // The worker's outputs, checked by `validate` against the plan and layout.
   const results = /** @type {PlanArray[]} */ (
     await target
@@ -254,28 +274,28 @@ export async function runPlan(plan, inputs, options = {}) {
           onProgress,
           timeout,
           reserve: layout.memory.total,
-          validate: (/** @type {unknown} */ output) => checkResults(output, program, layout),
+          validate: (/** @type {unknown} */ output) => checkResults(output, program, sentLengths),
         },
       )
       .catch((/** @type {unknown} */ error) => {
         throw engineError(error);
       })
   );
-  if (!outs) return results;
-  outs.forEach((array, i) => array.set(/** @type {any} */ (results[i])));
-  return outs;
+  return outs ? copiedBack(outs, results, layout) : results;
 }
 
 /**
- * A compact copy of `array` in a buffer of its own (not `slice`: a Node Buffer's does not copy).
+ * `results` copied into the caller's `outputs`, once every one of them has been checked able to
+ * take its result (none detached or shrunk while the run was in flight): all or none.
  *
- * @param {PlanArray} array
- * @returns {PlanArray}
+ * @param {PlanArray[]} outputs
+ * @param {PlanArray[]} results
+ * @param {import('./backends.js').Layout} layout
  */
-function copyOf(array) {
-  const copy = new ARRAY_OF[dtypeOf(array, 'an output')](array.length);
-  copy.set(/** @type {any} same dtype */ (array));
-  return copy;
+function copiedBack(outputs, results, layout) {
+  outputs.forEach((array, i) => checkTarget(array, Math.max(layout.outputs[i], lengthOfArray(results[i])), i));
+  outputs.forEach((array, i) => array.set(/** @type {any} same dtype and length */ (results[i])));
+  return outputs;
 }
 
 /**
@@ -300,16 +320,16 @@ function engineError(error) {
  *
  * @param {unknown} output
  * @param {Program} program
- * @param {import('./backends.js').Layout} layout
+ * @param {number[]} lengths  the arrays sent to the worker's lengths
  */
-function checkResults(output, program, layout) {
+function checkResults(output, program, lengths) {
   if (!Array.isArray(output) || output.length !== program.outputs.length) {
     throw new TypeError(`a plan run must give ${program.outputs.length} arrays`);
   }
   output.forEach((array, i) => {
     const dtype = dtypeOf(array, `outputs[${i}]`);
-    if (dtype !== program.outputs[i].dtype || array.length < layout.outputs[i]) {
-      throw new TypeError(`outputs[${i}]: ${dtype} x ${array.length}, not ${program.outputs[i].dtype} x ${layout.outputs[i]}`);
+    if (dtype !== program.outputs[i].dtype || lengthOfArray(array) !== lengths[i]) {
+      throw new TypeError(`outputs[${i}]: ${dtype} x ${lengthOfArray(array)}, not ${program.outputs[i].dtype} x ${lengths[i]}`);
     }
   });
 }

@@ -2,11 +2,12 @@
 // What a plan worker does (plan-worker.js serves it; test fixtures wrap it): load one backend
 // per worker, and run 'plan.run' tasks on it.
 //
-// On the native addon a run goes off the worker's thread (the addon's AsyncTask on its own
-// threads), so the worker keeps answering; the pool still ends a run it aborts by terminating
-// the worker, and the addon cancels the run between blocks when the worker's environment goes.
+// On the native addon a run goes off the worker's thread (to a thread of the addon's own), so
+// the worker keeps answering; the pool ends a run it aborts by terminating the worker, and the
+// worker's teardown cancels the addon's run and waits for it (a block at most) before the
+// arrays it holds are freed (bindings/node/src/flights.rs).
 
-import { dtypeOf } from './arrays.js';
+import { copyOf, dtypeOf, lengthOfArray, needsCopies } from './arrays.js';
 import { allocated, loadBackend } from './backends.js';
 import { compiled } from './run.js';
 
@@ -34,14 +35,22 @@ export async function runPlanOp({ plan, inputs, outputs, workers }, { progress, 
   const backend = /** @type {import('./backends.js').Backend} what load returned */ (context);
   const program = compiled(backend, plan);
   const layout = program.layout(
-    inputs.map((a, i) => ({ dtype: dtypeOf(a, `inputs[${i}]`), length: a.length })),
-    outputs?.map((a, i) => ({ dtype: dtypeOf(a, `outputs[${i}]`), length: a.length })),
+    inputs.map((a, i) => ({ dtype: dtypeOf(a, `inputs[${i}]`), length: lengthOfArray(a) })),
+    outputs?.map((a, i) => ({ dtype: dtypeOf(a, `outputs[${i}]`), length: lengthOfArray(a) })),
     workers,
     undefined,
   );
   const given = outputs ?? program.outputs.map(() => undefined);
   if (program.start) {
     const all = allocated(given, layout, program.outputs);
+    // The addon's threads read and write these arrays while this worker's JS runs on: they must
+    // be this worker's alone (runPlan sends its own; a pool user's task might not).
+    if (needsCopies(inputs, all)) {
+      const copies = all.map(copyOf);
+      await program.start(inputs.map(copyOf), copies, workers, progress).done;
+      all.forEach((array, i) => array.set(/** @type {any} same dtype and length */ (copies[i])));
+      return all;
+    }
     await program.start(inputs, all, workers, progress).done;
     return all;
   }
