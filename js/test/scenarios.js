@@ -151,6 +151,13 @@ async function loadPsiJs(env) {
   return (await import(pathToFileURL(peers.resolve('@openmined/psi.js')).href)).default();
 }
 
+/** The number of bits set in a byte. @param {number} byte */
+const bitCount = (byte) => {
+  let n = 0;
+  for (let b = byte; b; b &= b - 1) n++;
+  return n;
+};
+
 // Whether two byte arrays are equal (sameBytes asserts it).
 const equalBytes = (a, b) => a.length === b.length && a.every((byte, i) => byte === b[i]);
 
@@ -1104,10 +1111,17 @@ export const scenarios = [
       const response = await starter.respond(request, { joinerCount: joinerValues.length });
       for (const format of ['raw', 'gcs', 'bloom']) {
         const setup = await starter.setup(starterValues, { joinerCount: joinerValues.length, format });
-        const found = client
-          .getIntersection(psi.serverSetup.deserializeBinary(setup), psi.response.deserializeBinary(response))
-          .sort((a, b) => a - b);
-        equal(found.join(','), expected.join(','), `psi.js's client and our ${format} setup`);
+        const message = psi.serverSetup.deserializeBinary(setup);
+        const found = client.getIntersection(message, psi.response.deserializeBinary(response)).sort((a, b) => a - b);
+        // A Bloom filter's false positives are one in a billion for this query at the default
+        // rate: a mismatch says how full the filter was (one was seen once in CI, 2026-12-01).
+        const bloom = format === 'bloom' ? message.getBloomFilter() : undefined;
+        const filled = bloom && [...bloom.getBits_asU8()].reduce((n, byte) => n + bitCount(byte), 0);
+        equal(
+          found.join(','),
+          expected.join(','),
+          `psi.js's client and our ${format} setup${bloom ? ` (${bloom.getNumHashFunctions()} hash functions, ${filled} of ${8 * bloom.getBits_asU8().length} bits set)` : ''}`,
+        );
       }
       // psi.js's server against our joiner.
       const server = psi.server.createWithNewKey(true);
