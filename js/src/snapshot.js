@@ -40,8 +40,8 @@ function intrinsicOf(view) {
 /**
  * A compact copy of the view `source` in a fresh buffer of class `Cls` (its own). Allocating
  * and then `set` runs as one memcpy; constructing from the view or `ArrayBuffer#slice` took
- * 4-6x as long for 4 MiB in Node 20 (1.4-1.5 ms against 0.27, `js/bench/plan.js`'s
- * submission column). `set` throws a TypeError for a detached source, as the constructor did.
+ * 4-6x as long for 4 MiB in Node 20 (1.4-1.5 ms against 0.27 in a one-off probe; the
+ * committed `js/bench/plan.js` shows the effect in its submission column). `set` throws a TypeError for a detached source, as the constructor did.
  *
  * @template {AnyTypedArray} T
  * @param {new (length: number) => T} Cls

@@ -253,7 +253,7 @@ export async function runPlan(plan, inputs, options = {}) {
   // The task carries the inputs' snapshot (or, handed over, the inputs themselves) and the
   // arrays the worker writes: made here and moved there and back, so that the memory a run's
   // outputs live in is allocated where they end up (fresh arrays made on the worker and freed
-  // here ran 2-4x slower, their pages faulted anew each run). The caller's outputs travel as
+  // here ran 2-4x slower in a one-off probe, their pages faulted anew each run). The caller's outputs travel as
   // copies when the run leaves some of their elements as they are.
   const inputsSent = transfer ? ins : /** @type {PlanArray[]} */ (snapshot(ins).value);
   const outputsSent = outs

@@ -63,7 +63,7 @@ pub(crate) struct RunOp {
 pub(crate) const TILE: usize = 64;
 /// Elements per fused tile in wasm: 128. V8 keeps no tile in registers (it has 16 of 128 bits),
 /// so a longer tile only spreads each op's dispatch over more elements: the 64-node 1M f32 chain
-/// ran in 6.84 ms at 32, 4.41 at 64, 3.33 at 128 and 3.58 at 256 (simd128 build, Node 20,
-/// 2026-12-01, `js/bench/plan.js`'s wasm rows).
+/// ran in 6.84 ms at 32, 4.41 at 64, 3.33 at 128 and 3.58 at 256 (one-off probes of the
+/// simd128 build, Node 20, 2026-12-01; the committed `js/bench/plan.js` gives 3.3-3.8 at 128).
 #[cfg(target_arch = "wasm32")]
 pub(crate) const TILE: usize = 128;
