@@ -1,6 +1,6 @@
 // What the PSI bench measures, the same way in Node and in a page: every step of a round, on
-// one worker for us (a party of lockstep's npm package, per wasm build) and sharded over 2 and 4
-// (the scalar build), and on the calling thread for @openmined/psi.js 2.0.6 (its own wasm), on
+// one worker for us (a party of lockstep's npm package, per wasm build, and in Node on the native
+// addon) and sharded over 2 and 4 (the scalar build; the addon in Node), and on the calling thread for @openmined/psi.js 2.0.6 (its own wasm), on
 // the same values, in the same run.
 // Values per second, median of `rounds` (after one warm-up round each). `PSI` is psi.js's
 // module factory; `lockstep` this package's exports.
@@ -99,16 +99,22 @@ export async function theirs(PSI, count, rounds) {
 
 /**
  * Every measure of one environment: ours per build on one worker, the scalar build sharded over
- * each of `shards` (counts above 1), and psi.js, interleaved.
+ * each of `shards` (counts above 1), with `native` (Node) the native addon on one worker and
+ * sharded the same way, and psi.js, interleaved.
  */
-export async function measureAll(lockstep, PSI, count, rounds, shards = [2, 4]) {
+export async function measureAll(lockstep, PSI, count, rounds, shards = [2, 4], { native = false } = {}) {
   const before = await theirs(PSI, count, rounds);
   const scalar = await ours(lockstep, 'scalar', count, rounds);
   const sharded = {};
   for (const workers of shards) sharded[workers] = await ours(lockstep, 'scalar', count, rounds, workers);
+  let nativeSharded;
+  if (native) {
+    nativeSharded = { 1: await ours(lockstep, 'native', count, rounds) };
+    for (const workers of shards) nativeSharded[workers] = await ours(lockstep, 'native', count, rounds, workers);
+  }
   const simd = await ours(lockstep, 'simd', count, rounds);
   const after = await theirs(PSI, count, rounds);
   // psi.js's better figure of its two runs, so noise favours the peer.
   const psiJs = Object.fromEntries(Object.keys(before).map((k) => [k, Math.max(before[k], after[k])]));
-  return { scalar, simd, psiJs, sharded: { 1: scalar, ...sharded } };
+  return { scalar, simd, psiJs, sharded: { 1: scalar, ...sharded }, native: nativeSharded };
 }

@@ -1,5 +1,6 @@
 // PSI bench (figures, not a test): every step of a round for a party of this package on one
-// worker, scalar and simd128 wasm builds, and sharded over --shards workers (scalar), against
+// worker, scalar and simd128 wasm builds (and in Node the native addon), and sharded over
+// --shards workers (scalar; the addon in Node), against
 // @openmined/psi.js 2.0.6 on the calling thread, on the same values, in Node and in headless
 // Chromium, in one run.
 //
@@ -29,7 +30,10 @@ const shards = args.shards.split(',').filter(Boolean).map(Number);
 
 const peers = createRequire(new URL('../../peers/package.json', import.meta.url));
 const PSI = (await import(pathToFileURL(peers.resolve('@openmined/psi.js')).href)).default;
-const node = await measureAll(lockstep, PSI, count, rounds, shards);
+const engine = await lockstep.psiInfo({ asset: 'native' }).catch((error) => {
+  throw new Error(`the native addon is needed here (scripts/build-node): ${error.message}`);
+});
+const node = await measureAll(lockstep, PSI, count, rounds, shards, { native: engine.asset === 'native' });
 
 const server = await serve();
 const browser = await openPage();
@@ -70,6 +74,18 @@ for (const step of ['setup', 'request', 'respond', 'intersect']) {
     ];
     console.log(`| ${row.join(' | ')} |`);
   }
+}
+console.log(`\nThe native addon in Node (${engine.nativePackage}; values/s; its ratio over the wasm scalar build at the same worker count, and over psi.js)\n`);
+console.log(`| step | ${counts.map((w) => `${w} worker${w === 1 ? '' : 's'}`).join(' | ')} | ${counts.map((w) => `${w}: / scalar`).join(' | ')} | ${counts.map((w) => `${w} / psi.js`).join(' | ')} |`);
+console.log(`|---|${counts.map(() => '---|').join('')}${counts.map(() => '---|').join('')}${counts.map(() => '---|').join('')}`);
+for (const step of ['setup', 'request', 'respond', 'intersect']) {
+  const row = [
+    step,
+    ...counts.map((w) => f0(node.native[w][step])),
+    ...counts.map((w) => f2(node.native[w][step] / node.sharded[w][step])),
+    ...counts.map((w) => f2(node.native[w][step] / node.psiJs[step])),
+  ];
+  console.log(`| ${row.join(' | ')} |`);
 }
 // The prior system's browser party: 100,000 rows and 14 linkage keys, about 1.4 million
 // values to mask, "about 28 minutes" with psi.js on one thread.

@@ -149,15 +149,35 @@ export declare class Pool {
 export declare const WASM_ABI: number;
 export declare const PSI_WORKER_URL: URL;
 
+/** The engine a PSI pool's workers load. */
+export type PsiAsset = 'auto' | 'native' | 'simd' | 'scalar';
+
 export interface PsiPoolOptions extends Omit<PoolOptions, 'worker' | 'abi' | 'config'> {
-  /** 'auto' (the faster build for PSI: scalar today, see js/README.md), 'simd' or 'scalar'. Default 'auto'. */
-  asset?: 'auto' | 'simd' | 'scalar';
+  /**
+   * 'auto' (the native addon where its platform package loads, else the wasm build faster for
+   * PSI: scalar today, see js/README.md), 'native' (a startup error without the addon), 'simd'
+   * or 'scalar'. Default 'auto'. Every engine gives the same bytes.
+   */
+  asset?: PsiAsset;
   /** The folder holding scalar/ and simd/. Default: the package's wasm/. */
   assetBase?: URL | string;
 }
 
-/** A pool whose workers run lockstep's wasm module. */
+/** A pool whose workers run lockstep's PSI engine: the native addon or the wasm module. */
 export declare function createPsiPool(options?: PsiPoolOptions): Pool;
+
+/** Which engine a PSI pool's workers load, and why 'auto' fell back to wasm. */
+export interface PsiEngineInfo {
+  asset: 'native' | 'wasm-scalar' | 'wasm-simd';
+  asked: PsiAsset;
+  /** Why 'auto' fell back to wasm (the platform package missing or refused), else undefined. */
+  reason: string | undefined;
+  /** The platform package tried (Node only). */
+  nativePackage: string | undefined;
+}
+
+/** Which engine `createPsiPool({ asset })` loads in this realm; rejects for 'native' without the addon. */
+export declare function psiInfo(options?: { asset?: PsiAsset }): Promise<PsiEngineInfo>;
 
 /** Values packed as the wasm module takes them. */
 export declare function packValues(values: Array<string | Uint8Array>): { bytes: Uint8Array; ends: Uint32Array };

@@ -1,15 +1,19 @@
 // @ts-check
-// The PSI worker: one instance of lockstep's wasm module (bindings/wasm) per worker, scalar or
-// simd128, serving the ops the psi.js front sends. Loaded by createPsiPool; not imported directly.
+// The PSI worker: one engine per worker, serving the ops the psi.js front sends: lockstep's native
+// addon (bindings/node, OpenSSL's P-256) where it loads, else an instance of lockstep's wasm
+// module (bindings/wasm), scalar or simd128. Both export the same PSI functions (ABI 5) and give
+// the same bytes. Loaded by createPsiPool; not imported directly.
 
 import { serve } from './worker.js';
 import { loadWasm } from './wasm.js';
+import { psiEngine } from './native.js';
 import { isNode } from './platform.js';
 import { runSharded } from './shard/coordinator.js';
 import { runHelper } from './shard/helper.js';
 
 /**
- * What this worker uses of the wasm-bindgen glue of bindings/wasm (lockstep_wasm.js).
+ * What this worker uses of an engine: the wasm-bindgen glue of bindings/wasm (lockstep_wasm.js)
+ * or the native addon's exports (bindings/node/src/psi.rs), which have the same shape.
  *
  * @typedef {object} WasmGlue
  * @property {(init: { module_or_path: BufferSource }) => Promise<{ memory: WebAssembly.Memory }>} default
@@ -94,7 +98,7 @@ function step(input, { progress, context }, begin, finish) {
   });
 }
 
-/** @type {WebAssembly.Memory | null} this worker's wasm instance's linear memory */
+/** @type {WebAssembly.Memory | null} this worker's wasm instance's linear memory (null on the addon) */
 let instanceMemory = null;
 
 /**
@@ -118,26 +122,18 @@ export function workerMemory() {
 /** @param {unknown} context */
 const glueOf = (context) => /** @type {WasmGlue} what load returned */ (context);
 
-/**
- * The build 'auto' loads: the faster one for PSI on every engine measured (js/README.md, `node
- * bench/psi.js`: the scalar build is 5-15% ahead of the simd128 one in Node 20 and Chromium, since
- * simd128 has no 64-bit multiply the 26-bit field could use and LLVM's vectorized forms lose).
- */
-const AUTO = 'scalar';
 
 serve({
   /** @param {unknown} sent  the config createPsiPool sent (PsiConfig) */
   async load(sent = {}) {
     const config = /** @type {import('./psi.js').PsiConfig} */ (sent);
-    const wanted = config.asset ?? 'auto';
-    if (!['auto', 'simd', 'scalar'].includes(wanted)) {
-      throw new Error(`asset must be 'auto', 'simd' or 'scalar', not ${JSON.stringify(wanted)}`);
-    }
-    const flavour = wanted === 'auto' ? AUTO : wanted;
+    const engine = await psiEngine(config.asset ?? 'auto');
+    if (engine.addon) return { asset: engine.asset, abi: engine.addon.abiVersion(), context: engine.addon };
+    const flavour = engine.asset === 'wasm-simd' ? 'simd' : 'scalar';
     /** @type {{ glue: WasmGlue, memory: WebAssembly.Memory }} */
     const { glue, memory } = await loadWasm(flavour, config.assetBase);
     instanceMemory = memory;
-    return { asset: `wasm-${flavour}`, abi: glue.abiVersion(), context: glue };
+    return { asset: engine.asset, abi: glue.abiVersion(), context: glue };
   },
   ops: {
     /** @param {import('./psi.js').PsiInput} input @param {import('./worker.js').OpContext} op */

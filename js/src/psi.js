@@ -1,10 +1,12 @@
 // @ts-check
-// PSI on the supervised pool: a joiner's request computed by lockstep's wasm module in a worker,
-// byte-identical to `lockstep psi request` (native) for the same key and rows: the module groups
-// the rows' values into distinct keys with the CLI's own code (lockstep_psi::linkage).
+// PSI on the supervised pool: a joiner's request computed in a worker by lockstep's native addon
+// (Node, where its platform package loads) or its wasm module, byte-identical to
+// `lockstep psi request` for the same key and rows: both group the rows' values into distinct
+// keys with the CLI's own code (lockstep_psi::linkage).
 
 import { Pool } from './pool.js';
 import { WASM_ABI } from './wasm.js';
+import { platformPackage, psiEngine } from './native.js';
 
 export { WASM_ABI };
 
@@ -12,7 +14,7 @@ export { WASM_ABI };
  * The config every PSI worker's `load` gets (psi-worker.js).
  *
  * @typedef {object} PsiConfig
- * @property {'auto' | 'simd' | 'scalar'} [asset]
+ * @property {import('./native.js').PsiAsset} [asset]
  * @property {string} [assetBase]  the folder holding scalar/ and simd/, resolved against psi-worker.js
  */
 
@@ -31,10 +33,11 @@ export { WASM_ABI };
 export const PSI_WORKER_URL = new URL('./psi-worker.js', import.meta.url);
 
 /**
- * A pool whose workers each load the wasm module. `asset`: 'auto' (the faster build for PSI,
- * scalar today: see psi-worker.js), 'simd' (refused where the engine has no simd128) or
- * 'scalar'; `assetBase`: the folder holding `scalar/` and `simd/` (default: the package's
- * `wasm/`). Other options are the Pool's.
+ * A pool whose workers each load a PSI engine. `asset`: 'auto' (the native addon where its
+ * platform package loads, else the wasm build faster for PSI, scalar today: see native.js),
+ * 'native' (the addon, else a startup error saying why), 'simd' (refused where the engine has
+ * no simd128) or 'scalar'; `assetBase`: the folder holding `scalar/` and `simd/` (default: the
+ * package's `wasm/`). Other options are the Pool's. Every engine gives the same bytes.
  *
  * @param {import('./index.js').PsiPoolOptions} [options]
  */
@@ -46,6 +49,19 @@ export function createPsiPool({ asset = 'auto', assetBase, ...options } = {}) {
     abi: WASM_ABI,
     config: { asset, assetBase: assetBase === undefined ? undefined : String(assetBase) },
   });
+}
+
+/**
+ * Which engine a PSI pool's workers load for `asset` in this realm, as their `load` decides it:
+ * `{ asset: 'native' | 'wasm-scalar' | 'wasm-simd', asked, reason, nativePackage }`, `reason`
+ * saying why 'auto' fell back to wasm (undefined otherwise). Rejects as a worker's start would
+ * for 'native' without the addon.
+ *
+ * @param {{ asset?: import('./native.js').PsiAsset }} [options]
+ */
+export async function psiInfo({ asset = 'auto' } = {}) {
+  const { asset: loaded, reason } = await psiEngine(asset);
+  return { asset: loaded, asked: asset, reason, nativePackage: platformPackage() };
 }
 
 const encoder = new TextEncoder();

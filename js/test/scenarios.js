@@ -237,6 +237,15 @@ async function recordingChannels(fn) {
 }
 
 const PSI_POOL = { workers: 2, asset: 'scalar', startupTimeout: 20_000 };
+
+/**
+ * The PSI pool options of a scenario tagged `{ engines: true }`: PSI_POOL on the engine the run
+ * asks for (`env.psiAsset`: Node runs those scenarios on the wasm scalar build and again on the
+ * native addon).
+ *
+ * @param {{ psiAsset?: string }} env
+ */
+const psiPool = (env) => ({ ...PSI_POOL, asset: env.psiAsset ?? PSI_POOL.asset });
 const KEYED = { columns: 'email', normalize: true };
 
 export const scenarios = [
@@ -841,9 +850,9 @@ export const scenarios = [
     },
   ],
   [
-    'wasm PSI request through the pool equals the native CLI, scalar and simd128',
+    'PSI request through the pool equals the native CLI on every engine: wasm scalar and simd128, and the addon in Node',
     async (env) => {
-      for (const asset of ['scalar', 'simd']) {
+      for (const asset of env.browser ? ['scalar', 'simd'] : ['scalar', 'simd', 'native']) {
         const p = createPsiPool({ workers: 2, asset, startupTimeout: 20_000 });
         const reports = [];
         const [reveal, sizeOnly, normalized] = await Promise.all([
@@ -954,7 +963,7 @@ export const scenarios = [
     "the two parties of a round, in two workers, give the CLI's bytes in every format and mode",
     async (env) => {
       const r = env.psi.round;
-      const p = createPsiPool(PSI_POOL);
+      const p = createPsiPool(psiPool(env));
       const starter = await createStarter(p, { key: fromB64(r.starterKey) });
       const joiner = await createJoiner(p, { key: fromB64(r.joinerKey) });
       const request = await joiner.request(r.joiner, KEYED);
@@ -999,12 +1008,13 @@ export const scenarios = [
       }
       await closed(p);
     },
+    { engines: true },
   ],
   [
     'a key made in a worker leaves it only through exportKey, and re-imported it masks the same',
     async (env) => {
       const r = env.psi.round;
-      const p = createPsiPool(PSI_POOL);
+      const p = createPsiPool(psiPool(env));
       const fresh = await createJoiner(p);
       const other = await createJoiner(p);
       const key = await fresh.exportKey();
@@ -1026,12 +1036,13 @@ export const scenarios = [
       equal(gone.code, 'PSI_USAGE');
       await closed(p);
     },
+    { engines: true },
   ],
   [
     'bad input to a party is a PsiError with a code, and the party and its worker are kept',
     async (env) => {
       const r = env.psi.round;
-      const p = createPsiPool({ ...PSI_POOL, workers: 1 });
+      const p = createPsiPool({ ...psiPool(env), workers: 1 });
       const starter = await createStarter(p, { key: fromB64(r.starterKey) });
       const joiner = await createJoiner(p, { key: fromB64(r.joinerKey) });
       const code = async (promise, expected, pattern) => {
@@ -1074,11 +1085,12 @@ export const scenarios = [
       ok(!starter.lost && !joiner.lost, 'nothing lost');
       await closed(p);
     },
+    { engines: true },
   ],
   [
     "a party whose worker ends (an aborted step) is lost: its next step rejects with WorkerLostError, never with a new key",
-    async () => {
-      const p = createPsiPool(PSI_POOL);
+    async (env) => {
+      const p = createPsiPool(psiPool(env));
       const joiner = await createJoiner(p);
       const values = Array.from({ length: 20_000 }, (_, i) => `person-${i}@example.org`);
       const controller = new AbortController();
@@ -1095,6 +1107,7 @@ export const scenarios = [
       equal((await other.request(['a'])).length > 0, true, 'the pool still makes parties');
       await closed(p);
     },
+    { engines: true },
   ],
   [
     "a psi.js party completes a round with our pooled starter, and with our pooled joiner, in the same page",
@@ -1103,7 +1116,7 @@ export const scenarios = [
       const starterValues = Array.from({ length: 400 }, (_, i) => `person-${i}@example.org`);
       const joinerValues = Array.from({ length: 150 }, (_, i) => `person-${3 * i}@example.org`);
       const expected = joinerValues.map((v, i) => [v, i]).filter(([v]) => starterValues.includes(v)).map(([, i]) => i);
-      const p = createPsiPool(PSI_POOL);
+      const p = createPsiPool(psiPool(env));
       // psi.js's client against our starter, every format.
       const starter = await createStarter(p, { workers: 2 });
       const client = psi.client.createWithNewKey(true);
@@ -1137,12 +1150,13 @@ export const scenarios = [
       server.delete?.();
       await closed(p);
     },
+    { engines: true },
   ],
   [
     "sharded steps of both roles give the CLI's bytes at 1, 2, 3 and 4 workers, and the one-worker bytes around every split",
     async (env) => {
       const r = env.psi.round;
-      const p = createPsiPool({ ...PSI_POOL, workers: 4 });
+      const p = createPsiPool({ ...psiPool(env), workers: 4 });
       for (const workers of [1, 2, 3, 4]) {
         const starter = await createStarter(p, { key: fromB64(r.starterKey), workers });
         const joiner = await createJoiner(p, { key: fromB64(r.joinerKey), workers });
@@ -1200,6 +1214,7 @@ export const scenarios = [
       }
       await closed(p);
     },
+    { engines: true },
   ],
   [
     'a sharded step never shows the page the key: it goes from the party\'s worker to its helpers over channels the page only connects',
@@ -1207,7 +1222,7 @@ export const scenarios = [
       const r = env.psi.round;
       const workers = helperSpawn();
       const { result: key, received } = await recordingChannels(async () => {
-        const p = createPsiPool({ ...PSI_POOL, workers: 3, spawn: workers.spawn });
+        const p = createPsiPool({ ...psiPool(env), workers: 3, spawn: workers.spawn });
         // Known keys, to look for; and a fresh one, exported only once the steps are done.
         const starter = await createStarter(p, { key: fromB64(r.starterKey), workers: 3 });
         const joiner = await createJoiner(p, { key: fromB64(r.joinerKey), workers: 3 });
@@ -1230,6 +1245,7 @@ export const scenarios = [
         ok(!holdsKey(received, bytes), `no control message holds the ${name} key`);
       }
     },
+    { engines: true },
   ],
   [
     'a helper that fails before the split leaves the step on the first worker, which says so; the bytes are the same',
@@ -1240,7 +1256,7 @@ export const scenarios = [
         handle.terminate();
         return false;
       });
-      const p = createPsiPool({ ...PSI_POOL, workers: 2, spawn: workers.spawn, silence: { initial: 2_000, min: 200, factor: 10 } });
+      const p = createPsiPool({ ...psiPool(env), workers: 2, spawn: workers.spawn, silence: { initial: 2_000, min: 200, factor: 10 } });
       const joiner = await createJoiner(p, { key: fromB64(r.joinerKey), workers: 2, shardWait: 300 });
       const request = await joiner.request(r.joiner, KEYED);
       sameBytes(request, fromB64(r.request), 'the request');
@@ -1250,6 +1266,7 @@ export const scenarios = [
       ok(!joiner.lost, 'the party is kept');
       await closed(p, true);
     },
+    { engines: true },
   ],
   [
     'a helper whose worker is terminated mid-part fails the step with one clear error; nothing hangs and the party is kept',
@@ -1265,7 +1282,7 @@ export const scenarios = [
         }
         return true;
       });
-      const p = createPsiPool({ ...PSI_POOL, workers: 2, spawn: workers.spawn, silence: { initial: 2_000, min: 200, factor: 10 } });
+      const p = createPsiPool({ ...psiPool(env), workers: 2, spawn: workers.spawn, silence: { initial: 2_000, min: 200, factor: 10 } });
       const joiner = await createJoiner(p, { workers: 2 });
       const values = Array.from({ length: 12_000 }, (_, i) => `person-${i}@example.org`);
       const error = await rejects(joiner.request(values), PsiError, /helper 1 of the sharded step failed: .*(exited|crash|no progress)/i);
@@ -1277,15 +1294,19 @@ export const scenarios = [
       ok(again.length > 0 && joiner.lastSharding.workers === 2, 'the next step ran sharded');
       await closed(p);
     },
+    { engines: true },
   ],
   [
     "a helper that stops reporting is caught by the pool's silence limit and fails the step",
-    async () => {
+    async (env) => {
       // Every progress report from helpers' workers is lost on its way to the pool.
       const workers = helperSpawn((data) => data?.type !== 'progress');
-      const p = createPsiPool({ ...PSI_POOL, workers: 2, spawn: workers.spawn, silence: { initial: 1_000, min: 200, factor: 10 } });
+      const p = createPsiPool({ ...psiPool(env), workers: 2, spawn: workers.spawn, silence: { initial: 1_000, min: 200, factor: 10 } });
       const joiner = await createJoiner(p, { workers: 2 });
-      const values = Array.from({ length: 16_000 }, (_, i) => `person-${i}@example.org`);
+      // The helper's part must outlast the silence limit: the addon maps an order of magnitude
+      // faster than wasm, so it gets more values.
+      const length = env.psiAsset === 'native' ? 200_000 : 16_000;
+      const values = Array.from({ length }, (_, i) => `person-${i}@example.org`);
       const started = performance.now();
       const error = await rejects(joiner.request(values), PsiError, /helper 1 of the sharded step failed: WorkerHangError: .*no progress on 'psi.helper'/);
       equal(error.code, 'PSI_SHARD');
@@ -1293,16 +1314,17 @@ export const scenarios = [
       ok(!joiner.lost, 'the party is kept');
       await closed(p);
     },
+    { engines: true },
   ],
   [
     "helpers of a party whose worker ends before the split free their workers: nothing hangs, the pool closes",
-    async () => {
+    async (env) => {
       // The second helper task is held back (never reaches its worker: the pool's silence limit
       // takes that worker), so the step waits for it; meanwhile the step is aborted, which ends
       // the party's worker. The helper that had the key and said ready must give up by itself.
       let tasks = 0;
       const workers = helperSpawn(() => true, () => ++tasks !== 2);
-      const p = createPsiPool({ ...PSI_POOL, workers: 3, spawn: workers.spawn, silence: { initial: 2_000, min: 200, factor: 10 } });
+      const p = createPsiPool({ ...psiPool(env), workers: 3, spawn: workers.spawn, silence: { initial: 2_000, min: 200, factor: 10 } });
       const joiner = await createJoiner(p, { workers: 3, shardWait: 3_000 });
       const values = Array.from({ length: 2_000 }, (_, i) => `person-${i}@example.org`);
       const controller = new AbortController();
@@ -1320,5 +1342,6 @@ export const scenarios = [
       await closed(p);
       ok(performance.now() - started < 20_000, `closed in ${Math.round(performance.now() - started)} ms`);
     },
+    { engines: true },
   ],
 ];

@@ -1,5 +1,5 @@
-//! The addon's one `unsafe`: writing into JS typed arrays. Everything else in the addon is safe
-//! code.
+//! The addon's one `unsafe`: writing into JS typed arrays (a plan's outputs, a PSI key to wipe).
+//! Everything else in the addon is safe code.
 //!
 //! # Why the writes are sound
 //! napi-rs hands a typed array's memory out mutably only through an `unsafe` method, because JS
@@ -17,9 +17,13 @@
 //! and no two slices of a run overlap ([`check_disjoint`] refuses a run whose arrays share
 //! memory, before any slice is made mutable), so the engine's `&[T]` inputs and `&mut [T]`
 //! outputs never alias.
+//!
+//! A PSI key ([`key_mut`]) is read and wiped during a synchronous call on the JS thread that
+//! holds it, with no other slice of it alive; the package passes the worker's own copy of the
+//! key there (the pool's snapshot of a task's input is a fresh array, never shared memory).
 
 use lockstep_plan::ArrayMut;
-use napi::bindgen_prelude::Either8;
+use napi::bindgen_prelude::{Either8, Uint8Array};
 
 use crate::JsArray;
 
@@ -87,4 +91,12 @@ pub(crate) fn output_mut(array: &mut JsArray) -> ArrayMut<'_> {
             Either8::H(v) => ArrayMut::F64(v.as_mut()),
         }
     }
+}
+
+/// A key's bytes, mutably, for the engine to parse and wipe in place during a synchronous call
+/// (see the notes above).
+pub(crate) fn key_mut(key: &mut Uint8Array) -> &mut [u8] {
+    // SAFETY: the calling thread is the JS thread that holds `key` and runs no JS while the
+    // slice lives (a synchronous call); the package passes no shared memory here.
+    unsafe { key.as_mut() }
 }

@@ -1,5 +1,6 @@
-//! The napi-rs addon of lockstep's npm package: the plan engine (`lockstep_plan`) natively in
-//! Node, as the platform package `lockstep-<platform>-<arch>-<libc>` ships it.
+//! The napi-rs addon of lockstep's npm package: the plan engine (`lockstep_plan`) and PSI
+//! parties (`lockstep_psi::party` on the native backend) natively in Node, as the platform
+//! package `lockstep-<platform>-<arch>-<libc>` ships it.
 //!
 //! # Brief overview
 //!
@@ -11,6 +12,9 @@
 //!   arrays in place (no copy); `runAsync` runs on the addon's threads and resolves when done,
 //!   so the calling thread's event loop keeps turning.
 //! - [`JsControl`] (`PlanControl`): a run's cancel flag (checked between blocks) and progress.
+//! - `PsiParty`, `PsiHelper`, `psiRequest`, `psiRanges`, `psiSample` (module `psi`): the wasm
+//!   module's PSI exports of the same ABI on OpenSSL's P-256, byte for byte the same results;
+//!   its notes say where key material travels.
 //! - `flights` (internal): the runs in flight on the addon's threads per JS environment, which
 //!   the environment's teardown cancels and waits for.
 //!
@@ -44,11 +48,13 @@ use napi_derive::napi;
 
 mod flights;
 mod js_memory;
+pub mod psi;
 
 use js_memory::{check_disjoint, output_mut};
 
-/// The version of the plan exports: the wasm module's `ABI_VERSION` for the same exports
-/// (`PlanProgram` with `fromJson`, `describe`, `layout`, `canFailMidway`).
+/// The version of the exports: the wasm module's `ABI_VERSION` for the same exports
+/// (`PlanProgram` with `fromJson`, `describe`, `layout`, `canFailMidway`; the PSI exports the
+/// package's PSI worker uses).
 pub const ABI_VERSION: u32 = 5;
 
 /// The version of this addon's plan exports ([`ABI_VERSION`]).

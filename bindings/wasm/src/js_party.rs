@@ -9,12 +9,14 @@ use std::cell::RefCell;
 
 use js_sys::{Function, Object, Reflect, Uint8Array, Uint32Array};
 use lockstep_psi::linkage::KeySpec;
-use lockstep_psi::{SetupFormat, SetupParams};
 use lockstep_shard::{CancelToken, Control, Progress};
 use wasm_bindgen::prelude::*;
 use zeroize::Zeroize;
 
-use crate::party::{Found, Items, Keyed, Party, PartyError, Role, Rows};
+use lockstep_psi::Backend;
+use lockstep_psi::party::{
+    self, Found, Items, Keyed, Party, PartyError, Role, Rows, whole_count as count,
+};
 
 thread_local! {
     /// The progress callback of the step running on this thread (wasm runs one at a time).
@@ -36,8 +38,10 @@ impl JsParty {
     /// # Errors
     /// `PSI_USAGE` for another role, `PSI_INTERNAL` if randomness fails.
     pub fn generate(role: &str) -> Result<JsParty, JsValue> {
-        let role = parse_role(role).map_err(to_js)?;
-        Party::generate(role).map(Self).map_err(to_js)
+        let role = role.parse::<Role>().map_err(to_js)?;
+        Party::generate(role, Backend::Portable)
+            .map(Self)
+            .map_err(to_js)
     }
 
     /// A party of `role` with the key `key` (32 big-endian bytes, as `exportKey` gives).
@@ -46,14 +50,16 @@ impl JsParty {
     /// # Errors
     /// `PSI_USAGE` for another role, `PSI_KEY` for a key that cannot be used.
     pub fn import(role: &str, key: &mut [u8]) -> Result<JsParty, JsValue> {
-        let role = match parse_role(role) {
+        let role = match role.parse::<Role>() {
             Ok(role) => role,
             Err(error) => {
                 key.zeroize();
                 return Err(to_js(error));
             }
         };
-        Party::import(role, key).map(Self).map_err(to_js)
+        Party::import(role, key, Backend::Portable)
+            .map(Self)
+            .map_err(to_js)
     }
 
     /// `"starter"` or `"joiner"`.
@@ -91,16 +97,11 @@ impl JsParty {
         joiner_count: f64,
         progress: Option<Function>,
     ) -> Result<Vec<u8>, JsValue> {
-        let format: SetupFormat = format
-            .parse()
-            .map_err(|e: String| to_js(PartyError::Usage(e)))?;
-        let params = SetupParams {
-            format,
-            fpr: fpr.unwrap_or(SetupParams::DEFAULT_FPR),
-            joiner_count: count(joiner_count, "joinerCount")?,
-        };
+        let params = count(joiner_count, "joinerCount")
+            .and_then(|n| party::setup_params(format, fpr, n))
+            .map_err(to_js)?;
         let spec = KeySpec { columns, normalize };
-        let rows = rows(values, ends, packed);
+        let rows = Rows::new(values, ends, packed);
         with_progress(progress, |control| {
             self.0.setup(rows, &spec, &params, control)
         })
@@ -126,7 +127,7 @@ impl JsParty {
         size_only: bool,
         progress: Option<Function>,
     ) -> Result<Vec<u8>, JsValue> {
-        let joiner_count = count(joiner_count, "joinerCount")?;
+        let joiner_count = count(joiner_count, "joinerCount").map_err(to_js)?;
         with_progress(progress, |control| {
             self.0.respond(request, joiner_count, size_only, control)
         })
@@ -168,14 +169,14 @@ impl JsParty {
         progress: Option<Function>,
     ) -> Result<Vec<u8>, JsValue> {
         let spec = KeySpec { columns, normalize };
-        let rows = rows(values, ends, packed);
+        let rows = Rows::new(values, ends, packed);
         with_progress(progress, |control| {
             self.0.request(rows, &spec, size_only, control)
         })
     }
 
     /// The joiner's intersection (see [`Party::intersect`]; `max_setup_bytes` defaults to
-    /// [`DEFAULT_MAX_SETUP_BYTES`](crate::DEFAULT_MAX_SETUP_BYTES)): `{ size, rows: Uint32Array,
+    /// [`DEFAULT_MAX_SETUP_BYTES`](party::DEFAULT_MAX_SETUP_BYTES)): `{ size, rows: Uint32Array,
     /// setupPositions: Uint32Array | undefined, rowsFile: Uint8Array | undefined, pairsFile:
     /// Uint8Array | undefined }` (0-based rows; positions after a raw setup; the files as
     /// `psi intersect --out` and `--pairs-out` write them).
@@ -190,8 +191,8 @@ impl JsParty {
         progress: Option<Function>,
     ) -> Result<Object, JsValue> {
         let limit = match max_setup_bytes {
-            Some(bytes) => count(bytes, "maxSetupBytes")?,
-            None => crate::DEFAULT_MAX_SETUP_BYTES,
+            Some(bytes) => count(bytes, "maxSetupBytes").map_err(to_js)?,
+            None => party::DEFAULT_MAX_SETUP_BYTES,
         };
         let found = with_progress(progress, |control| {
             self.0.intersect(setup, response, limit, control)
@@ -222,18 +223,13 @@ impl JsParty {
         fpr: Option<f64>,
         joiner_count: f64,
     ) -> Result<Object, JsValue> {
-        let format: SetupFormat = format
-            .parse()
-            .map_err(|e: String| to_js(PartyError::Usage(e)))?;
-        let params = SetupParams {
-            format,
-            fpr: fpr.unwrap_or(SetupParams::DEFAULT_FPR),
-            joiner_count: count(joiner_count, "joinerCount")?,
-        };
+        let params = count(joiner_count, "joinerCount")
+            .and_then(|n| party::setup_params(format, fpr, n))
+            .map_err(to_js)?;
         let spec = KeySpec { columns, normalize };
         let items = self
             .0
-            .setup_begin(rows(values, ends, packed), &spec, &params)
+            .setup_begin(Rows::new(values, ends, packed), &spec, &params)
             .map_err(to_js)?;
         items_object(&items)
     }
@@ -269,7 +265,7 @@ impl JsParty {
         let spec = KeySpec { columns, normalize };
         let items = self
             .0
-            .request_begin(rows(values, ends, packed), &spec, size_only)
+            .request_begin(Rows::new(values, ends, packed), &spec, size_only)
             .map_err(to_js)?;
         items_object(&items)
     }
@@ -294,7 +290,7 @@ impl JsParty {
         joiner_count: f64,
         size_only: bool,
     ) -> Result<Vec<u8>, JsValue> {
-        let joiner_count = count(joiner_count, "joinerCount")?;
+        let joiner_count = count(joiner_count, "joinerCount").map_err(to_js)?;
         self.0
             .respond_begin(request, joiner_count, size_only)
             .map_err(to_js)
@@ -321,8 +317,8 @@ impl JsParty {
         max_setup_bytes: Option<f64>,
     ) -> Result<Vec<u8>, JsValue> {
         let limit = match max_setup_bytes {
-            Some(bytes) => count(bytes, "maxSetupBytes")?,
-            None => crate::DEFAULT_MAX_SETUP_BYTES,
+            Some(bytes) => count(bytes, "maxSetupBytes").map_err(to_js)?,
+            None => party::DEFAULT_MAX_SETUP_BYTES,
         };
         self.0
             .intersect_begin(setup, response, limit)
@@ -403,14 +399,16 @@ impl JsHelper {
     /// `PSI_USAGE` for another role, `PSI_KEY` for a key that cannot be used.
     #[wasm_bindgen(js_name = fromKey)]
     pub fn from_key(role: &str, key: &mut [u8]) -> Result<JsHelper, JsValue> {
-        let role = match parse_role(role) {
+        let role = match role.parse::<Role>() {
             Ok(role) => role,
             Err(error) => {
                 key.zeroize();
                 return Err(to_js(error));
             }
         };
-        Keyed::from_key(role, key).map(Self).map_err(to_js)
+        Keyed::from_key(role, key, Backend::Portable)
+            .map(Self)
+            .map_err(to_js)
     }
 
     /// `"starter"` or `"joiner"`.
@@ -466,17 +464,10 @@ impl JsHelper {
 }
 
 /// The parts of `items` for `count` instances, as the engine splits them
-/// ([`lockstep_psi::parts::ranges`]): `[start0, end0, start1, end1, ...]`, in order.
-///
-/// # Panics
-/// Never: every bound is at most `items`, a `u32`.
+/// ([`party::part_bounds`]): `[start0, end0, start1, end1, ...]`, in order.
 #[wasm_bindgen(js_name = psiRanges)]
 pub fn psi_ranges(items: u32, count: u32) -> Vec<u32> {
-    lockstep_psi::parts::ranges(items as usize, count.max(1) as usize)
-        .into_iter()
-        .flat_map(|r| [r.start, r.end])
-        .map(|i| u32::try_from(i).expect("invariant: the bounds of u32 items fit u32"))
-        .collect()
+    party::part_bounds(items, count)
 }
 
 /// The built-in sample data ([`lockstep_psi::sample`]) for a starter of `rows` people, the
@@ -534,33 +525,6 @@ fn found_object(found: Found) -> Result<Object, JsValue> {
         ("rowsFile", optional(found.rows_file)),
         ("pairsFile", optional(found.pairs_file)),
     ])
-}
-
-fn parse_role(role: &str) -> Result<Role, PartyError> {
-    match role {
-        "starter" => Ok(Role::Starter),
-        "joiner" => Ok(Role::Joiner),
-        other => Err(PartyError::Usage(format!(
-            "role must be \"starter\" or \"joiner\", not {other:?}"
-        ))),
-    }
-}
-
-fn rows<'a>(values: &'a [u8], ends: &'a [u32], packed: bool) -> Rows<'a> {
-    if packed {
-        Rows::Packed { values, ends }
-    } else {
-        Rows::File(values)
-    }
-}
-
-/// A JS number that must be a whole count (at most 2^53).
-fn count(value: f64, name: &str) -> Result<u64, JsValue> {
-    crate::whole(value).ok_or_else(|| {
-        to_js(PartyError::Usage(format!(
-            "{name} must be a whole number, not {value}"
-        )))
-    })
 }
 
 /// A 0-based row or position as JS gets it: wasm32 memory holds fewer than 2^32 rows.

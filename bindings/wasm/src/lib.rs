@@ -13,6 +13,9 @@
 //! - [`psi_request`] (`psiRequest`): a joiner's OpenMined `psi_proto.Request` over its rows'
 //!   values, grouped into distinct keys as `lockstep psi request` groups a file's rows (through
 //!   `lockstep_psi::linkage`, the CLI's own code), on the portable P-256 backend.
+//! - [`JsParty`] (`PsiParty`) and [`JsHelper`] (`PsiHelper`): a party of a round and its
+//!   helpers, the JS face of [`lockstep_psi::party`] on the portable backend (the Node addon,
+//!   `bindings/node`, is the same face on the native one).
 //!
 //! - [`JsPlan`] (`PlanProgram`): a plan of format v1, validated, and its runs on the engine's
 //!   fused executor (`lockstep_plan`), bytes equal to `lockstep plan run`'s.
@@ -27,27 +30,23 @@
 //! back, so the caller's array (the pool's snapshot of the key, in the worker) is zero afterwards.
 //! The scalar inside the engine is a [`lockstep_psi::Key`], zeroized on drop.
 //!
-//! A [`Party`] (`PsiParty`) makes its key inside the module (or imports one); it leaves only by
+//! A [`Party`](lockstep_psi::party::Party) (`PsiParty`) makes its key inside the module (or imports one); it leaves only by
 //! `exportKey`. A step sharded over several instances ([`lockstep_psi::parts`]) gives each other
 //! instance the exported key, over a channel between workers, and that instance holds it in a
-//! [`Keyed`] (`PsiHelper`) made by `PsiHelper.fromKey`, which wipes the bytes it was given: a
+//! [`Keyed`](lockstep_psi::party::Keyed) (`PsiHelper`) made by `PsiHelper.fromKey`, which wipes the bytes it was given: a
 //! helper can neither make a key nor export one.
 
 #![deny(unsafe_code)]
 
 mod js_party;
-mod party;
 mod plan;
-mod request;
 
+use lockstep_psi::Backend;
+use lockstep_psi::party::{RequestError, request};
 use wasm_bindgen::prelude::*;
 
 pub use js_party::{JsHelper, JsParty, psi_ranges, psi_sample};
-pub use party::{
-    DEFAULT_MAX_SETUP_BYTES, Found, Items, Keyed, Party, PartyError, Resolved, Role, Rows,
-};
 pub use plan::JsPlan;
-pub use request::{PackError, RequestError, request};
 
 /// The version of this module's exports. It changes whenever an export's name, arguments or
 /// meaning change; the JS worker sends it in its handshake. 2: `psiRequest` masks distinct keys
@@ -121,7 +120,15 @@ pub fn psi_request(
             None => Ok(()),
         }
     };
-    match request(key, values, ends, reveal, normalize, &mut report) {
+    match request(
+        key,
+        values,
+        ends,
+        reveal,
+        normalize,
+        Backend::Portable,
+        &mut report,
+    ) {
         Ok(bytes) => Ok(bytes),
         Err(RequestError::Callback(thrown)) => Err(thrown),
         Err(error) => Err(JsError::new(&error.to_string()).into()),

@@ -25,6 +25,8 @@
 //!   `Read` and `Write`: every front end's rules in one place.
 //! - [`parts`]: a round's work in parts for instances that each hold the key (wasm workers):
 //!   the split, the per-part maps and the merges, byte-identical to one instance.
+//! - [`party`]: a party as a front end holds it (the wasm module, the Node addon): its key kept
+//!   inside, both roles' steps whole or in parts, values packed, stable error codes.
 //! - [`sample`]: built-in sample data (two organisations' record files).
 //! - [`GRAIN`]: how many keys a worker must get.
 //!
@@ -69,6 +71,7 @@ pub mod linkage;
 mod message;
 mod params;
 pub mod parts;
+pub mod party;
 mod point;
 pub mod reference;
 pub mod sample;

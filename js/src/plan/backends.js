@@ -4,13 +4,13 @@
 // the same engine (lockstep_plan), so both give the bytes `lockstep plan run` gives; this file
 // makes them one shape (`Backend`, `Program`) and says which one loaded and why (`info`).
 //
-// 'auto' tries the native addon, then falls back to wasm when its platform package is not
-// installed (MODULE_NOT_FOUND) or its binary cannot be loaded (ERR_DLOPEN_FAILED: another libc,
-// a missing symbol); any other failure of the addon is an error, not a silent fallback.
+// 'auto' tries the native addon (native.js), then falls back to wasm when its platform package is
+// not installed (MODULE_NOT_FOUND) or its binary cannot be loaded (ERR_DLOPEN_FAILED: another
+// libc, a missing library); any other failure of the addon is an error, not a silent fallback.
 
 import { PlanError } from '../errors.js';
 import { fieldOf, messageOf } from '../fields.js';
-import { isNode } from '../platform.js';
+import { loadAddon, platformPackage } from '../native.js';
 import { loadWasm, simdSupported } from '../wasm.js';
 import { ARRAY_OF, copyOf, dtypeOf, lengthOfArray, needsCopies } from './arrays.js';
 
@@ -81,14 +81,6 @@ import { ARRAY_OF, copyOf, dtypeOf, lengthOfArray, needsCopies } from './arrays.
  * @property {string | undefined} nativePackage  the platform package tried (Node only)
  */
 
-/** The platform package holding this machine's native addon, or undefined off Node. */
-export function platformPackage() {
-  if (!isNode) return undefined;
-  const glibc = /** @type {any} */ (process.report?.getReport?.())?.header?.glibcVersionRuntime;
-  const abi = process.platform === 'linux' ? (glibc ? '-gnu' : '-musl') : process.platform === 'win32' ? '-msvc' : '';
-  return `lockstep-${process.platform}-${process.arch}${abi}`;
-}
-
 /** @param {unknown} thrown */
 const asPlanError = (thrown) => {
   if (thrown instanceof PlanError) return thrown;
@@ -99,28 +91,6 @@ const asPlanError = (thrown) => {
     ? new PlanError(message, code, { cause: thrown })
     : new PlanError(message, 'PLAN_RUNTIME', { cause: thrown });
 };
-
-/**
- * The addon's exports, or why it cannot load: `{ addon }` or `{ reason }`. Throws for a failure
- * other than a missing package or a refused binary.
- *
- * @returns {Promise<{ addon: any, reason?: undefined } | { addon?: undefined, reason: string }>}
- */
-async function loadAddon() {
-  const name = platformPackage();
-  if (name === undefined) return { reason: 'the native addon runs in Node only' };
-  const { createRequire } = await import('node:module');
-  const require = createRequire(import.meta.url);
-  try {
-    return { addon: require(name) };
-  } catch (error) {
-    const code = fieldOf(error, 'code');
-    if (code === 'MODULE_NOT_FOUND' || code === 'ERR_DLOPEN_FAILED') {
-      return { reason: `${name} ${code === 'MODULE_NOT_FOUND' ? 'is not installed' : 'cannot be loaded'} (${code}: ${String(messageOf(error)).split('\n')[0]})` };
-    }
-    throw error;
-  }
-}
 
 /**
  * A Program over an engine's `PlanProgram`.

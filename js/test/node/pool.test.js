@@ -9,3 +9,9 @@ const env = { browser: false, psi: { ...psiVector(), round: psiRound() } };
 for (const [name, scenario] of scenarios) {
   test(name, { timeout: 60_000 }, () => scenario(env));
 }
+
+// The PSI scenarios again on the native addon (the platform package scripts/build-node links
+// into node_modules; 'native' refuses to start without it, so its absence fails here).
+for (const [name, scenario, tags] of scenarios) {
+  if (tags?.engines) test(`native addon: ${name}`, { timeout: 60_000 }, () => scenario({ ...env, psiAsset: 'native' }));
+}

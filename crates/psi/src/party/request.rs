@@ -1,36 +1,14 @@
 //! The joiner's request, over packed values, with progress per block.
 
-use lockstep_psi::linkage::{KeySpec, Party, Records};
-use lockstep_psi::{Backend, Element, Joiner, Key, Mode, PsiError, Request};
+use super::packed::{PackError, unpack};
+use crate::linkage::{KeySpec, Party, Records};
+use crate::{Backend, Element, Joiner, Key, Mode, PsiError, Request};
 use lockstep_shard::{Control, Pool};
 use zeroize::Zeroize;
 
 /// Values masked between two progress reports: about 50 ms of portable curve work in wasm, so
 /// the pool's hang detector sees a steady beat without the reports costing anything measurable.
 const PROGRESS_BLOCK: usize = 1024;
-
-/// Why packed values (`values` + `ends`) do not describe a list of byte strings.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum PackError {
-    /// An end offset is below the one before it.
-    #[error("packed values: ends[{index}] = {end} is below ends[{previous_index}] = {previous}", previous_index = .index - 1)]
-    Decreasing {
-        /// The first index whose end is below its predecessor's.
-        index: usize,
-        /// Its end offset.
-        end: u32,
-        /// The end offset before it.
-        previous: u32,
-    },
-    /// The last end offset is not the length of `values`.
-    #[error("packed values: the last end offset is {last} but the values hold {len} bytes")]
-    Length {
-        /// The last end offset (0 for no offsets).
-        last: u64,
-        /// The length of the value bytes.
-        len: u64,
-    },
-}
 
 /// Why [`request`] failed.
 #[derive(Debug, thiserror::Error)]
@@ -55,7 +33,7 @@ pub enum RequestError<E> {
 /// masked once, in order of first appearance; empty values left out), exactly as
 /// `lockstep psi request --input FILE` does for a plain-text FILE of those values, one per line
 /// (so byte-identical to it whenever no value holds a line break), `--normalize` when
-/// `normalize`. Byte-identical to [`lockstep_psi::linkage::request`] on any pool over the same key and keys
+/// `normalize`. Byte-identical to [`crate::linkage::request`] on any pool over the same key and keys
 /// (the request masks each key on its own, so blocks concatenate).
 ///
 /// `progress(done, total)` is called after every block of keys; its first error ends the call.
@@ -71,6 +49,7 @@ pub fn request<E>(
     ends: &[u32],
     reveal: bool,
     normalize: bool,
+    backend: Backend,
     progress: &mut dyn FnMut(usize, usize) -> Result<(), E>,
 ) -> Result<Vec<u8>, RequestError<E>> {
     let parsed = Key::from_bytes(key);
@@ -85,7 +64,7 @@ pub fn request<E>(
         .map_err(|e| RequestError::Records(e.in_file("values").to_string()))?;
     let keys = party.keys().values();
     let mode = if reveal { Mode::Reveal } else { Mode::SizeOnly };
-    let joiner = Joiner::new(&key, mode, Backend::Portable)?;
+    let joiner = Joiner::new(&key, mode, backend)?;
     let (pool, control) = (Pool::current_thread(), Control::new());
     let mut elements: Vec<Element> = Vec::with_capacity(keys.len());
     for block in keys.chunks(PROGRESS_BLOCK) {
@@ -93,34 +72,6 @@ pub fn request<E>(
         progress(elements.len(), keys.len()).map_err(RequestError::Callback)?;
     }
     Ok(Request { mode, elements }.to_bytes())
-}
-
-/// The byte strings `values` packs, checked against `ends`.
-pub(crate) fn unpack<'a>(values: &'a [u8], ends: &[u32]) -> Result<Vec<&'a [u8]>, PackError> {
-    let mut start = 0usize;
-    let mut out = Vec::with_capacity(ends.len());
-    for (index, &end) in ends.iter().enumerate() {
-        let end_at = usize::try_from(end).unwrap_or(usize::MAX);
-        if end_at < start {
-            return Err(PackError::Decreasing {
-                index,
-                end,
-                previous: ends[index - 1],
-            });
-        }
-        let Some(value) = values.get(start..end_at) else {
-            break;
-        };
-        out.push(value);
-        start = end_at;
-    }
-    if out.len() != ends.len() || start != values.len() {
-        return Err(PackError::Length {
-            last: ends.last().map_or(0, |&end| u64::from(end)),
-            len: values.len() as u64,
-        });
-    }
-    Ok(out)
 }
 
 #[cfg(test)]
@@ -159,7 +110,7 @@ mod tests {
             normalize,
         };
         let party = Party::read(&file[..], &spec).unwrap();
-        lockstep_psi::linkage::request(&joiner, &pool, &Control::new(), party.keys())
+        crate::linkage::request(&joiner, &pool, &Control::new(), party.keys())
             .unwrap()
             .to_bytes()
     }
@@ -179,7 +130,11 @@ mod tests {
         for normalize in [false, true] {
             // Empty, and repeated: 3 rows (4 once normalized) share another row's key.
             let distinct = values.len() - 3 - usize::from(normalize);
-            for (reveal, mode) in [(true, Mode::Reveal), (false, Mode::SizeOnly)] {
+            let cases = [(true, Mode::Reveal), (false, Mode::SizeOnly)];
+            for ((reveal, mode), &backend) in cases
+                .into_iter()
+                .flat_map(|case| Backend::available().iter().map(move |b| (case, b)))
+            {
                 let mut reports = Vec::new();
                 let mut key = KEY;
                 let got = request::<Infallible>(
@@ -188,6 +143,7 @@ mod tests {
                     &ends,
                     reveal,
                     normalize,
+                    backend,
                     &mut |d, t| {
                         reports.push((d, t));
                         Ok(())
@@ -206,7 +162,7 @@ mod tests {
                     assert_eq!(
                         got,
                         native(&values, mode, normalize, workers),
-                        "{workers} workers"
+                        "{workers} workers, the {backend} backend"
                     );
                 }
             }
@@ -226,15 +182,24 @@ mod tests {
             &[2, 1, 6],
             true,
             false,
+            Backend::Portable,
             &mut count,
         )
         .unwrap_err()
         .to_string();
         assert_eq!(error, "packed values: ends[1] = 1 is below ends[0] = 2");
         for (ends, last) in [(&[2u32, 5][..], 5), (&[2, 9][..], 9), (&[][..], 0)] {
-            let error = request(&mut KEY.clone(), b"abcdef", ends, true, false, &mut count)
-                .unwrap_err()
-                .to_string();
+            let error = request(
+                &mut KEY.clone(),
+                b"abcdef",
+                ends,
+                true,
+                false,
+                Backend::Portable,
+                &mut count,
+            )
+            .unwrap_err()
+            .to_string();
             assert_eq!(
                 error,
                 format!("packed values: the last end offset is {last} but the values hold 6 bytes")
@@ -247,21 +212,48 @@ mod tests {
     fn bad_keys_and_empty_sets_are_refused_and_the_key_is_still_wiped() {
         let mut ok = |_: usize, _: usize| -> Result<(), Infallible> { Ok(()) };
         let mut zero = [0u8; 32];
-        let error = request(&mut zero, b"a", &[1], true, false, &mut ok).unwrap_err();
+        let error = request(
+            &mut zero,
+            b"a",
+            &[1],
+            true,
+            false,
+            Backend::Portable,
+            &mut ok,
+        )
+        .unwrap_err();
         assert!(
             matches!(error, RequestError::Psi(PsiError::KeyOutOfRange)),
             "{error}"
         );
         for (values, ends) in [(&b""[..], &[][..]), (&b""[..], &[0u32, 0][..])] {
             let mut key = KEY;
-            let error = request(&mut key, values, ends, true, false, &mut ok).unwrap_err();
+            let error = request(
+                &mut key,
+                values,
+                ends,
+                true,
+                false,
+                Backend::Portable,
+                &mut ok,
+            )
+            .unwrap_err();
             assert_eq!(
                 error.to_string(),
                 "values: no row has a non-empty key; nothing to intersect"
             );
             assert_eq!(key, [0u8; 32]);
         }
-        let error = request(&mut KEY.clone(), b"\xff", &[1], true, true, &mut ok).unwrap_err();
+        let error = request(
+            &mut KEY.clone(),
+            b"\xff",
+            &[1],
+            true,
+            true,
+            Backend::Portable,
+            &mut ok,
+        )
+        .unwrap_err();
         assert_eq!(
             error.to_string(),
             "values: row 1, column \"value\" is not UTF-8 text, which normalization needs"
@@ -280,6 +272,7 @@ mod tests {
             &ends,
             true,
             false,
+            Backend::Portable,
             &mut |done, _| {
                 if done > PROGRESS_BLOCK {
                     Err("stop")
