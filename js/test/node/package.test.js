@@ -2,9 +2,9 @@
 // platform package lockstep-linux-x64-gnu as an optional dependency, and that platform
 // package), installed offline into fresh folders: a wasm PSI request through the pool in Node,
 // in Chromium and in Firefox (a page that imports node_modules/lockstep/src/index.js without a
-// bundler), with the native CLI's bytes; and a plan on the addon where both packages are
-// installed, on wasm (saying why) where the platform package is absent or its binary is
-// refused, with the CLI's bytes each time.
+// bundler), with the native CLI's bytes; and a plan and a PSI request on the addon where both
+// packages are installed, on wasm (saying why) where the platform package is absent or its
+// binary is refused, with the CLI's bytes each time.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -51,19 +51,35 @@ after(() => {
   for (const folder of folders) rmSync(folder, { recursive: true, force: true });
 });
 
-test('the installed tarball runs a wasm PSI request in Node with the CLI bytes', () => {
+/**
+ * A PSI request through the package installed in `folder` (asset 'auto'): which engine its
+ * workers loaded (psiInfo, and the engine a sharded party's step reports) and the bytes.
+ */
+function packagePsi(folder) {
+  writeFileSync(join(folder, 'input.json'), JSON.stringify({ key: [...vector.key], values: vector.values }));
   writeFileSync(
-    join(dir, 'request.js'),
-    `import { createPsiPool, psiRequest } from 'lockstep';
+    join(folder, 'request.js'),
+    `import { createPsiPool, psiInfo, psiRequest } from 'lockstep';
      import { readFileSync, writeFileSync } from 'node:fs';
      const { key, values } = JSON.parse(readFileSync('input.json', 'utf8'));
      const pool = createPsiPool({ workers: 2 });
      const bytes = await psiRequest(pool, { key: new Uint8Array(key), values });
      await pool.close();
-     writeFileSync('request.bin', bytes);`,
+     writeFileSync('request.bin', bytes);
+     writeFileSync('psi-info.json', JSON.stringify(await psiInfo()));`,
   );
-  execFileSync(process.execPath, ['request.js'], { cwd: dir });
-  assert.deepEqual(new Uint8Array(readFileSync(join(dir, 'request.bin'))), vector.request);
+  execFileSync(process.execPath, ['request.js'], { cwd: folder });
+  return {
+    info: JSON.parse(readFileSync(join(folder, 'psi-info.json'), 'utf8')),
+    request: new Uint8Array(readFileSync(join(folder, 'request.bin'))),
+  };
+}
+
+test('the installed main package alone runs a PSI request on wasm in Node, says why, with the CLI bytes', () => {
+  const { info, request } = packagePsi(dir);
+  assert.equal(info.asset, 'wasm-scalar');
+  assert.match(info.reason, /^lockstep-linux-x64-gnu is not installed \(MODULE_NOT_FOUND/);
+  assert.deepEqual(request, vector.request);
 });
 
 const page = `<!doctype html><script type="module">
@@ -142,6 +158,9 @@ test('with both packages installed, a plan runs on the addon with the CLI bytes'
   assert.equal(info.reason, undefined);
   assert.deepEqual(sync, expected);
   assert.deepEqual(worker, expected);
+  const psi = packagePsi(folder);
+  assert.deepEqual(psi.info, { asset: 'native', asked: 'auto', nativePackage: 'lockstep-linux-x64-gnu' });
+  assert.deepEqual(psi.request, vector.request, 'a PSI request on the addon');
 });
 
 test('without the platform package, a plan falls back to wasm, says why, and gives the CLI bytes', () => {
@@ -167,4 +186,8 @@ test('with a platform package whose binary cannot load, a plan falls back to was
   assert.equal(info.backend, 'wasm-simd');
   assert.match(info.reason, /^lockstep-linux-x64-gnu cannot be loaded \(ERR_DLOPEN_FAILED/);
   assert.deepEqual(sync, expected);
+  const psi = packagePsi(folder);
+  assert.equal(psi.info.asset, 'wasm-scalar');
+  assert.match(psi.info.reason, /^lockstep-linux-x64-gnu cannot be loaded \(ERR_DLOPEN_FAILED/);
+  assert.deepEqual(psi.request, vector.request, 'a PSI request on wasm');
 });

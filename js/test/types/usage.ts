@@ -8,7 +8,9 @@ import {
   createJoiner,
   createPsiPool,
   createStarter,
+  psiInfo,
   psiRequest,
+  type PsiEngineInfo,
   type PoolStats,
   type PsiIntersection,
   type PsiJoiner,
@@ -25,6 +27,10 @@ const stats: PoolStats = pool.stats;
 const reserved: number = stats.reservedBytes + pool.reservedBytes;
 
 const psi = createPsiPool({ asset: 'simd', workers: 4 });
+const nativePsi = createPsiPool({ asset: 'native' });
+const engine: Promise<PsiEngineInfo> = psiInfo({ asset: 'auto' });
+// @ts-expect-error: the engine loaded is one of three names
+const wrongEngine: 'wasm' = (await psiInfo()).asset;
 const bytes: Promise<Uint8Array> = psiRequest(psi, { key: new Uint8Array(32), values: ['a', new Uint8Array(1)] });
 
 async function handle(error: unknown) {
@@ -42,7 +48,7 @@ serve({
 
 // @ts-expect-error: the worker option is required
 new Pool({ workers: 2 });
-// @ts-expect-error: asset is one of three names
+// @ts-expect-error: asset is one of four names
 createPsiPool({ asset: 'avx2' });
 // @ts-expect-error: owned is psiRequest's own business
 psiRequest(psi, { key: new Uint8Array(32), values: [] }, { owned: true });
