@@ -37,7 +37,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use lockstep_plan::{ArrayMut, ArrayRef, CompiledPlan, DType, GRAIN, Plan, RunError, RunOptions};
+use lockstep_plan::{ArrayMut, ArrayRef, CompiledPlan, GRAIN, Plan, RunError, RunOptions};
 use lockstep_shard::{Control, Pool, Progress, ShardPolicy};
 use napi::Env;
 use napi::bindgen_prelude::{
@@ -97,57 +97,6 @@ fn input_ref(array: &JsArray) -> ArrayRef<'_> {
         Either8::G(v) => ArrayRef::F32(v),
         Either8::H(v) => ArrayRef::F64(v),
     }
-}
-
-/// A JS number that is a whole count (in `[0, 2^53]`), else `None`.
-fn whole(value: f64) -> Option<u64> {
-    if value.is_finite() && value >= 0.0 && value.fract() == 0.0 && value <= 9_007_199_254_740_992.0
-    {
-        #[allow(
-            clippy::cast_possible_truncation,
-            clippy::cast_sign_loss,
-            reason = "a whole number in [0, 2^53]"
-        )]
-        Some(value as u64)
-    } else {
-        None
-    }
-}
-
-/// `(dtype, length)` pairs from JS's dtype names and lengths.
-fn shapes(
-    dtypes: &[String],
-    lengths: &[f64],
-    side: &str,
-) -> Result<Vec<(DType, usize)>, CodedError> {
-    if dtypes.len() != lengths.len() {
-        return Err(coded(
-            format!(
-                "{side}: {} dtypes for {} lengths",
-                dtypes.len(),
-                lengths.len()
-            ),
-            "PLAN_BINDING",
-        ));
-    }
-    dtypes
-        .iter()
-        .zip(lengths)
-        .enumerate()
-        .map(|(i, (name, &len))| {
-            let dtype = DType::from_name(name)
-                .ok_or_else(|| coded(format!("{side}[{i}]: no dtype {name:?}"), "PLAN_BINDING"))?;
-            let len = whole(len)
-                .and_then(|len| usize::try_from(len).ok())
-                .ok_or_else(|| {
-                    coded(
-                        format!("{side}[{i}]: {len} is not a length"),
-                        "PLAN_BINDING",
-                    )
-                })?;
-            Ok((dtype, len))
-        })
-        .collect()
 }
 
 /// The native pools, one per worker count, made on first use and kept for the process (a
@@ -236,49 +185,14 @@ impl JsPlan {
         workers: u32,
         budget: Option<f64>,
     ) -> Result<Vec<f64>, CodedError> {
-        let inputs = shapes(&dtypes, &lengths, "inputs")?;
-        let outputs = match (out_dtypes, out_lengths) {
-            (Some(dtypes), Some(lengths)) => Some(shapes(&dtypes, &lengths, "outputs")?),
-            _ => None,
-        };
-        let budget = budget
-            .map(|b| {
-                whole(b).ok_or_else(|| {
-                    coded(
-                        format!("budget must be a whole number of bytes, not {b}"),
-                        "PLAN_BINDING",
-                    )
-                })
-            })
-            .transpose()?;
-        // The worker count depends on the element count, which the layout finds: two steps.
-        let first = self
-            .plan
-            .layout(&inputs, outputs.as_deref(), 1)
-            .map_err(|e| run_error(&e))?;
-        let layout = self
-            .plan
-            .layout(
-                &inputs,
-                outputs.as_deref(),
-                workers_for(workers, first.elements),
-            )
-            .map_err(|e| run_error(&e))?;
-        layout.memory.check(budget).map_err(|e| run_error(&e))?;
-        let mut out = vec![
-            layout.elements as f64,
-            layout.memory.inputs as f64,
-            layout.memory.outputs as f64,
-            layout.memory.working as f64,
-        ];
-        out.extend(layout.outputs.iter().map(|&len| len as f64));
-        out.extend(
-            layout
-                .covered
-                .iter()
-                .map(|&covered| f64::from(u8::from(covered))),
-        );
-        Ok(out)
+        lockstep_plan::js::packed_layout(
+            &self.plan,
+            (&dtypes, &lengths),
+            out_dtypes.as_deref().zip(out_lengths.as_deref()),
+            |elements| workers_for(workers, elements),
+            budget,
+        )
+        .map_err(|e| run_error(&e))
     }
 
     /// Runs the plan on the calling thread (blocking it) over `inputs`, writing `outputs` in

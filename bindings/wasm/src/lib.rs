@@ -61,21 +61,6 @@ pub fn abi_version() -> u32 {
     ABI_VERSION
 }
 
-/// A JS number that is a whole count (in `[0, 2^53]`), else `None`.
-pub(crate) fn whole(value: f64) -> Option<u64> {
-    if value.is_finite() && value >= 0.0 && value.fract() == 0.0 && value <= 9_007_199_254_740_992.0
-    {
-        #[allow(
-            clippy::cast_possible_truncation,
-            clippy::cast_sign_loss,
-            reason = "a whole number in [0, 2^53]"
-        )]
-        Some(value as u64)
-    } else {
-        None
-    }
-}
-
 /// Whether this build uses wasm's simd128 instructions.
 #[wasm_bindgen]
 pub fn simd() -> bool {

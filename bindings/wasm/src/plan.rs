@@ -12,7 +12,7 @@
 use std::cell::RefCell;
 
 use js_sys::{Function, Reflect};
-use lockstep_plan::{Array, ArrayMut, ArrayRef, CompiledPlan, DType, Plan, RunError, RunOptions};
+use lockstep_plan::{Array, ArrayMut, ArrayRef, CompiledPlan, Plan, RunError, RunOptions};
 use lockstep_shard::{Control, Pool, Progress};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
@@ -90,40 +90,14 @@ impl JsPlan {
         workers: u32,
         budget: Option<f64>,
     ) -> Result<Vec<f64>, JsValue> {
-        let inputs = shapes(&dtypes, &lengths, "inputs")?;
-        let outputs = match (out_dtypes, out_lengths) {
-            (Some(dtypes), Some(lengths)) => Some(shapes(&dtypes, &lengths, "outputs")?),
-            _ => None,
-        };
-        let budget = budget
-            .map(|b| {
-                crate::whole(b).ok_or_else(|| {
-                    coded(
-                        &format!("budget must be a whole number of bytes, not {b}"),
-                        "PLAN_BINDING",
-                    )
-                })
-            })
-            .transpose()?;
-        let layout = self
-            .plan
-            .layout(&inputs, outputs.as_deref(), workers as usize)
-            .map_err(|e| run_error(&e))?;
-        layout.memory.check(budget).map_err(|e| run_error(&e))?;
-        let mut out = vec![
-            layout.elements as f64,
-            layout.memory.inputs as f64,
-            layout.memory.outputs as f64,
-            layout.memory.working as f64,
-        ];
-        out.extend(layout.outputs.iter().map(|&len| len as f64));
-        out.extend(
-            layout
-                .covered
-                .iter()
-                .map(|&covered| f64::from(u8::from(covered))),
-        );
-        Ok(out)
+        lockstep_plan::js::packed_layout(
+            &self.plan,
+            (&dtypes, &lengths),
+            out_dtypes.as_deref().zip(out_lengths.as_deref()),
+            |_| workers as usize,
+            budget,
+        )
+        .map_err(|e| run_error(&e))
     }
 
     /// Runs node by node from now on (`true`) or fused (`false`, the default): the bench's
@@ -404,36 +378,4 @@ fn copied(value: &JsValue, at: &str) -> Result<Array, JsValue> {
         ),
         "PLAN_BINDING",
     ))
-}
-
-/// `(dtype, length)` pairs from JS's dtype names and lengths.
-fn shapes(dtypes: &[String], lengths: &[f64], side: &str) -> Result<Vec<(DType, usize)>, JsValue> {
-    if dtypes.len() != lengths.len() {
-        return Err(coded(
-            &format!(
-                "{side}: {} dtypes for {} lengths",
-                dtypes.len(),
-                lengths.len()
-            ),
-            "PLAN_BINDING",
-        ));
-    }
-    dtypes
-        .iter()
-        .zip(lengths)
-        .enumerate()
-        .map(|(i, (name, &len))| {
-            let dtype = DType::from_name(name)
-                .ok_or_else(|| coded(&format!("{side}[{i}]: no dtype {name:?}"), "PLAN_BINDING"))?;
-            let len = crate::whole(len)
-                .and_then(|len| usize::try_from(len).ok())
-                .ok_or_else(|| {
-                    coded(
-                        &format!("{side}[{i}]: {len} is not a length"),
-                        "PLAN_BINDING",
-                    )
-                })?;
-            Ok((dtype, len))
-        })
-        .collect()
 }

@@ -61,6 +61,7 @@ mod elem;
 mod error;
 mod exec;
 pub mod format;
+pub mod js;
 mod kernels;
 pub mod npy;
 mod op;

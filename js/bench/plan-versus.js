@@ -1,0 +1,91 @@
+// The acceptance's pair on its own (figures, not a test): the 64-node 1M f32 chain through the
+// addon against lockstep-bench's in-process executor, at 1 and 2 workers, interleaved over
+// --rounds rounds (a process of the CLI's bench each round), with the addon's time taken apart:
+//
+// - runPlan: `runPlan(plan, [x], { backend: 'native', placement: 'sync', outputs })` back to back
+//   (what bench/plan.js reports);
+// - addon run: the addon's `PlanProgram.run(inputs, outputs, workers)` alone, compiled once (the
+//   engine and the napi crossing, none of runPlan's JS);
+// - runPlan fixed: runPlan of the same plan over one element (its checks, layout and the await).
+//
+//   node bench/plan-versus.js [--rounds 7] [--repeats 21]
+//
+// Medians of the rounds' medians, ms. Needs scripts/build-node and the release lockstep-bench.
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { runPlan } from '../src/index.js';
+import { loadAddon } from '../src/native.js';
+
+const { values: args } = parseArgs({
+  options: { rounds: { type: 'string', default: '7' }, repeats: { type: 'string', default: '21' } },
+});
+const ROUNDS = Number(args.rounds);
+const REPEATS = Number(args.repeats);
+const N = 1 << 20;
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+/** x + 1 + 1 ... over f32: `nodes` additions. */
+const chain = (nodes) => ({
+  version: 1,
+  inputs: [{ id: 'x', dtype: 'f32' }],
+  constants: [{ id: 'one', dtype: 'f32', value: 1 }],
+  nodes: Array.from({ length: nodes }, (_, k) => ({ id: `n${k}`, op: 'add', args: [k ? `n${k - 1}` : 'x', 'one'] })),
+  outputs: [{ id: 'y', from: `n${nodes - 1}` }],
+});
+
+/** The median ms of `run` back to back, after warm-ups. */
+async function backToBack(run) {
+  for (let i = 0; i < 3; i++) await run();
+  const times = [];
+  for (let r = 0; r < REPEATS; r++) {
+    const start = performance.now();
+    await run();
+    times.push(performance.now() - start);
+  }
+  return median(times);
+}
+
+function cliTimes() {
+  const bin = `${root}target/release/lockstep-bench`;
+  if (!existsSync(bin)) throw new Error(`${bin} is missing: cargo build --release -p lockstep-bench`);
+  const out = execFileSync(bin, ['--workers', '1,2', 'plan', '--no-peers', '--quiet', '--dtypes', 'f32', '--nodes', '64', '--elements', String(N), '--repeats', String(REPEATS)], { encoding: 'utf8', cwd: root });
+  for (const line of out.split('\n')) {
+    const cells = line.split('|').map((c) => c.trim());
+    if (cells[1] === 'f32') return { 1: Number(cells[4]), 2: Number(cells[5]) };
+  }
+  throw new Error(`no f32 row in lockstep-bench's output:\n${out}`);
+}
+
+const { addon, reason } = await loadAddon();
+if (!addon) throw new Error(`the native addon does not load (${reason}): run scripts/build-node`);
+const plan = JSON.stringify(chain(64));
+const program = addon.PlanProgram.fromJson(plan);
+const x = new Float32Array(N).fill(0.5);
+const out = new Float32Array(N);
+const one = new Float32Array(1).fill(0.5);
+const oneOut = new Float32Array(1);
+const rows = { 1: { runPlan: [], addon: [], fixed: [], cli: [] }, 2: { runPlan: [], addon: [], fixed: [], cli: [] } };
+for (let round = 0; round < ROUNDS; round++) {
+  for (const w of [1, 2]) {
+    rows[w].runPlan.push(await backToBack(() => runPlan(plan, [x], { backend: 'native', placement: 'sync', workers: w, outputs: [out] })));
+    rows[w].addon.push(await backToBack(() => program.run([x], [out], w)));
+    rows[w].fixed.push(await backToBack(() => runPlan(plan, [one], { backend: 'native', placement: 'sync', workers: w, outputs: [oneOut] })));
+  }
+  const cli = cliTimes();
+  for (const w of [1, 2]) rows[w].cli.push(cli[w]);
+}
+const f = (v) => v.toFixed(3);
+console.log(`node ${process.version}; the 64-node f32 chain over ${N} elements; medians of ${ROUNDS} rounds' medians of ${REPEATS}, ms\n`);
+console.log('| workers | runPlan | addon run | runPlan fixed (1 element) | CLI in-process | runPlan / CLI | addon run / CLI |');
+console.log('|---|---|---|---|---|---|---|');
+for (const w of [1, 2]) {
+  const m = Object.fromEntries(Object.entries(rows[w]).map(([k, v]) => [k, median(v)]));
+  console.log(`| ${w} | ${f(m.runPlan)} | ${f(m.addon)} | ${f(m.fixed)} | ${f(m.cli)} | ${(m.runPlan / m.cli).toFixed(2)} | ${(m.addon / m.cli).toFixed(2)} |`);
+}
