@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { runPlan } from '../src/index.js';
 import { loadAddon } from '../src/native.js';
+import { chain } from '../test/plan-chain.js';
 
 const { values: args } = parseArgs({
   options: { rounds: { type: 'string', default: '7' }, repeats: { type: 'string', default: '21' } },
@@ -31,14 +32,6 @@ const median = (values) => {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
 
-/** x + 1 + 1 ... over f32: `nodes` additions. */
-const chain = (nodes) => ({
-  version: 1,
-  inputs: [{ id: 'x', dtype: 'f32' }],
-  constants: [{ id: 'one', dtype: 'f32', value: 1 }],
-  nodes: Array.from({ length: nodes }, (_, k) => ({ id: `n${k}`, op: 'add', args: [k ? `n${k - 1}` : 'x', 'one'] })),
-  outputs: [{ id: 'y', from: `n${nodes - 1}` }],
-});
 
 /** The median ms of `run` back to back, after warm-ups. */
 async function backToBack(run) {

@@ -18,6 +18,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Pool, closePlanPools, createPlanPool, planInfo, runPlan } from '../src/index.js';
+import { chain } from '../test/plan-chain.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -40,13 +41,6 @@ const median = (values) => {
 const fmt = (ms) => (ms === undefined ? '-' : ms.toFixed(3));
 const ratio = (a, b) => (a === undefined || b === undefined ? '-' : `${(a / b).toFixed(2)}x`);
 
-const chain = (nodes) => ({
-  version: 1,
-  inputs: [{ id: 'x', dtype: 'f32' }],
-  constants: [{ id: 'one', dtype: 'f32', value: 1 }],
-  nodes: Array.from({ length: nodes }, (_, i) => ({ id: `n${i}`, op: 'add', args: [i === 0 ? 'x' : `n${i - 1}`, 'one'] })),
-  outputs: [{ id: 'y', from: `n${nodes - 1}` }],
-});
 
 /** A pool that notes when each task has been posted (run returns after the snapshot and post). */
 class TimedPool extends Pool {

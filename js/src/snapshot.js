@@ -6,6 +6,7 @@
 
 import { InputError } from './errors.js';
 import { messageOf } from './fields.js';
+import { classOf, lengthOf } from './typed.js';
 
 /**
  * @template {ArrayBufferLike} [B=ArrayBufferLike]
@@ -14,28 +15,6 @@ import { messageOf } from './fields.js';
  *   BigUint64Array<B>} AnyTypedArray
  */
 /** @typedef {new (length: number) => AnyTypedArray<ArrayBuffer>} TypedArrayClass  a typed array class */
-
-/**
- * %TypedArray%, the class every typed array class extends (it is not a global, and cannot be
- * constructed itself).
- *
- * @type {abstract new () => AnyTypedArray}
- */
-const TypedArray = Object.getPrototypeOf(Uint8Array);
-
-/**
- * The intrinsic class of a typed array (Uint8Array for a Node Buffer, say): the prototype just
- * below %TypedArray%.prototype in its chain.
- *
- * @param {AnyTypedArray} view
- * @returns {TypedArrayClass}
- */
-function intrinsicOf(view) {
-  /** @type {{ constructor: TypedArrayClass }} */
-  let proto = Object.getPrototypeOf(view);
-  while (Object.getPrototypeOf(proto) !== TypedArray.prototype) proto = Object.getPrototypeOf(proto);
-  return proto.constructor;
-}
 
 /**
  * A compact copy of the view `source` in a fresh buffer of class `Cls` (its own). Allocating
@@ -49,7 +28,7 @@ function intrinsicOf(view) {
  * @returns {T}
  */
 function copyOf(Cls, source) {
-  const copy = new Cls(source.length);
+  const copy = new Cls(lengthOf.call(source));
   /** @type {any} same class: set copies the bytes */ (copy).set(source);
   return copy;
 }
@@ -91,9 +70,11 @@ export function snapshot(value) {
         const buffer = copyOf(Uint8Array, new Uint8Array(item)).buffer;
         transfer.push(buffer);
         out = buffer;
-      } else if (item instanceof TypedArray) {
-        // The intrinsic class, not item.slice(): Node's Buffer#slice does not copy.
-        const view = copyOf(intrinsicOf(item), item);
+      } else if (classOf(item) !== undefined) {
+        // A typed array (by its internal slots: a prototype or a shadowed property cannot fake
+        // one), copied into its intrinsic class (a Node Buffer's is Uint8Array), not with
+        // item.slice(): Node's Buffer#slice does not copy.
+        const view = copyOf(/** @type {TypedArrayClass} a typed array's */ (classOf(item)), /** @type {AnyTypedArray} */ (item));
         transfer.push(view.buffer);
         out = view;
       } else if (item instanceof DataView) {

@@ -292,6 +292,13 @@ export const scenarios = [
         sameBytes(await echoed, new Uint8Array([1, 1]), 'a Buffer as submitted');
         equal(file.length, 8, "the caller's Buffer is not detached");
       }
+      // Read by its internal slots: a shadowed length or a swapped prototype changes nothing.
+      const shadowed = new Uint16Array([7, 8, 9]);
+      Object.defineProperty(shadowed, 'length', { value: 1 });
+      Object.setPrototypeOf(shadowed, Float64Array.prototype);
+      const echoedShadow = await p.run('echo', shadowed);
+      ok(echoedShadow instanceof Uint16Array, 'its own class, not the prototype it was given');
+      sameBytes(new Uint8Array(echoedShadow.buffer), new Uint8Array(new Uint16Array([7, 8, 9]).buffer), 'all of its elements');
       await closed(p);
     },
   ],

@@ -6,11 +6,13 @@
 // engine's `layout`.
 //
 // Every fact about an array is read through the built-in getters of %TypedArray%.prototype and
-// SharedArrayBuffer.prototype, not through the array's own properties: a caller's object can
-// shadow `buffer` or `length`, or change its prototype, but not the internal slots these read.
+// SharedArrayBuffer.prototype (../typed.js), not through the array's own properties: a caller's
+// object can shadow `buffer` or `length`, or change its prototype, but not the internal slots
+// these read.
 // The native addon's soundness rests on `isShared` and `copyOf` (bindings/node/src/js_memory.rs).
 
 import { PlanError } from '../errors.js';
+import { bufferOf, byteLengthOf, lengthOf, nameOf, offsetOf, sharedByteLengthOf as sharedLength } from '../typed.js';
 
 /** @typedef {'i8' | 'u8' | 'i16' | 'u16' | 'i32' | 'u32' | 'f32' | 'f64'} DType */
 /**
@@ -32,17 +34,6 @@ export const ARRAY_OF = /** @type {const} */ ({
 
 /** @type {Map<string, DType>} the dtype of each class's name */
 const DTYPE_OF = new Map(Object.entries(ARRAY_OF).map(([dtype, cls]) => [cls.name, /** @type {DType} */ (dtype)]));
-
-const TypedArrayProto = Object.getPrototypeOf(Uint8Array.prototype);
-/** @param {object} proto @param {string | symbol} key */
-const getter = (proto, key) => /** @type {(this: unknown) => any} */ (Object.getOwnPropertyDescriptor(proto, key)?.get);
-// The [[TypedArrayName]] of a typed array, undefined for anything else (never throws).
-const nameOf = getter(TypedArrayProto, Symbol.toStringTag);
-const bufferOf = getter(TypedArrayProto, 'buffer');
-const offsetOf = getter(TypedArrayProto, 'byteOffset');
-const byteLengthOf = getter(TypedArrayProto, 'byteLength');
-const lengthOf = getter(TypedArrayProto, 'length');
-const sharedLength = typeof SharedArrayBuffer === 'function' ? getter(SharedArrayBuffer.prototype, 'byteLength') : undefined;
 
 /** The number of elements of a typed array (0 once detached). @param {PlanArray} array */
 export const lengthOfArray = (array) => /** @type {number} */ (lengthOf.call(array));
@@ -112,6 +103,32 @@ export function copyOf(array) {
   const copy = new ARRAY_OF[dtypeOf(array, 'an array')](lengthOfArray(array));
   copy.set(/** @type {any} same dtype */ (array));
   return copy;
+}
+
+/**
+ * The arrays' dtypes and lengths, as the engine's layout checks them; `side` (`'inputs'`,
+ * `'outputs'`) names them in errors.
+ *
+ * @param {PlanArray[]} arrays
+ * @param {string} side
+ */
+export const shapesOf = (arrays, side) =>
+  arrays.map((array, i) => ({ dtype: dtypeOf(array, `${side}[${i}]`), length: lengthOfArray(array) }));
+
+/**
+ * `sources` copied into `targets`, each of the same dtype and length (an undefined target takes
+ * its source as it is): the targets.
+ *
+ * @param {Array<PlanArray | undefined>} targets
+ * @param {PlanArray[]} sources
+ * @returns {PlanArray[]}
+ */
+export function copiedInto(targets, sources) {
+  return targets.map((array, i) => {
+    if (!array) return sources[i];
+    array.set(/** @type {any} same dtype and length */ (sources[i]));
+    return array;
+  });
 }
 
 /** @param {PlanArray} a @param {PlanArray} b */

@@ -12,7 +12,7 @@ import { PlanError } from '../errors.js';
 import { fieldOf, messageOf } from '../fields.js';
 import { loadAddon, platformPackage } from '../native.js';
 import { loadWasm, simdSupported } from '../wasm.js';
-import { ARRAY_OF, copyOf, dtypeOf, lengthOfArray, needsCopies } from './arrays.js';
+import { ARRAY_OF, copiedInto, copyOf, dtypeOf, lengthOfArray, needsCopies } from './arrays.js';
 
 /** @typedef {import('./arrays.js').DType} DType */
 /** @typedef {import('./arrays.js').PlanArray} PlanArray */
@@ -226,11 +226,7 @@ export function nativeBackend(addon) {
           // Through copies (a copy of a caller's output keeps what its view skips).
           const copies = allocated(outputs.map((array) => array && copyOf(array)), layout, signature);
           engine.run(inputs.map(copyOf), copies, layout.workers);
-          return outputs.map((array, i) => {
-            if (!array) return copies[i];
-            array.set(/** @type {any} */ (copies[i]));
-            return array;
-          });
+          return copiedInto(outputs, copies);
         },
         (inputs, outputs, workers, progress) => {
           const control = new addon.PlanControl();

@@ -18,7 +18,7 @@ import { AbortError, PlanError, TaskError } from '../errors.js';
 import { fieldOf } from '../fields.js';
 import { availableParallelism } from '../platform.js';
 import { Pool } from '../pool.js';
-import { copyOf, dtypeOf, isShared, lengthOfArray, sharesMemoryWith } from './arrays.js';
+import { copiedInto, copyOf, dtypeOf, isShared, lengthOfArray, shapesOf, sharesMemoryWith } from './arrays.js';
 import { allocated, checkTarget, loadBackend } from './backends.js';
 import { snapshot } from '../snapshot.js';
 import { WASM_ABI } from '../wasm.js';
@@ -93,9 +93,6 @@ function arraysOf(given, signature, side) {
     return /** @type {PlanArray} */ (array);
   });
 }
-
-/** The arrays' dtypes and lengths, as the engine's layout checks them. @param {PlanArray[]} arrays */
-const shapes = (arrays) => arrays.map((array, i) => ({ dtype: dtypeOf(array, `[${i}]`), length: lengthOfArray(array) }));
 
 /**
  * @param {string} name
@@ -226,12 +223,7 @@ export async function runPlan(plan, inputs, options = {}) {
   // wasm runs on its instance's one thread whatever is asked: its layout (and so the task's
   // reservation) is for one.
   const runWorkers = backend.kind === 'native' ? (workerCount ?? backend.defaultWorkers) : 1;
-  const layout = program.layout(
-    shapes(ins),
-    outs && shapes(outs),
-    runWorkers,
-    budgetBytes,
-  );
+  const layout = program.layout(shapesOf(ins, 'inputs'), outs && shapesOf(outs, 'outputs'), runWorkers, budgetBytes);
   const progress = onProgress && ((/** @type {number} */ done, /** @type {number} */ total) => onProgress({ done, total }));
 
   if (placement === 'sync') {
@@ -294,8 +286,7 @@ export async function runPlan(plan, inputs, options = {}) {
  */
 function copiedBack(outputs, results, layout) {
   outputs.forEach((array, i) => checkTarget(array, Math.max(layout.outputs[i], lengthOfArray(results[i])), i));
-  outputs.forEach((array, i) => array.set(/** @type {any} same dtype and length */ (results[i])));
-  return outputs;
+  return copiedInto(outputs, results);
 }
 
 /**

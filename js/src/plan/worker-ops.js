@@ -7,7 +7,7 @@
 // worker's teardown cancels the addon's run and waits for it (a block at most) before the
 // arrays it holds are freed (bindings/node/src/flights.rs).
 
-import { copyOf, dtypeOf, lengthOfArray, needsCopies } from './arrays.js';
+import { copiedInto, copyOf, needsCopies, shapesOf } from './arrays.js';
 import { allocated, loadBackend } from './backends.js';
 import { compiled } from './run.js';
 
@@ -34,12 +34,7 @@ export async function loadPlanWorker(sent = {}) {
 export async function runPlanOp({ plan, inputs, outputs, workers }, { progress, context }) {
   const backend = /** @type {import('./backends.js').Backend} what load returned */ (context);
   const program = compiled(backend, plan);
-  const layout = program.layout(
-    inputs.map((a, i) => ({ dtype: dtypeOf(a, `inputs[${i}]`), length: lengthOfArray(a) })),
-    outputs?.map((a, i) => ({ dtype: dtypeOf(a, `outputs[${i}]`), length: lengthOfArray(a) })),
-    workers,
-    undefined,
-  );
+  const layout = program.layout(shapesOf(inputs, 'inputs'), outputs && shapesOf(outputs, 'outputs'), workers, undefined);
   const given = outputs ?? program.outputs.map(() => undefined);
   if (program.start) {
     const all = allocated(given, layout, program.outputs);
@@ -48,8 +43,7 @@ export async function runPlanOp({ plan, inputs, outputs, workers }, { progress, 
     if (needsCopies(inputs, all)) {
       const copies = all.map(copyOf);
       await program.start(inputs.map(copyOf), copies, workers, progress).done;
-      all.forEach((array, i) => array.set(/** @type {any} same dtype and length */ (copies[i])));
-      return all;
+      return copiedInto(all, copies);
     }
     await program.start(inputs, all, workers, progress).done;
     return all;

@@ -6,18 +6,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AbortError, BudgetError, Pool, PlanError, WorkerCrashError, WorkerHangError, closePlanPools, createPlanPool, runPlan } from '../../src/index.js';
+import { chain } from '../plan-chain.js';
 
 const FAULTY = new URL('../fixtures/plan-faulty-worker.js', import.meta.url);
 const BACKENDS = [{ backend: 'native' }, { backend: 'wasm', wasm: 'simd' }];
 
-/** A chain of `nodes` additions over f32: long enough to beat several times at 4M+ elements. */
-const chain = (nodes) => ({
-  version: 1,
-  inputs: [{ id: 'x', dtype: 'f32' }],
-  constants: [{ id: 'one', dtype: 'f32', value: 1 }],
-  nodes: Array.from({ length: nodes }, (_, i) => ({ id: `n${i}`, op: 'add', args: [i === 0 ? 'x' : `n${i - 1}`, 'one'] })),
-  outputs: [{ id: 'y', from: `n${nodes - 1}` }],
-});
 const big = () => new Float32Array(1 << 24).fill(0.5);
 /** A pool that counts the tasks submitted to it. */
 class CountingPool extends Pool {
