@@ -470,12 +470,6 @@ export interface PlanPoolOptions extends Omit<PoolOptions, 'worker' | 'abi' | 'c
   backend?: PlanBackend;
   wasm?: 'simd' | 'scalar';
   assetBase?: URL | string;
-  /**
-   * The most node-elements (elements x nodes) a native run does on its worker's own thread;
-   * longer runs go to a thread of the addon's, and the worker keeps beating. Default 2^27 (a
-   * few ms of additions here); 0 sends every run to the addon's thread.
-   */
-  shortRun?: number;
 }
 
 /** A supervised pool whose workers run plans (runPlan's `pool`). Default min(availableParallelism(), 4) workers. */

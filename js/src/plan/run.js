@@ -117,17 +117,14 @@ const pools = new Map();
  *
  * @param {import('../index.js').PlanPoolOptions} [options]
  */
-export function createPlanPool({ backend = 'auto', wasm, assetBase, shortRun, ...options } = {}) {
-  if (shortRun !== undefined && !(Number.isSafeInteger(shortRun) && shortRun >= 0)) {
-    throw new PlanError(`shortRun must be a whole number of node-elements, not ${String(shortRun)}`, 'PLAN_BINDING');
-  }
+export function createPlanPool({ backend = 'auto', wasm, assetBase, ...options } = {}) {
   return new Pool({
     name: 'lockstep-plan',
     workers: Math.min(availableParallelism(), 4),
     ...options,
     worker: PLAN_WORKER_URL,
     abi: WASM_ABI,
-    config: { backend, wasm, assetBase: assetBase === undefined ? undefined : String(assetBase), shortRun },
+    config: { backend, wasm, assetBase: assetBase === undefined ? undefined : String(assetBase) },
   });
 }
 

@@ -2,47 +2,17 @@
 // What a plan worker does (plan-worker.js serves it; test fixtures wrap it): load one backend
 // per worker, and run 'plan.run' tasks on it.
 //
-// On the native addon a long run goes off the worker's thread (to a thread of the addon's own),
-// so the worker keeps answering and beating; the pool ends a run it aborts by terminating the
-// worker, and the worker's teardown cancels the addon's run and waits for it (a block at most)
-// before the arrays it holds are freed (bindings/node/src/flights.rs). A short run (at most
-// SHORT_RUN node-elements) runs on the worker's thread itself: handing it to a thread of its
-// own and back cost more than the run (`node bench/plan-worker.js`), and a terminate waits for
-// it, a few milliseconds at most.
+// On the native addon a run goes off the worker's thread (to a thread of the addon's own), so
+// the worker keeps answering; the pool ends a run it aborts by terminating the worker, and the
+// worker's teardown cancels the addon's run and waits for it (a block at most) before the
+// arrays it holds are freed (bindings/node/src/flights.rs).
 
 import { copiedInto, copyOf, needsCopies, shapesOf } from './arrays.js';
 import { allocated, loadBackend } from './backends.js';
 import { compiled } from './run.js';
 
 /** @typedef {import('./arrays.js').PlanArray} PlanArray */
-
-/**
- * The most node-elements (elements x nodes) a native run does on the worker's thread: 2^27,
- * 2.5 ms of f32 additions on one worker of this machine (the 64-node 1M chain is half of it).
- */
-export const SHORT_RUN = 2 ** 27;
-
-/** @type {WeakMap<object, number>} each compiled plan's node count */
-const nodeCounts = new WeakMap();
-
-/**
- * The nodes of `plan` (its JSON, which `program` compiled: valid).
- *
- * @param {object} program
- * @param {string} plan
- */
-function nodesOf(program, plan) {
-  let nodes = nodeCounts.get(program);
-  if (nodes === undefined) {
-    nodes = /** @type {{ nodes: unknown[] }} */ (JSON.parse(plan)).nodes.length;
-    nodeCounts.set(program, nodes);
-  }
-  return nodes;
-}
 /** @typedef {{ plan: string, inputs: PlanArray[], outputs?: PlanArray[], workers: number }} PlanTask */
-
-/** The SHORT_RUN this worker uses: its pool's `shortRun`, else the default. */
-let shortRun = 0;
 
 /**
  * The worker's `load`: the backend createPlanPool's config asks for.
@@ -50,8 +20,7 @@ let shortRun = 0;
  * @param {unknown} sent
  */
 export async function loadPlanWorker(sent = {}) {
-  const config = /** @type {{ backend?: 'native' | 'wasm' | 'auto', wasm?: 'simd' | 'scalar', assetBase?: string, shortRun?: number }} */ (sent);
-  shortRun = config.shortRun ?? SHORT_RUN;
+  const config = /** @type {{ backend?: 'native' | 'wasm' | 'auto', wasm?: 'simd' | 'scalar', assetBase?: string }} */ (sent);
   const { backend, info } = await loadBackend(config.backend ?? 'auto', { wasm: config.wasm, assetBase: config.assetBase });
   return { asset: info.backend, abi: backend.abi, context: backend };
 }
@@ -67,7 +36,7 @@ export async function runPlanOp({ plan, inputs, outputs, workers }, { progress, 
   const program = compiled(backend, plan);
   const layout = program.layout(shapesOf(inputs, 'inputs'), outputs && shapesOf(outputs, 'outputs'), workers, undefined);
   const given = outputs ?? program.outputs.map(() => undefined);
-  if (program.start && layout.elements * Math.max(1, nodesOf(program, plan)) > shortRun) {
+  if (program.start) {
     const all = allocated(given, layout, program.outputs);
     // The addon's threads read and write these arrays while this worker's JS runs on: they must
     // be this worker's alone (runPlan sends its own; a pool user's task might not).

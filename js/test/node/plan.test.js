@@ -12,8 +12,6 @@ import { planCases } from './plan-cases.js';
 const COMBOS = [
   { label: 'native sync', backend: 'native', placement: 'sync' },
   { label: 'native worker', backend: 'native', placement: 'worker' },
-  // Every run on the addon's own thread (runAsync), however short.
-  { label: "native worker, the addon's thread", backend: 'native', placement: 'worker', pool: createPlanPool({ backend: 'native', workers: 1, shortRun: 0 }) },
   { label: 'wasm simd sync', backend: 'wasm', wasm: 'simd', placement: 'sync' },
   { label: 'wasm simd worker', backend: 'wasm', wasm: 'simd', placement: 'worker' },
   { label: 'wasm scalar sync', backend: 'wasm', wasm: 'scalar', placement: 'sync' },
@@ -32,7 +30,6 @@ test('every op x dtype gives the CLI bytes on the addon and both wasm builds, sy
   const runs = await checkPlanCases(cases.manifest, { read, runPlan, combos: COMBOS });
   assert.equal(runs, cases.manifest.cases.length * COMBOS.length * 2);
   await closePlanPools();
-  await Promise.all(COMBOS.map((combo) => combo.pool?.close()));
 });
 
 test('the addon loads here and says so; wasm says which build', async () => {
