@@ -2,11 +2,13 @@
 // addon against lockstep-bench's in-process executor, at 1 and 2 workers, interleaved over
 // --rounds rounds (a process of the CLI's bench each round), with the addon's time taken apart:
 //
-// - runPlan: `runPlan(plan, [x], { backend: 'native', placement: 'sync', outputs })` back to back
-//   (what bench/plan.js reports);
+// - runPlan: `runPlan(plan, [x], { backend: 'native', placement: 'sync', outputs })` (what
+//   bench/plan.js reports);
 // - addon run: the addon's `PlanProgram.run(inputs, outputs, workers)` alone, compiled once (the
 //   engine and the napi crossing, none of runPlan's JS);
-// - runPlan fixed: runPlan of the same plan over one element (its checks, layout and the await).
+// - runPlan fixed: runPlan of the same plan over one element (its checks, layout and the await);
+//
+// the three alternated run by run, so the machine's noise falls on each alike.
 //
 //   node bench/plan-versus.js [--rounds 7] [--repeats 21]
 //
@@ -33,18 +35,6 @@ const median = (values) => {
 };
 
 
-/** The median ms of `run` back to back, after warm-ups. */
-async function backToBack(run) {
-  for (let i = 0; i < 3; i++) await run();
-  const times = [];
-  for (let r = 0; r < REPEATS; r++) {
-    const start = performance.now();
-    await run();
-    times.push(performance.now() - start);
-  }
-  return median(times);
-}
-
 function cliTimes() {
   const bin = `${root}target/release/lockstep-bench`;
   if (!existsSync(bin)) throw new Error(`${bin} is missing: cargo build --release -p lockstep-bench`);
@@ -65,11 +55,32 @@ const out = new Float32Array(N);
 const one = new Float32Array(1).fill(0.5);
 const oneOut = new Float32Array(1);
 const rows = { 1: { runPlan: [], addon: [], fixed: [], cli: [] }, 2: { runPlan: [], addon: [], fixed: [], cli: [] } };
+/**
+ * The median ms of each of `runs`, alternated run by run (so the machine's noise falls on all
+ * alike), after warm-ups.
+ *
+ * @param {Record<string, () => unknown>} runs
+ */
+async function alternated(runs) {
+  const times = Object.fromEntries(Object.keys(runs).map((k) => [k, []]));
+  for (let r = 0; r < REPEATS + 3; r++) {
+    for (const [name, run] of Object.entries(runs)) {
+      const start = performance.now();
+      await run();
+      if (r >= 3) times[name].push(performance.now() - start);
+    }
+  }
+  return Object.fromEntries(Object.entries(times).map(([k, v]) => [k, median(v)]));
+}
+
 for (let round = 0; round < ROUNDS; round++) {
   for (const w of [1, 2]) {
-    rows[w].runPlan.push(await backToBack(() => runPlan(plan, [x], { backend: 'native', placement: 'sync', workers: w, outputs: [out] })));
-    rows[w].addon.push(await backToBack(() => program.run([x], [out], w)));
-    rows[w].fixed.push(await backToBack(() => runPlan(plan, [one], { backend: 'native', placement: 'sync', workers: w, outputs: [oneOut] })));
+    const m = await alternated({
+      runPlan: () => runPlan(plan, [x], { backend: 'native', placement: 'sync', workers: w, outputs: [out] }),
+      addon: () => program.run([x], [out], w),
+      fixed: () => runPlan(plan, [one], { backend: 'native', placement: 'sync', workers: w, outputs: [oneOut] }),
+    });
+    for (const name of ['runPlan', 'addon', 'fixed']) rows[w][name].push(m[name]);
   }
   const cli = cliTimes();
   for (const w of [1, 2]) rows[w].cli.push(cli[w]);

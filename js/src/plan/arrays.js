@@ -54,15 +54,29 @@ export function isDetached(buffer) {
   }
 }
 
+/**
+ * Each buffer met's kind (shared or not), which never changes: the check throws for every buffer
+ * that is not shared, and the throw cost more than the rest of a small run's checks together
+ * (`node bench/plan-versus.js`, runPlan's fixed cost).
+ *
+ * @type {WeakMap<object, boolean>}
+ */
+const sharedKind = new WeakMap();
+
 /** @param {unknown} buffer */
 function isSharedBuffer(buffer) {
-  if (sharedLength === undefined) return false;
-  try {
-    sharedLength.call(buffer);
-    return true;
-  } catch {
-    return false;
+  if (sharedLength === undefined || buffer === null || typeof buffer !== 'object') return false;
+  let shared = sharedKind.get(buffer);
+  if (shared === undefined) {
+    try {
+      sharedLength.call(buffer);
+      shared = true;
+    } catch {
+      shared = false;
+    }
+    sharedKind.set(buffer, shared);
   }
+  return shared;
 }
 
 /** Whether `array`'s memory is a SharedArrayBuffer (other threads may write it). @param {PlanArray} array */
