@@ -28,11 +28,14 @@ let loading;
  * @returns {Promise<{ addon: any, reason?: undefined } | { addon?: undefined, reason: string }>}
  */
 export function loadAddon() {
-  loading ??= load();
-  // A failure that is not a reason to fall back is not kept: the next call tries again.
-  loading.catch(() => {
-    loading = undefined;
-  });
+  if (!loading) {
+    const started = load();
+    loading = started;
+    // A failure that is not a reason to fall back is not kept: the next call tries again.
+    started.catch(() => {
+      if (loading === started) loading = undefined;
+    });
+  }
   return loading;
 }
 
@@ -76,8 +79,10 @@ export async function psiEngine(asked) {
     throw new Error(`asset must be 'auto', 'native', 'simd' or 'scalar', not ${JSON.stringify(asked)}`);
   }
   if (asked === 'simd' || asked === 'scalar') return { asset: `wasm-${asked}` };
-  const { addon, reason } = await loadAddon();
-  if (addon) return { addon, asset: 'native' };
+  const { addon, reason: why } = await loadAddon();
+  // A platform package built before the addon held PSI has the same ABI for plans and no PSI.
+  const reason = addon && typeof addon.PsiParty !== 'function' ? `${platformPackage()} has no PSI exports (an older build)` : why;
+  if (addon && reason === undefined) return { addon, asset: 'native' };
   if (asked === 'native') throw new Error(`asset 'native': ${reason}`);
   return { asset: `wasm-${PSI_WASM_AUTO}`, reason };
 }

@@ -30,17 +30,12 @@ import { runHelper } from './shard/helper.js';
 /** @typedef {(done: number, total: number) => void} Beat */
 
 /**
- * A party in this worker's wasm instance (bindings/wasm js_party.rs).
+ * A party in this worker's engine: what the worker uses of bindings/wasm's js_party.rs and
+ * bindings/node's psi.rs (both have these; the wasm module also has whole steps, unused here).
  *
  * @typedef {object} WasmParty
- * @property {(values: Uint8Array, ends: Uint32Array, packed: boolean, columns: string[], normalize: boolean,
- *             format: string, fpr: number | undefined, joinerCount: number, progress: Beat) => Uint8Array} setup
  * @property {() => Uint8Array} permutationFile
- * @property {(request: Uint8Array, joinerCount: number, sizeOnly: boolean, progress: Beat) => Uint8Array} respond
  * @property {(pairs: Uint8Array) => object} resolve
- * @property {(values: Uint8Array, ends: Uint32Array, packed: boolean, columns: string[], normalize: boolean,
- *             sizeOnly: boolean, progress: Beat) => Uint8Array} request
- * @property {(setup: Uint8Array, response: Uint8Array, maxSetupBytes: number | undefined, progress: Beat) => object} intersect
  * @property {() => Uint8Array} exportKey
  * @property {() => string} role
  * @property {() => void} free
@@ -97,6 +92,14 @@ function step(input, { progress, context }, begin, finish) {
     memory: workerMemory,
   });
 }
+
+/**
+ * An intersection with every field present (the addon leaves out the ones it has not, where the
+ * wasm module sets them undefined): the same object from either engine.
+ *
+ * @param {any} result
+ */
+const found = ({ size, rows, setupPositions, rowsFile, pairsFile }) => ({ size, rows, setupPositions, rowsFile, pairsFile });
 
 /** @type {WebAssembly.Memory | null} this worker's wasm instance's linear memory (null on the addon) */
 let instanceMemory = null;
@@ -174,7 +177,7 @@ serve({
       step(input, op, (party) => ({
         kind: 'unmask',
         elements: party.intersectBegin(input.setup, input.response, input.maxSetupBytes),
-      }), (party, unmasked) => party.intersectFinish(unmasked)),
+      }), (party, unmasked) => found(party.intersectFinish(unmasked))),
     /** @param {any} input @param {import('./worker.js').OpContext} op */
     'psi.helper': (input, { progress, context }) => runHelper(input, glueOf(context).PsiHelper, progress, workerMemory),
     /** @param {any} input */

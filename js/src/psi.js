@@ -116,7 +116,8 @@ export function ownCopy(bytes) {
  *
  * Key material: `key` is copied once here, into a buffer of exactly its length (whatever buffer
  * the caller's array is a view of: a Node Buffer, a subarray); that copy moves to the worker,
- * where the wasm module wipes it after use. The caller's array and its buffer are untouched.
+ * where the engine (the addon or the wasm module) wipes it after use. The caller's array and its
+ * buffer are untouched.
  *
  * @param {import('./index.js').Pool} pool
  * @param {{ key: Uint8Array, values: Array<string | Uint8Array>, reveal?: boolean, normalize?: boolean }} request

@@ -6,7 +6,7 @@
 
 import { InputError } from './errors.js';
 import { messageOf } from './fields.js';
-import { classOf, lengthOf } from './typed.js';
+import { bufferOf, byteLengthOf, classOf, lengthOf } from './typed.js';
 
 /**
  * @template {ArrayBufferLike} [B=ArrayBufferLike]
@@ -66,17 +66,17 @@ export function snapshot(value) {
     /** @type {unknown} */
     let out;
     try {
-      if (item instanceof ArrayBuffer) {
-        const buffer = copyOf(Uint8Array, new Uint8Array(item)).buffer;
-        transfer.push(buffer);
-        out = buffer;
-      } else if (classOf(item) !== undefined) {
+      if (classOf(item) !== undefined) {
         // A typed array (by its internal slots: a prototype or a shadowed property cannot fake
         // one), copied into its intrinsic class (a Node Buffer's is Uint8Array), not with
         // item.slice(): Node's Buffer#slice does not copy.
         const view = copyOf(/** @type {TypedArrayClass} a typed array's */ (classOf(item)), /** @type {AnyTypedArray} */ (item));
         transfer.push(view.buffer);
         out = view;
+      } else if (item instanceof ArrayBuffer) {
+        const buffer = copyOf(Uint8Array, new Uint8Array(item)).buffer;
+        transfer.push(buffer);
+        out = buffer;
       } else if (item instanceof DataView) {
         const bytes = new Uint8Array(item.buffer, item.byteOffset, item.byteLength);
         const view = new DataView(new Uint8Array(bytes).buffer);
@@ -144,7 +144,10 @@ export function ownedBuffers(value) {
   const walk = (item) => {
     if (item === null || typeof item !== 'object' || seen.has(item)) return;
     seen.add(item);
-    if (item instanceof ArrayBuffer) buffers.add(item);
+    if (classOf(item) !== undefined) {
+      const buffer = bufferOf.call(item);
+      if (buffer instanceof ArrayBuffer) buffers.add(buffer);
+    } else if (item instanceof ArrayBuffer) buffers.add(item);
     else if (typeof MessagePort === 'function' && item instanceof MessagePort) buffers.add(item);
     else if (ArrayBuffer.isView(item)) {
       if (item.buffer instanceof ArrayBuffer) buffers.add(item.buffer);
@@ -173,7 +176,8 @@ export function inputBytes(value) {
     }
     if (item === null || typeof item !== 'object' || seen.has(item)) return;
     seen.add(item);
-    if (item instanceof ArrayBuffer || ArrayBuffer.isView(item)) total += item.byteLength;
+    if (classOf(item) !== undefined) total += byteLengthOf.call(item);
+    else if (item instanceof ArrayBuffer || ArrayBuffer.isView(item)) total += item.byteLength;
     else if (Array.isArray(item)) item.forEach(walk);
     else if (item instanceof Map) item.forEach((v, k) => (walk(k), walk(v)));
     else if (item instanceof Set) item.forEach(walk);

@@ -23,7 +23,8 @@ export const sharedByteLengthOf = typeof SharedArrayBuffer === 'function' ? gett
 
 /** Every typed array class of this realm, by its name. */
 const CLASSES = new Map(
-  [Int8Array, Uint8Array, Uint8ClampedArray, Int16Array, Uint16Array, Int32Array, Uint32Array, Float32Array, Float64Array, BigInt64Array, BigUint64Array]
+  [Int8Array, Uint8Array, Uint8ClampedArray, Int16Array, Uint16Array, Int32Array, Uint32Array, Float32Array, Float64Array, BigInt64Array, BigUint64Array, /** @type {any} */ (globalThis).Float16Array]
+    .filter((cls) => typeof cls === 'function')
     .map((cls) => [cls.name, cls]),
 );
 

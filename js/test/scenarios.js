@@ -299,6 +299,11 @@ export const scenarios = [
       const echoedShadow = await p.run('echo', shadowed);
       ok(echoedShadow instanceof Uint16Array, 'its own class, not the prototype it was given');
       sameBytes(new Uint8Array(echoedShadow.buffer), new Uint8Array(new Uint16Array([7, 8, 9]).buffer), 'all of its elements');
+      const disguised = new Uint8Array([4, 5, 6]);
+      Object.setPrototypeOf(disguised, ArrayBuffer.prototype);
+      const echoedDisguised = await p.run('echo', disguised);
+      ok(echoedDisguised instanceof Uint8Array, 'a typed array dressed as an ArrayBuffer stays a typed array');
+      sameBytes(echoedDisguised, new Uint8Array([4, 5, 6]), 'with its bytes');
       await closed(p);
     },
   ],

@@ -18,12 +18,15 @@
 //! memory, before any slice is made mutable), so the engine's `&[T]` inputs and `&mut [T]`
 //! outputs never alias.
 //!
-//! A PSI key ([`key_mut`]) is read and wiped during a synchronous call on the JS thread that
-//! holds it, with no other slice of it alive; the package passes the worker's own copy of the
-//! key there (the pool's snapshot of a task's input is a fresh array, never shared memory).
+//! A PSI key ([`take_key`]) is copied out and wiped on the JS thread that holds it, before any
+//! JS runs again, with no other slice of it alive. The package passes keys in arrays of their
+//! own there: `ownCopy` (js/src/psi.js) copies the caller's key into a fresh `ArrayBuffer`,
+//! which moves to the worker (`owned`). A key backed by a `SharedArrayBuffer` must not be
+//! passed to the addon directly: another thread could write it while it is copied and wiped.
 
 use lockstep_plan::ArrayMut;
 use napi::bindgen_prelude::{Either8, Uint8Array};
+use zeroize::{Zeroize, Zeroizing};
 
 use crate::JsArray;
 
@@ -93,10 +96,14 @@ pub(crate) fn output_mut(array: &mut JsArray) -> ArrayMut<'_> {
     }
 }
 
-/// A key's bytes, mutably, for the engine to parse and wipe in place during a synchronous call
-/// (see the notes above).
-pub(crate) fn key_mut(key: &mut Uint8Array) -> &mut [u8] {
-    // SAFETY: the calling thread is the JS thread that holds `key` and runs no JS while the
-    // slice lives (a synchronous call); the package passes no shared memory here.
-    unsafe { key.as_mut() }
+/// A key taken out of the caller's array: its bytes copied into memory that wipes itself on
+/// drop, and the array wiped, before any JS can run again (the mutable slice lives only inside
+/// this function).
+pub(crate) fn take_key(key: &mut Uint8Array) -> Zeroizing<Vec<u8>> {
+    // SAFETY: the calling thread is the JS thread that holds `key`, and no JS runs while the
+    // slice lives (the copy and the wipe below); see the notes above on shared memory.
+    let bytes = unsafe { key.as_mut() };
+    let taken = Zeroizing::new(bytes.to_vec());
+    bytes.zeroize();
+    taken
 }

@@ -12,11 +12,14 @@
 //! package's pool spreads a step over its workers in parts, as it does with wasm.
 //!
 //! # Where key material travels
-//! A key passed in (`PsiParty.import`, `PsiHelper.fromKey`, `psiRequest`) is read from the
-//! caller's `Uint8Array` in place (`js_memory::key_mut`) and that array is wiped (set to zeros)
-//! before the call returns, on success and on error; the scalar lives in a [`lockstep_psi::Key`] (zeroized on
+//! A key passed in (`PsiParty.import`, `PsiHelper.fromKey`, `psiRequest`) is copied out of
+//! the caller's `Uint8Array` into self-wiping memory and that array is wiped (set to zeros)
+//! before anything else happens (`js_memory::take_key`), on success and on error (a role or an
+//! argument napi-rs cannot convert fails the call before it starts, leaving the array as it
+//! was); the scalar lives in a [`lockstep_psi::Key`] (zeroized on
 //! drop) inside the party or helper, which `free` drops. `exportKey` is the only way out: a
-//! new `Uint8Array` of the 32 bytes, the addon's own copy wiped on return.
+//! new `Uint8Array` of the 32 bytes (napi-rs builds it from a copy of the bytes that it frees
+//! without wiping; the engine's own copy is wiped).
 //!
 //! # Progress and errors
 //! `progress(done, total)` is called on the calling thread as blocks complete (the beat the
@@ -24,7 +27,7 @@
 //! fails with that exception. Other failures are JS `Error`s whose `code` is
 //! [`PartyError::code`].
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 use lockstep_psi::Backend;
 use lockstep_psi::linkage::KeySpec;
@@ -35,9 +38,8 @@ use lockstep_shard::{CancelToken, Control, Progress};
 use napi::Env;
 use napi::bindgen_prelude::{FnArgs, Function, FunctionRef, Uint8Array, Uint32Array};
 use napi_derive::napi;
-use zeroize::Zeroize;
 
-use crate::js_memory::key_mut;
+use crate::js_memory::take_key;
 use crate::{CodedError, coded};
 
 /// The backend every party of this addon computes on.
@@ -53,6 +55,8 @@ const PENDING: &str = "PendingException";
 type Held = (Env, FunctionRef<FnArgs<(f64, f64)>, ()>);
 
 thread_local! {
+    /// Whether a step with progress is running on this thread (a callback may not start another).
+    static RUNNING: Cell<bool> = const { Cell::new(false) };
     /// The progress callback of the step running on this thread.
     static CALLBACK: RefCell<Option<Held>> = const { RefCell::new(None) };
     /// What the callback threw, if it did.
@@ -86,15 +90,9 @@ impl JsParty {
     /// `PSI_USAGE` for another role, `PSI_KEY` for a key that cannot be used.
     #[napi(factory, js_name = "import")]
     pub fn import(role: String, mut key: Uint8Array) -> Result<JsParty, CodedError> {
-        let key = key_mut(&mut key);
-        let role = match role.parse::<Role>() {
-            Ok(role) => role,
-            Err(error) => {
-                key.zeroize();
-                return Err(coded_party(error));
-            }
-        };
-        Party::import(role, key, BACKEND)
+        let mut key = take_key(&mut key);
+        let key = &mut key[..];
+        Party::import_as(&role, key, BACKEND)
             .map(|p| Self(Some(p)))
             .map_err(coded_party)
     }
@@ -146,9 +144,7 @@ impl JsParty {
         fpr: Option<f64>,
         joiner_count: f64,
     ) -> Result<PackedItems, CodedError> {
-        let params = whole_count(joiner_count, "joinerCount")
-            .and_then(|n| party::setup_params(&format, fpr, n))
-            .map_err(coded_party)?;
+        let params = party::setup_params(&format, fpr, joiner_count).map_err(coded_party)?;
         let spec = KeySpec { columns, normalize };
         let items = self
             .party_mut()?
@@ -278,10 +274,7 @@ impl JsParty {
         response: &[u8],
         max_setup_bytes: Option<f64>,
     ) -> Result<Uint8Array, CodedError> {
-        let limit = match max_setup_bytes {
-            Some(bytes) => whole_count(bytes, "maxSetupBytes").map_err(coded_party)?,
-            None => party::DEFAULT_MAX_SETUP_BYTES,
-        };
+        let limit = party::setup_limit(max_setup_bytes).map_err(coded_party)?;
         self.party_mut()?
             .intersect_begin(setup, response, limit)
             .map(Uint8Array::from)
@@ -383,15 +376,9 @@ impl JsHelper {
     /// `PSI_USAGE` for another role, `PSI_KEY` for a key that cannot be used.
     #[napi(factory, js_name = "fromKey")]
     pub fn from_key(role: String, mut key: Uint8Array) -> Result<JsHelper, CodedError> {
-        let key = key_mut(&mut key);
-        let role = match role.parse::<Role>() {
-            Ok(role) => role,
-            Err(error) => {
-                key.zeroize();
-                return Err(coded_party(error));
-            }
-        };
-        Keyed::from_key(role, key, BACKEND)
+        let mut key = take_key(&mut key);
+        let key = &mut key[..];
+        Keyed::from_key_as(&role, key, BACKEND)
             .map(|k| Self(Some(k)))
             .map_err(coded_party)
     }
@@ -489,7 +476,8 @@ pub fn psi_request(
     normalize: bool,
     progress: Option<Beat<'_>>,
 ) -> Result<Uint8Array, CodedError> {
-    let key = key_mut(&mut key);
+    let mut key = take_key(&mut key);
+    let key = &mut key[..];
     let mut report = |done: usize, total: usize| -> napi::Result<()> {
         match &progress {
             Some(callback) => callback.call((done as f64, total as f64).into()),
@@ -499,16 +487,15 @@ pub fn psi_request(
     match party::request(key, values, ends, reveal, normalize, BACKEND, &mut report) {
         Ok(bytes) => Ok(Uint8Array::from(bytes)),
         Err(RequestError::Callback(thrown)) => Err(rethrow(env, thrown)),
-        Err(RequestError::Psi(error)) => Err(coded(error.to_string(), error.code())),
-        Err(error) => Err(coded(error.to_string(), "PSI_INPUT")),
+        Err(error) => Err(coded(error.to_string(), error.code())),
     }
 }
 
 /// The parts of `items` for `count` instances ([`party::part_bounds`]):
 /// `[start0, end0, start1, end1, ...]`.
 #[napi(js_name = "psiRanges")]
-pub fn psi_ranges(items: u32, count: u32) -> Vec<u32> {
-    party::part_bounds(items, count)
+pub fn psi_ranges(items: u32, count: u32) -> Uint32Array {
+    Uint32Array::from(party::part_bounds(items, count))
 }
 
 /// The built-in sample data ([`lockstep_psi::sample`]) for a starter of `rows` people, the
@@ -647,6 +634,23 @@ fn with_progress<T>(
     progress: Option<Beat<'_>>,
     step: impl FnOnce(&Control) -> Result<T, PartyError>,
 ) -> Result<T, CodedError> {
+    if RUNNING.replace(true) {
+        return Err(coded(
+            "a step cannot start from another step's progress callback".to_owned(),
+            "PSI_USAGE",
+        ));
+    }
+    let result = progressed(env, progress, step);
+    RUNNING.set(false);
+    result
+}
+
+/// [`with_progress`]'s body, with no other step of this thread running.
+fn progressed<T>(
+    env: Env,
+    progress: Option<Beat<'_>>,
+    step: impl FnOnce(&Control) -> Result<T, PartyError>,
+) -> Result<T, CodedError> {
     let cancel = CancelToken::new();
     let mut control = Control::new().with_cancel(cancel.clone());
     if let Some(callback) = progress {
@@ -658,12 +662,20 @@ fn with_progress<T>(
             let total = report.total.unwrap_or(report.done);
             // The engine reports on the calling thread (a current-thread pool), where the
             // callback lives.
-            let outcome = CALLBACK.with(|c| match &*c.borrow() {
-                Some((env, callback)) => callback
-                    .borrow_back(env)
-                    .and_then(|f| f.call((report.done as f64, total as f64).into())),
-                None => Ok(()),
-            });
+            let Some(env) = CALLBACK.with(|c| c.borrow().as_ref().map(|(env, _)| *env)) else {
+                return;
+            };
+            // The function is taken out of the cell before it is called: nothing is borrowed
+            // while JS runs.
+            let outcome = CALLBACK
+                .with(|c| {
+                    c.borrow()
+                        .as_ref()
+                        .map(|(_, callback)| callback.borrow_back(&env))
+                })
+                .map_or(Ok(()), |f| {
+                    f.and_then(|f| f.call((report.done as f64, total as f64).into()))
+                });
             if let Err(thrown) = outcome {
                 THROWN.with(|t| {
                     t.borrow_mut().get_or_insert(thrown);

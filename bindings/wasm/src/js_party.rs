@@ -5,13 +5,12 @@
 //! given for the call, as `progress(done, total)`; an exception it throws cancels the step,
 //! which then fails with that exception.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 use js_sys::{Function, Object, Reflect, Uint8Array, Uint32Array};
 use lockstep_psi::linkage::KeySpec;
 use lockstep_shard::{CancelToken, Control, Progress};
 use wasm_bindgen::prelude::*;
-use zeroize::Zeroize;
 
 use lockstep_psi::Backend;
 use lockstep_psi::party::{
@@ -19,6 +18,8 @@ use lockstep_psi::party::{
 };
 
 thread_local! {
+    /// Whether a step with progress is running (a callback may not start another).
+    static RUNNING: Cell<bool> = const { Cell::new(false) };
     /// The progress callback of the step running on this thread (wasm runs one at a time).
     static CALLBACK: RefCell<Option<Function>> = const { RefCell::new(None) };
     /// What the callback threw, if it did.
@@ -50,14 +51,7 @@ impl JsParty {
     /// # Errors
     /// `PSI_USAGE` for another role, `PSI_KEY` for a key that cannot be used.
     pub fn import(role: &str, key: &mut [u8]) -> Result<JsParty, JsValue> {
-        let role = match role.parse::<Role>() {
-            Ok(role) => role,
-            Err(error) => {
-                key.zeroize();
-                return Err(to_js(error));
-            }
-        };
-        Party::import(role, key, Backend::Portable)
+        Party::import_as(role, key, Backend::Portable)
             .map(Self)
             .map_err(to_js)
     }
@@ -97,9 +91,7 @@ impl JsParty {
         joiner_count: f64,
         progress: Option<Function>,
     ) -> Result<Vec<u8>, JsValue> {
-        let params = count(joiner_count, "joinerCount")
-            .and_then(|n| party::setup_params(format, fpr, n))
-            .map_err(to_js)?;
+        let params = party::setup_params(format, fpr, joiner_count).map_err(to_js)?;
         let spec = KeySpec { columns, normalize };
         let rows = Rows::new(values, ends, packed);
         with_progress(progress, |control| {
@@ -190,10 +182,7 @@ impl JsParty {
         max_setup_bytes: Option<f64>,
         progress: Option<Function>,
     ) -> Result<Object, JsValue> {
-        let limit = match max_setup_bytes {
-            Some(bytes) => count(bytes, "maxSetupBytes").map_err(to_js)?,
-            None => party::DEFAULT_MAX_SETUP_BYTES,
-        };
+        let limit = party::setup_limit(max_setup_bytes).map_err(to_js)?;
         let found = with_progress(progress, |control| {
             self.0.intersect(setup, response, limit, control)
         })?;
@@ -223,9 +212,7 @@ impl JsParty {
         fpr: Option<f64>,
         joiner_count: f64,
     ) -> Result<Object, JsValue> {
-        let params = count(joiner_count, "joinerCount")
-            .and_then(|n| party::setup_params(format, fpr, n))
-            .map_err(to_js)?;
+        let params = party::setup_params(format, fpr, joiner_count).map_err(to_js)?;
         let spec = KeySpec { columns, normalize };
         let items = self
             .0
@@ -316,10 +303,7 @@ impl JsParty {
         response: &[u8],
         max_setup_bytes: Option<f64>,
     ) -> Result<Vec<u8>, JsValue> {
-        let limit = match max_setup_bytes {
-            Some(bytes) => count(bytes, "maxSetupBytes").map_err(to_js)?,
-            None => party::DEFAULT_MAX_SETUP_BYTES,
-        };
+        let limit = party::setup_limit(max_setup_bytes).map_err(to_js)?;
         self.0
             .intersect_begin(setup, response, limit)
             .map_err(to_js)
@@ -399,14 +383,7 @@ impl JsHelper {
     /// `PSI_USAGE` for another role, `PSI_KEY` for a key that cannot be used.
     #[wasm_bindgen(js_name = fromKey)]
     pub fn from_key(role: &str, key: &mut [u8]) -> Result<JsHelper, JsValue> {
-        let role = match role.parse::<Role>() {
-            Ok(role) => role,
-            Err(error) => {
-                key.zeroize();
-                return Err(to_js(error));
-            }
-        };
-        Keyed::from_key(role, key, Backend::Portable)
+        Keyed::from_key_as(role, key, Backend::Portable)
             .map(Self)
             .map_err(to_js)
     }
@@ -554,21 +531,37 @@ fn with_progress<T>(
     progress: Option<Function>,
     step: impl FnOnce(&Control) -> Result<T, PartyError>,
 ) -> Result<T, JsValue> {
+    if RUNNING.replace(true) {
+        return Err(to_js(PartyError::Usage(
+            "a step cannot start from another step's progress callback".to_owned(),
+        )));
+    }
+    let result = progressed(progress, step);
+    RUNNING.set(false);
+    result
+}
+
+/// [`with_progress`]'s body, with no other step running.
+fn progressed<T>(
+    progress: Option<Function>,
+    step: impl FnOnce(&Control) -> Result<T, PartyError>,
+) -> Result<T, JsValue> {
     let cancel = CancelToken::new();
     let mut control = Control::new().with_cancel(cancel.clone());
     if progress.is_some() {
         CALLBACK.with(|c| *c.borrow_mut() = progress);
         control = control.with_progress(Progress::new(move |report| {
             let total = report.total.unwrap_or(report.done);
-            let outcome = CALLBACK.with(|c| match &*c.borrow() {
-                Some(callback) => callback
+            // Cloned out of the cell before it is called: nothing is borrowed while JS runs.
+            let callback = CALLBACK.with(|c| c.borrow().clone());
+            let outcome = callback.map_or(Ok(()), |callback| {
+                callback
                     .call2(
                         &JsValue::NULL,
                         &JsValue::from(report.done as f64),
                         &JsValue::from(total as f64),
                     )
-                    .map(|_| ()),
-                None => Ok(()),
+                    .map(|_| ())
             });
             if let Err(thrown) = outcome {
                 THROWN.with(|t| {

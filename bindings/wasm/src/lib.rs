@@ -81,9 +81,9 @@ pub fn simd() -> bool {
 /// `key` is wiped (set to zeros) before this returns, on success and on error.
 ///
 /// # Errors
-/// A JS `Error` naming the problem: a key out of range or weak, packed values whose offsets do
-/// not describe `values` (naming the first bad index), no non-empty value, a value that is not
-/// UTF-8 under normalization.
+/// A JS `Error` naming the problem, its `code` the engine's ([`RequestError::code`]): a key out
+/// of range or weak, packed values whose offsets do not describe `values` (naming the first bad
+/// index), no non-empty value, a value that is not UTF-8 under normalization.
 #[wasm_bindgen(js_name = psiRequest)]
 pub fn psi_request(
     key: &mut [u8],
@@ -116,6 +116,11 @@ pub fn psi_request(
     ) {
         Ok(bytes) => Ok(bytes),
         Err(RequestError::Callback(thrown)) => Err(thrown),
-        Err(error) => Err(JsError::new(&error.to_string()).into()),
+        Err(error) => {
+            let out = js_sys::Error::new(&error.to_string());
+            // Setting a property on a fresh Error cannot fail.
+            let _ = js_sys::Reflect::set(&out, &"code".into(), &error.code().into());
+            Err(out.into())
+        }
     }
 }

@@ -115,19 +115,33 @@ impl<'a> Rows<'a> {
 }
 
 /// The parameters of `psi setup --format FORMAT [--fpr FPR] --joiner-count N` as a front end
-/// passes them (`fpr` defaults to the CLI's), checked when the setup begins.
+/// passes them (`fpr` defaults to the CLI's; `joiner_count` a JS number), checked in that order
+/// here and against the rows when the setup begins.
 ///
 /// # Errors
-/// [`PartyError::Usage`] for a format other than `raw`, `gcs`, `bloom`.
+/// [`PartyError::Usage`] for a format other than `raw`, `gcs`, `bloom`, or a joiner count that
+/// is not a whole number.
 pub fn setup_params(
     format: &str,
     fpr: Option<f64>,
-    joiner_count: u64,
+    joiner_count: f64,
 ) -> Result<SetupParams, PartyError> {
+    let format = format.parse().map_err(PartyError::Usage)?;
     Ok(SetupParams {
-        format: format.parse().map_err(PartyError::Usage)?,
+        format,
         fpr: fpr.unwrap_or(SetupParams::DEFAULT_FPR),
-        joiner_count,
+        joiner_count: whole_count(joiner_count, "joinerCount")?,
+    })
+}
+
+/// The largest setup a joiner accepts, as a front end passes it: a JS number of bytes, or
+/// [`DEFAULT_MAX_SETUP_BYTES`] when none is given.
+///
+/// # Errors
+/// [`PartyError::Usage`] for a limit that is not a whole number.
+pub fn setup_limit(max_setup_bytes: Option<f64>) -> Result<u64, PartyError> {
+    max_setup_bytes.map_or(Ok(DEFAULT_MAX_SETUP_BYTES), |bytes| {
+        whole_count(bytes, "maxSetupBytes")
     })
 }
 
@@ -272,6 +286,15 @@ impl Party {
             requested: None,
             pending: None,
         }
+    }
+
+    /// [`import`](Self::import) with the role as a front end names it (`"starter"` or
+    /// `"joiner"`); `key` is wiped on every path, a bad role included.
+    ///
+    /// # Errors
+    /// [`PartyError::Usage`] for another role; as [`import`](Self::import).
+    pub fn import_as(role: &str, key: &mut [u8], backend: Backend) -> Result<Self, PartyError> {
+        Ok(Self::with_key(Keyed::from_key_as(role, key, backend)?))
     }
 
     /// This party's role.

@@ -56,7 +56,7 @@ pub enum PartyError {
 
 impl PartyError {
     /// A stable code: the engine's ([`PsiError::code`]) or `PSI_INPUT`, `PSI_MESSAGE`,
-    /// `PSI_ROUND`, `PSI_WRONG_ROLE`, `PSI_ORDER`, `PSI_LIMIT`, `PSI_USAGE`.
+    /// `PSI_ROUND`, `PSI_WRONG_ROLE`, `PSI_ORDER`, `PSI_LIMIT`, `PSI_KEY`, `PSI_USAGE`.
     pub fn code(&self) -> &'static str {
         match self {
             Self::Psi(error) => error.code(),

@@ -28,6 +28,18 @@ pub enum RequestError<E> {
     Callback(E),
 }
 
+impl<E> RequestError<E> {
+    /// A stable code: the engine's ([`PsiError::code`]) or `PSI_INPUT` for the values;
+    /// `PSI_CALLBACK` for a callback's failure (a front end passes that failure on as it came).
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Psi(error) => error.code(),
+            Self::Pack(_) | Self::Records(_) => "PSI_INPUT",
+            Self::Callback(_) => "PSI_CALLBACK",
+        }
+    }
+}
+
 /// The `psi_proto.Request` bytes for the joiner's rows whose values are
 /// `values[ends[i-1]..ends[i]]`, masked with `key`: the rows grouped into distinct keys (each
 /// masked once, in order of first appearance; empty values left out), exactly as
