@@ -66,11 +66,12 @@ export function snapshot(value) {
     /** @type {unknown} */
     let out;
     try {
-      if (classOf(item) !== undefined) {
+      const cls = /** @type {TypedArrayClass | undefined} */ (classOf(item));
+      if (cls !== undefined) {
         // A typed array (by its internal slots: a prototype or a shadowed property cannot fake
         // one), copied into its intrinsic class (a Node Buffer's is Uint8Array), not with
         // item.slice(): Node's Buffer#slice does not copy.
-        const view = copyOf(/** @type {TypedArrayClass} a typed array's */ (classOf(item)), /** @type {AnyTypedArray} */ (item));
+        const view = copyOf(cls, /** @type {AnyTypedArray} */ (item));
         transfer.push(view.buffer);
         out = view;
       } else if (item instanceof ArrayBuffer) {

@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadAddon } from '../../src/native.js';
 import { loadWasm } from '../../src/wasm.js';
+import { packValues } from '../../src/psi.js';
 
 const engines = async () => {
   const { addon, reason } = await loadAddon();
@@ -16,21 +17,6 @@ const engines = async () => {
 };
 
 const KEY = Uint8Array.from({ length: 32 }, (_, i) => (i === 0 ? 0x3c : i + 1));
-const encoder = new TextEncoder();
-/** @param {string[]} values */
-const packed = (values) => {
-  const parts = values.map((v) => encoder.encode(v));
-  const bytes = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  const ends = new Uint32Array(parts.length);
-  let at = 0;
-  parts.forEach((p, i) => {
-    bytes.set(p, at);
-    at += p.length;
-    ends[i] = at;
-  });
-  return { bytes, ends };
-};
-
 /** A whole round on `engine` with fixed keys: every message and result. */
 function round(engine) {
   const starter = engine.PsiParty.import('starter', Uint8Array.from(KEY));
@@ -38,8 +24,8 @@ function round(engine) {
   joinerKey[5] ^= 0x55;
   const joiner = engine.PsiParty.import('joiner', joinerKey);
   assert.ok(joinerKey.every((b) => b === 0), 'import wipes the key it was given');
-  const mine = packed(['ada@x', 'grace@x', 'alan@x', 'ada@x', '']);
-  const theirs = packed(['alan@x', 'bob@x', 'ada@x']);
+  const mine = packValues(['ada@x', 'grace@x', 'alan@x', 'ada@x', '']);
+  const theirs = packValues(['alan@x', 'bob@x', 'ada@x']);
   const items = starter.setupBegin(mine.bytes, mine.ends, true, [], false, 'raw', undefined, 10);
   const setup = starter.setupFinish(starter.maskPart(items.values, items.ends, undefined), undefined);
   const asked = joiner.requestBegin(theirs.bytes, theirs.ends, true, [], false, false);
@@ -100,7 +86,7 @@ test('a step started from another step\'s progress callback is refused, on both 
   for (const [name, engine] of Object.entries({ native, wasm })) {
     const outer = engine.PsiParty.import('joiner', Uint8Array.from(KEY));
     const other = engine.PsiParty.import('joiner', Uint8Array.from(KEY));
-    const many = packed(Array.from({ length: 3000 }, (_, i) => `person-${i}@example.org`));
+    const many = packValues(Array.from({ length: 3000 }, (_, i) => `person-${i}@example.org`));
     let inner;
     const thrown = (() => {
       try {
