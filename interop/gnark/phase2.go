@@ -2,14 +2,15 @@ package main
 
 // Phase 2 of gnark v0.15's BLS12-381 MPC setup, and Groth16 proofs with its keys, on files:
 //
-//	r1cs -constraints K [-commit] [-curve bn254] -out FILE
-//	                                          write the R1CS of the test circuit (about K constraints)
+//	r1cs -constraints K [-commit] [-variant] [-curve bn254] -out FILE
+//	                                          write the R1CS of the test circuit (about K constraints;
+//	                                          K = 1: one constraint, X + S == Y)
 //	p2init -r1cs R -srs SEALED -out FILE      Phase2.Initialize + WriteTo (the SRS cut to the
 //	                                          circuit's domain when larger); print the SHA-256
 //	p2contribute -in FILE -out FILE           read, Contribute, write; print the new SHA-256
 //	p2verify -r1cs R -srs SEALED -beacon HEX [-pk PK -vk VK] FILE...
 //	                                          VerifyPhase2 over the chain; write the keys
-//	prove -r1cs R -constraints K -pk PK -x X -out PROOF -public PUB
+//	prove -r1cs R -constraints K [-variant] -pk PK -x X -out PROOF -public PUB
 //	                                          a proof for the witness of X (K as given to r1cs), and its public witness
 //	gverify -vk VK -proof PROOF -public PUB  groth16.Verify
 //	p2bench -r1cs R -srs SEALED -reps N      best ns of Initialize, Contribute, VerifyPhase2 (one contribution)
@@ -43,11 +44,25 @@ import (
 )
 
 type testCircuit struct {
-	X      frontend.Variable `gnark:",public"`
-	Y      frontend.Variable `gnark:",public"`
-	S      [8]frontend.Variable
-	steps  int
-	commit bool
+	X       frontend.Variable `gnark:",public"`
+	Y       frontend.Variable `gnark:",public"`
+	S       [8]frontend.Variable
+	steps   int
+	commit  bool
+	variant bool
+}
+
+// oneCircuit is a circuit of a single constraint, X + S == Y (X and Y public; gnark writes it
+// (X + S) * 1 == Y): the smallest domain, N = 1.
+type oneCircuit struct {
+	X frontend.Variable `gnark:",public"`
+	Y frontend.Variable `gnark:",public"`
+	S frontend.Variable
+}
+
+func (c *oneCircuit) Define(api frontend.API) error {
+	api.AssertIsEqual(api.Add(c.X, c.S), c.Y)
+	return nil
 }
 
 // xCoeffs are X's coefficients step by step: gnark's reserved ids 2 (two), 3 (minus one) and
@@ -59,7 +74,13 @@ func (c *testCircuit) Define(api frontend.API) error {
 	for i := 0; i < c.steps; i++ {
 		next := api.Add(api.Mul(acc, c.S[i%8]), api.Mul(c.X, xCoeffs[i%7]))
 		if i%2 == 1 {
-			next = api.Sub(next, c.S[(i+1)%8])
+			// The variant subtracts twice as much: another circuit of the same shape (the same
+			// wires, constraints and commitments), other coefficients on private wires.
+			sub := c.S[(i+1)%8]
+			if c.variant {
+				sub = api.Mul(c.S[(i+1)%8], 2)
+			}
+			next = api.Sub(next, sub)
 		}
 		acc = next
 	}
@@ -82,16 +103,35 @@ func stepsFor(k int) int {
 	return k - 4
 }
 
-func compileCircuit(k int, commit bool) *cs.R1CS {
-	c := &testCircuit{steps: stepsFor(k), commit: commit}
-	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, c)
+// circuitFor is the test circuit of about k constraints (k = 1: oneCircuit).
+func circuitFor(k int, commit, variant bool) frontend.Circuit {
+	if k == 1 {
+		return &oneCircuit{}
+	}
+	return &testCircuit{steps: stepsFor(k), commit: commit, variant: variant}
+}
+
+func compileCircuit(k int, commit, variant bool) *cs.R1CS {
+	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, circuitFor(k, commit, variant))
 	if err != nil {
 		fail(err.Error())
 	}
 	return ccs.(*cs.R1CS)
 }
 
-func assignment(steps int, x int64) *testCircuit {
+// assignmentFor is the witness of X for circuitFor(k, _, variant).
+func assignmentFor(k int, variant bool, x int64) frontend.Circuit {
+	if k == 1 {
+		var X, S, Y fr.Element
+		X.SetInt64(x)
+		S.SetInt64(x + 1)
+		Y.Add(&X, &S)
+		return &oneCircuit{X: X, Y: Y, S: S}
+	}
+	return assignment(stepsFor(k), variant, x)
+}
+
+func assignment(steps int, variant bool, x int64) *testCircuit {
 	var X, acc fr.Element
 	X.SetInt64(x)
 	acc = X
@@ -105,7 +145,12 @@ func assignment(steps int, x int64) *testCircuit {
 		t.Mul(&X, &k)
 		acc.Mul(&acc, &s[i%8]).Add(&acc, &t)
 		if i%2 == 1 {
-			acc.Sub(&acc, &s[(i+1)%8])
+			var sub fr.Element
+			sub.Set(&s[(i+1)%8])
+			if variant {
+				sub.Double(&sub)
+			}
+			acc.Sub(&acc, &sub)
 		}
 	}
 	a := &testCircuit{X: X, Y: acc}
@@ -119,6 +164,7 @@ func phase2Main(cmd string, args []string) bool {
 	fs := newFlags(cmd)
 	constraints := fs.Int("constraints", 16, "about this many constraints")
 	commit := fs.Bool("commit", false, "commit to S[0], S[1], X")
+	variant := fs.Bool("variant", false, "r1cs, prove: the circuit of the same shape that subtracts 2 S on odd steps")
 	curveName := fs.String("curve", "bls12-381", "r1cs: the circuit's curve (bls12-381, or bn254 for a wrong-curve fixture)")
 	r1csPath := fs.String("r1cs", "", "R1CS file")
 	srsPath := fs.String("srs", "", "sealed phase 1 (SrsCommons)")
@@ -142,8 +188,7 @@ func phase2Main(cmd string, args []string) bool {
 	switch cmd {
 	case "r1cs":
 		if *curveName == "bn254" {
-			c := &testCircuit{steps: stepsFor(*constraints), commit: *commit}
-			other, err := frontend.Compile(ecc.BN254.ScalarField(), r1cs.NewBuilder, c)
+			other, err := frontend.Compile(ecc.BN254.ScalarField(), r1cs.NewBuilder, circuitFor(*constraints, *commit, *variant))
 			if err != nil {
 				fail(err.Error())
 			}
@@ -151,7 +196,7 @@ func phase2Main(cmd string, args []string) bool {
 			fmt.Println("ok")
 			return true
 		}
-		ccs := compileCircuit(*constraints, *commit)
+		ccs := compileCircuit(*constraints, *commit, *variant)
 		writeFile(*out, ccs)
 		internal, secret, public := ccs.GetNbVariables()
 		fmt.Printf("constraints %d public %d secret %d internal %d steps %d\n",
@@ -188,8 +233,7 @@ func phase2Main(cmd string, args []string) bool {
 		ccs := readR1CS(*r1csPath)
 		pk := groth16.NewProvingKey(ecc.BLS12_381)
 		readInto(*pkPath, pk)
-		steps := stepsFor(*constraints)
-		full, err := frontend.NewWitness(assignment(steps, *x), ecc.BLS12_381.ScalarField())
+		full, err := frontend.NewWitness(assignmentFor(*constraints, *variant, *x), ecc.BLS12_381.ScalarField())
 		if err != nil {
 			fail(err.Error())
 		}

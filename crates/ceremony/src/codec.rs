@@ -93,12 +93,17 @@ pub enum CodecError {
         offset: u64,
     },
     /// The domain size is not a power of two within the accepted range.
-    #[error("domain size N = {n} at byte {offset}: must be a power of two from 2 to 2^{max_power}")]
+    #[error(
+        "domain size N = {n} at byte {offset}: must be a power of two from {least} to 2^{max_power}"
+    )]
     DomainSize {
         /// The size read.
         n: u64,
         /// Where it was read.
         offset: u64,
+        /// The smallest size accepted: 2 for a phase 1 (gnark's smallest), 1 for a phase 2
+        /// (a circuit of one constraint).
+        least: u64,
         /// The largest power accepted ([`Limits::max_power`]).
         max_power: u32,
     },
@@ -184,12 +189,19 @@ impl Default for Limits {
 impl Limits {
     /// Checks a domain size read at `offset` and returns its power.
     pub(crate) fn check_n(&self, n: u64, offset: u64) -> Result<u32, CodecError> {
+        self.check_n_from(n, offset, 2)
+    }
+
+    /// [`check_n`](Self::check_n) with `least` the smallest size accepted (1 for a phase 2
+    /// domain, where a circuit of one constraint has N = 1 as in gnark).
+    pub(crate) fn check_n_from(&self, n: u64, offset: u64, least: u64) -> Result<u32, CodecError> {
         // Whatever the caller allows, 2N - 1 points must stay countable in a usize.
         let max_power = self.max_power.min(MAX_POWER).min(usize::BITS - 3);
-        if n < 2 || !n.is_power_of_two() || n.trailing_zeros() > max_power {
+        if n < least || !n.is_power_of_two() || n.trailing_zeros() > max_power {
             return Err(CodecError::DomainSize {
                 n,
                 offset,
+                least,
                 max_power,
             });
         }

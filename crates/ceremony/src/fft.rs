@@ -56,15 +56,13 @@ pub struct Domain {
 }
 
 impl Domain {
-    /// The domain of size `2^power` (`1 <= power <= 32`).
+    /// The domain of size `2^power` (`0 <= power <= 32`; `N = 1`, `omega = 1`, is a circuit of
+    /// one constraint's, as in gnark).
     ///
     /// # Panics
-    /// If `power` is outside `1..=32` (phase 1 sizes are checked long before).
+    /// If `power` is above 32 (phase 1 sizes are checked long before).
     pub fn new(power: u32) -> Self {
-        assert!(
-            (1..=32).contains(&power),
-            "invariant: a domain of 2^1 to 2^32"
-        );
+        assert!(power <= 32, "invariant: a domain of 2^0 to 2^32");
         let n = 1usize << power;
         let root = Scalar::from_str_vartime(ROOT_OF_UNITY_2_32).expect("invariant: a constant");
         let omega = root.pow_vartime([1u64 << (32 - power)]);
@@ -174,6 +172,10 @@ impl FftGroup for G2Projective {
 /// If `powers` holds fewer than `N` points.
 pub fn lagrange_serial<G: FftGroup>(domain: &Domain, powers: &[G::Affine]) -> Vec<G::Affine> {
     let n = domain.n;
+    if n == 1 {
+        // L_0 = 1 on a domain of one point: the transform of size 1 is the identity.
+        return powers[..1].to_vec();
+    }
     let mut a: Vec<G> = powers[..n].iter().map(G::from_affine).collect();
     dif_serial(&mut a, &domain.twiddles_inv, 1, G::mul_reference);
     bit_reverse(&mut a);
@@ -201,6 +203,10 @@ pub fn lagrange<G: FftGroup>(
     powers: &[G::Affine],
 ) -> Result<Vec<G::Affine>, Error<Infallible>> {
     let n = domain.n;
+    if n == 1 {
+        // L_0 = 1 on a domain of one point (the first pass below pairs two halves).
+        return Ok(powers[..1].to_vec());
+    }
     let mut a: Vec<G> = pool.map_blocks(control, &powers[..n], CONVERT_BLOCK, |_, block| {
         block
             .iter()

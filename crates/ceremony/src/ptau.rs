@@ -333,12 +333,17 @@ pub fn read<R: Read + Seek>(
         }
     }
     let runtime = (pool, control);
-    // In section order, as snarkjs writes them, so the first bad point in the file is the error;
-    // each section's first point, a generator, is checked before the rest is decoded (a file
-    // of zeros fails at once, not after hours of decoding at power 28).
+    // Both sections' first points, the generators, are checked before any section is decoded
+    // in full (a file of zeros, or one whose tauG2 is wrong, fails at once, not after all of
+    // tauG1: 2^29 points at power 28); then the sections in order, as snarkjs writes them, so
+    // the first bad point in the file is the error.
     let first_g1 = read_section(runtime, &mut input, len, (2, section(2)?), 1, g1_from_ptau)?;
     if first_g1[0] != curve::g1() {
         return Err(PtauError::NotGenerator("tauG1[0]"));
+    }
+    let first_g2 = read_section(runtime, &mut input, len, (3, section(3)?), 1, g2_from_ptau)?;
+    if first_g2[0] != curve::g2() {
+        return Err(PtauError::NotGenerator("tauG2[0]"));
     }
     let g1_tau = read_section(
         runtime,
@@ -348,10 +353,6 @@ pub fn read<R: Read + Seek>(
         2 * n - 1,
         g1_from_ptau,
     )?;
-    let first_g2 = read_section(runtime, &mut input, len, (3, section(3)?), 1, g2_from_ptau)?;
-    if first_g2[0] != curve::g2() {
-        return Err(PtauError::NotGenerator("tauG2[0]"));
-    }
     let g2_tau = read_section(runtime, &mut input, len, (3, section(3)?), n, g2_from_ptau)?;
     let alpha_tau = read_section(runtime, &mut input, len, (4, section(4)?), n, g1_from_ptau)?;
     let beta_tau = read_section(runtime, &mut input, len, (5, section(5)?), n, g1_from_ptau)?;

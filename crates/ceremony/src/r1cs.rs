@@ -411,11 +411,12 @@ impl R1cs {
         &self.commitments
     }
 
-    /// The smallest domain that holds the constraints: the power of two N >= constraints
-    /// (at least 2, the smallest phase 1), as `log2 N`.
+    /// The smallest domain that holds the constraints: the power of two N >= constraints, as
+    /// `log2 N` (gnark's `ecc.NextPowerOfTwo`: a circuit of one constraint has N = 1, below
+    /// the smallest phase 1, which is cut to it).
     pub fn domain_power(&self) -> u32 {
         self.constraints()
-            .max(2)
+            .max(1)
             .next_power_of_two()
             .trailing_zeros()
     }

@@ -44,6 +44,21 @@ impl Opened {
     pub(crate) fn kind(&self) -> Option<FileKind> {
         self.kind
     }
+
+    /// Refuses a file whose first bytes tell another kind than `expected`, naming both and what
+    /// reads the file (a file of no known kind is left to the reader, which names its fault).
+    pub(crate) fn expect(&self, expected: FileKind) -> anyhow::Result<()> {
+        match self.kind {
+            Some(found) if found != expected => anyhow::bail!(
+                "{} is {}, not {}: {}",
+                self.path.display(),
+                found.described(),
+                expected.described(),
+                found.read_by()
+            ),
+            _ => Ok(()),
+        }
+    }
 }
 
 impl Context {
@@ -119,9 +134,7 @@ impl Context {
 
     /// Reads `opened` as a file of `kind` with `read`, with a progress bar counting its points
     /// and its length in `limits` (so the engine allocates its vectors once), naming the file in
-    /// any error. A `.ptau` is refused before reading; a file whose first bytes tell another
-    /// kind is still read (a damaged first point is best named by the reader), and its error
-    /// says what the file looks like.
+    /// any error. A file whose first bytes tell another kind is refused before reading.
     fn read_file<T>(
         &self,
         opened: Opened,
@@ -129,19 +142,14 @@ impl Context {
         limits: &Limits,
         read: impl FnOnce(&Control, &mut dyn Read, &Limits) -> Result<T, CodecError>,
     ) -> anyhow::Result<T> {
+        opened.expect(kind)?;
         let Opened {
             path,
             mut reader,
-            kind: found,
             len,
+            ..
         } = opened;
         let shown = path.display();
-        if found == Some(FileKind::Ptau) && kind != FileKind::Ptau {
-            anyhow::bail!(
-                "{shown} is a snarkjs .ptau file, not {}: `lockstep ceremony ptau import` reads it",
-                kind.described()
-            );
-        }
         let step = self
             .session
             .step("reading", len.and_then(|l| kind.points_in(l)), "points");
@@ -149,17 +157,8 @@ impl Context {
             file_len: len,
             ..*limits
         };
-        let read = read(step.control(), &mut reader, &limits).map_err(|error| {
-            let error = anyhow::Error::new(error).context(shown.to_string());
-            match found {
-                Some(other) if other != kind => error.context(format!(
-                    "{shown} looks like {}, not {}",
-                    other.described(),
-                    kind.described()
-                )),
-                _ => error,
-            }
-        });
+        let read = read(step.control(), &mut reader, &limits)
+            .map_err(|error| anyhow::Error::new(error).context(shown.to_string()));
         step.finish();
         read
     }

@@ -72,6 +72,7 @@ pub(crate) fn read_srs_body<R: Read>(
     let n = usize::try_from(n).map_err(|_| CodecError::DomainSize {
         n,
         offset,
+        least: 2,
         max_power: limits.max_power,
     })?;
     let beta_g2 = read_point::<G2Affine, _>(reader, Location::value(names::BETA_G2))?;

@@ -10,7 +10,8 @@ use crate::curve;
 /// [alpha tau^i]_1`, `beta_tau[i] = [beta tau^i]_1` for `i < N`, and `beta_g2 = [beta]_2`.
 ///
 /// # Invariants
-/// The vector lengths are as above for one `N`, a power of two of at least 2, and
+/// The vector lengths are as above for one `N`, a power of two of at least 2 (1 only for a
+/// [`truncated`](Srs::truncated) SRS, which phase 2 uses and no file holds), and
 /// `g1_tau[0]`, `g2_tau[0]` are the generators (they are not stored in files). Constructors and
 /// readers keep these; the fields are public for reading.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -65,15 +66,14 @@ impl Srs {
     }
 
     /// The SRS of the smaller domain `2^power` (the same tau, alpha and beta): each vector's
-    /// first points, as a circuit whose domain is smaller than the ceremony's uses them.
+    /// first points, as a circuit whose domain is smaller than the ceremony's uses them. Power
+    /// 0 (`N = 1`: one point in each vector) is a circuit of one constraint's, as gnark cuts
+    /// it; no phase 1 file holds it.
     ///
     /// # Panics
-    /// If `power` is 0 or above [`power`](Self::power).
+    /// If `power` is above [`power`](Self::power).
     pub fn truncated(&self, power: u32) -> Self {
-        assert!(
-            (1..=self.power()).contains(&power),
-            "invariant: a smaller domain"
-        );
+        assert!(power <= self.power(), "invariant: a smaller domain");
         let n = 1usize << power;
         Self {
             g1_tau: self.g1_tau[..2 * n - 1].to_vec(),

@@ -96,7 +96,7 @@ impl Phase2 {
         let pkk = read_counted(pool, control, &mut r, "PKK")?;
         let z_at = r.offset();
         let z = read_counted(pool, control, &mut r, "Z")?;
-        limits.check_n(z.len() as u64 + 1, z_at)?;
+        limits.check_n_from(z.len() as u64 + 1, z_at, 1)?;
         let delta_g2 = read_point::<G2Affine, _>(&mut r, Location::value("[delta]_2"))?;
         let mut sigma_ckk = Vec::new();
         for _ in 0..k {

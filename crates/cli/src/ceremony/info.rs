@@ -59,8 +59,14 @@ pub(crate) fn print(ctx: &Context, path: &Path) -> anyhow::Result<()> {
             "{} is a snarkjs .ptau file: `lockstep ceremony ptau import` checks it and writes it as a phase 1 object",
             path.display()
         ),
+        Some(other) => anyhow::bail!(
+            "{} is {}: `ceremony info` describes phase 1 objects and sealed SRSs; {}",
+            path.display(),
+            other.described(),
+            other.read_by()
+        ),
         None => anyhow::bail!(
-            "{} is not a ceremony file: it starts neither with a compressed point (a phase 1 object), a domain size (a sealed SRS) nor \"ptau\" (a snarkjs .ptau file)",
+            "{} is not a ceremony file: its first bytes are those of no phase 1 object, sealed SRS, .ptau, phase 2 object, R1CS, Groth16 key, proof or witness",
             path.display()
         ),
     };

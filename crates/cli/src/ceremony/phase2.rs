@@ -1,7 +1,5 @@
 //! `ceremony phase2 new | contribute | verify | seal` and `ceremony groth16 verify`.
 
-use std::fs::File;
-use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -11,16 +9,17 @@ use lockstep_ceremony::phase1::Srs;
 use lockstep_ceremony::phase2::{self, Phase2, Secrets, VerifyingKey};
 use lockstep_ceremony::r1cs::R1cs;
 use lockstep_ceremony::{FileKind, Limits};
-use lockstep_files::{Files, open_input};
+use lockstep_files::Files;
 use lockstep_shard::Pool;
 
 use super::phase1::{check_iterations, delayed_beacon, entropy_text, timing};
 use super::{Context, Opened, hex, parse_beacon};
 
 /// Reads the circuit, naming the file in any error.
-fn read_r1cs(path: &Path) -> anyhow::Result<R1cs> {
-    let file = open_input("--r1cs", path)?;
-    R1cs::read(BufReader::with_capacity(1 << 20, file))
+fn read_r1cs(ctx: &Context, path: &Path) -> anyhow::Result<R1cs> {
+    let opened = ctx.open("--r1cs", path)?;
+    opened.expect(FileKind::R1cs)?;
+    R1cs::read(opened.reader)
         .with_context(|| format!("{}: not a BLS12-381 R1CS lockstep reads", path.display()))
 }
 
@@ -51,19 +50,13 @@ fn read_phase1_for(ctx: &Context, pool: &Pool, path: &Path, r1cs: &R1cs) -> anyh
 
 /// Reads a phase 2 object, naming the file in any error.
 fn read_phase2(ctx: &Context, pool: &Pool, opened: Opened) -> anyhow::Result<(Phase2, [u8; 32])> {
+    opened.expect(FileKind::Phase2)?;
     let Opened {
         path,
         mut reader,
-        kind,
         len,
+        ..
     } = opened;
-    if kind == Some(FileKind::Ptau) || kind == Some(FileKind::Phase1) {
-        anyhow::bail!(
-            "{} is {}, not a phase 2 object",
-            path.display(),
-            kind.map_or("another file", FileKind::described)
-        );
-    }
     let step = ctx.session.step("reading", None, "points");
     let limits = Limits {
         file_len: len,
@@ -94,7 +87,7 @@ pub(crate) fn new(
     let id = files.public_output("--out", out);
     let printed = files.printed();
     let mut staged = ctx.session.prepare(&files)?;
-    let r1cs = read_r1cs(r1cs_path)?;
+    let r1cs = read_r1cs(ctx, r1cs_path)?;
     let pool = ctx.pool(1u64 << r1cs.domain_power())?;
     let srs = read_phase1_for(ctx, &pool, phase1, &r1cs)?;
     let step = ctx.session.step("initializing", None, "steps");
@@ -200,7 +193,7 @@ pub(crate) fn verify(
         if is_initial(&last) {
             match circuit {
                 Some((r1cs_path, phase1)) => {
-                    let r1cs = read_r1cs(r1cs_path)?;
+                    let r1cs = read_r1cs(ctx, r1cs_path)?;
                     let srs = read_phase1_for(ctx, &pool, phase1, &r1cs)?;
                     let step = ctx.session.step("re-deriving the initial object", None, "steps");
                     let expected = phase2::initialize_object(&pool, step.control(), &r1cs, &srs)
@@ -284,7 +277,7 @@ pub(crate) fn seal(ctx: &Context, args: &SealArgs<'_>) -> anyhow::Result<()> {
     let opened = ctx.open("--in", args.input)?;
     let pool = ctx.pool_for(&opened)?;
     let (last, last_hash) = read_phase2(ctx, &pool, opened)?;
-    let r1cs = read_r1cs(args.r1cs)?;
+    let r1cs = read_r1cs(ctx, args.r1cs)?;
     let srs = read_phase1_for(ctx, &pool, args.phase1, &r1cs)?;
     let step = ctx.session.step("deriving the evaluations", None, "steps");
     let (_, evaluations) =
@@ -340,15 +333,18 @@ pub(crate) fn groth16_verify(
     proof_path: &Path,
     public_path: &Path,
 ) -> anyhow::Result<()> {
-    let read = |flag: &str, path: &Path| -> anyhow::Result<BufReader<File>> {
-        Ok(BufReader::new(open_input(flag, path)?))
+    let read = |flag: &str, path: &Path, kind: FileKind| -> anyhow::Result<_> {
+        let opened = ctx.open(flag, path)?;
+        opened.expect(kind)?;
+        Ok(opened.reader)
     };
-    let vk = VerifyingKey::read(read("--vk", vk_path)?)
+    let vk = VerifyingKey::read(read("--vk", vk_path, FileKind::VerifyingKey)?)
         .with_context(|| format!("{}: not a gnark BLS12-381 verifying key", vk_path.display()))?;
-    let proof = Proof::read(read("--proof", proof_path)?)
+    let proof = Proof::read(read("--proof", proof_path, FileKind::Proof)?)
         .with_context(|| format!("{}: not a gnark BLS12-381 proof", proof_path.display()))?;
-    let public = groth16::read_public_witness(read("--public", public_path)?)
-        .with_context(|| format!("{}: not a gnark public witness", public_path.display()))?;
+    let public =
+        groth16::read_public_witness(read("--public", public_path, FileKind::PublicWitness)?)
+            .with_context(|| format!("{}: not a gnark public witness", public_path.display()))?;
     groth16::verify(&vk, &proof, &public)
         .map_err(|error| anyhow::anyhow!("{}: REJECTED: {error}", proof_path.display()))?;
     ctx.session.print(&format!(

@@ -38,9 +38,14 @@ pub(crate) fn import(ctx: &Context, input: &Path, out: &Path, as_srs: bool) -> a
         .with_context(|| format!("reading {shown}"))?;
     match FileKind::sniff(&prefix) {
         Some(FileKind::Ptau) => {}
-        Some(other) => anyhow::bail!(
+        Some(other @ (FileKind::Phase1 | FileKind::Srs)) => anyhow::bail!(
             "{shown} is {}, not a snarkjs .ptau file (`ptau export` writes a .ptau from it)",
             other.described()
+        ),
+        Some(other) => anyhow::bail!(
+            "{shown} is {}, not a snarkjs .ptau file: {}",
+            other.described(),
+            other.read_by()
         ),
         None if prefix.is_empty() => anyhow::bail!("{shown}: empty file"),
         None => anyhow::bail!("{shown} is not a snarkjs .ptau file (no \"ptau\" magic)"),
@@ -102,6 +107,14 @@ pub(crate) fn export(ctx: &Context, input: &Path, out: &Path) -> anyhow::Result<
             "{} is a snarkjs .ptau file already: `ptau export` takes a phase 1 object or a sealed SRS",
             input.display()
         ),
+        Some(other) if other != FileKind::Phase1 => {
+            anyhow::bail!(
+                "{} is {}, not a phase 1 object or a sealed SRS: {}",
+                input.display(),
+                other.described(),
+                other.read_by()
+            )
+        }
         // A phase 1 object, or no ceremony file: the reader names what is wrong with it.
         _ => ctx.read_phase1(&pool, opened, &Limits::default())?.0.srs,
     };

@@ -317,7 +317,7 @@ fn errors_are_said_once_and_files_of_another_kind_are_named() {
             "x",
         ],
         1,
-        "srs looks like a sealed SRS, not a phase 1 object",
+        "srs is a sealed SRS, not a phase 1 object: `lockstep ceremony phase2 new --phase1`",
     );
     fails_with(
         d,
@@ -381,6 +381,20 @@ fn a_ptau_of_zeros_fails_at_its_first_point_and_trailing_bytes_are_refused() {
         1,
         "tauG1[0] is not the generator",
     );
+    // Both generators come first: a wrong tauG2[0] is named before tauG1 is decoded, even with
+    // a bad point in tauG1 after its generator (the reader decoded all of tauG1 first).
+    let mut wrong_g2 = good.clone();
+    wrong_g2[tau_g1 + 96..tau_g1 + 2 * 96].fill(0);
+    let tau_g2 = section(&good, 3);
+    wrong_g2[tau_g2..tau_g2 + 192].fill(0);
+    fs::write(d.join("g2.ptau"), &wrong_g2).unwrap();
+    let run = fails_with(
+        d,
+        &["ceremony", "ptau", "import", "g2.ptau", "--out", "x"],
+        1,
+        "tauG2[0] is not the generator",
+    );
+    assert!(!run.stderr.contains("tauG1[1]"), "{}", run.stderr);
     // One rule with the phase 1 reader: nothing after the content.
     let mut trailing = good;
     trailing.push(0);

@@ -216,6 +216,148 @@ fn a_phase2_chain_is_made_verified_sealed_and_its_keys_prove() {
         ],
         "proof: REJECTED: proof refused: the pairing check fails for these public inputs",
     );
+    every_input_names_a_file_of_another_kind(d, r1cs);
+}
+
+/// Every ceremony input given a file of another kind names that kind (the sniff saw three kinds
+/// and read a phase 2 object as "domain size N = 162751491627962 at byte 0", an SRS given to
+/// `phase2 contribute` as "[delta]_1 at byte 2: uncompressed encoding"), and writes nothing.
+fn every_input_names_a_file_of_another_kind(d: &Path, r1cs: &str) {
+    std::fs::copy(r1cs, d.join("circuit.r1cs")).unwrap();
+    ok(
+        d,
+        &["-q", "ceremony", "ptau", "export", "srs", "--out", "s.ptau"],
+    );
+    let files = [
+        ("p1", "a phase 1 object"),
+        ("srs", "a sealed SRS"),
+        ("s.ptau", "a snarkjs .ptau file"),
+        ("q1", "a phase 2 object"),
+        ("circuit.r1cs", "a gnark R1CS"),
+        ("pk", "a Groth16 proving key"),
+        ("vk", "a Groth16 verifying key"),
+        ("proof", "a Groth16 proof"),
+        ("public", "a public witness"),
+    ];
+    // Each input, the kinds it takes, and the command around it (`{}` is the file).
+    let inputs: [(&[&str], &[&str]); 15] = [
+        (&["p1", "srs"], &["ceremony", "info", "{}"]),
+        (
+            &["p1", "srs"],
+            &["ceremony", "ptau", "export", "{}", "--out", "x"],
+        ),
+        (
+            &["s.ptau"],
+            &["ceremony", "ptau", "import", "{}", "--out", "x"],
+        ),
+        (
+            &["p1"],
+            &[
+                "ceremony",
+                "phase1",
+                "contribute",
+                "--in",
+                "{}",
+                "--out",
+                "x",
+            ],
+        ),
+        (&["p1"], &["ceremony", "phase1", "verify", "{}"]),
+        (
+            &["p1"],
+            &[
+                "ceremony", "phase1", "seal", "--in", "{}", "--beacon", "ab", "--out", "x",
+            ],
+        ),
+        (
+            &["srs"],
+            &[
+                "ceremony",
+                "phase2",
+                "new",
+                "--r1cs",
+                "circuit.r1cs",
+                "--phase1",
+                "{}",
+                "--out",
+                "x",
+            ],
+        ),
+        (
+            &["circuit.r1cs"],
+            &[
+                "ceremony", "phase2", "new", "--r1cs", "{}", "--phase1", "srs", "--out", "x",
+            ],
+        ),
+        (
+            &["q1"],
+            &[
+                "ceremony",
+                "phase2",
+                "contribute",
+                "--in",
+                "{}",
+                "--out",
+                "x",
+            ],
+        ),
+        (&["q1"], &["ceremony", "phase2", "verify", "{}"]),
+        (
+            &["q1"],
+            &["ceremony", "phase2", "verify", "--previous", "{}", "q1"],
+        ),
+        (
+            &["q1"],
+            &[
+                "ceremony",
+                "phase2",
+                "seal",
+                "--in",
+                "{}",
+                "--r1cs",
+                "circuit.r1cs",
+                "--phase1",
+                "srs",
+                "--beacon",
+                "00",
+                "--pk",
+                "x",
+                "--vk",
+                "y",
+            ],
+        ),
+        (
+            &["vk"],
+            &[
+                "ceremony", "groth16", "verify", "--vk", "{}", "--proof", "proof", "--public",
+                "public",
+            ],
+        ),
+        (
+            &["proof"],
+            &[
+                "ceremony", "groth16", "verify", "--vk", "vk", "--proof", "{}", "--public",
+                "public",
+            ],
+        ),
+        (
+            &["public"],
+            &[
+                "ceremony", "groth16", "verify", "--vk", "vk", "--proof", "proof", "--public", "{}",
+            ],
+        ),
+    ];
+    for (takes, command) in inputs {
+        for (file, kind) in files.iter().filter(|(f, _)| !takes.contains(f)) {
+            let args: Vec<&str> = command
+                .iter()
+                .map(|a| if *a == "{}" { *file } else { *a })
+                .collect();
+            let run = fails(d, &args, &format!("{file} is {kind}"));
+            assert!(!run.stderr.contains("at byte"), "{args:?}: {}", run.stderr);
+            assert!(!d.join("x").exists() && !d.join("y").exists(), "{args:?}");
+        }
+    }
 }
 
 #[test]
@@ -333,6 +475,119 @@ fn phase2_refusals_name_the_file_and_the_check() {
         &[
             "ceremony", "phase2", "new", "--r1cs", "p1", "--phase1", "srs", "--out", "x",
         ],
-        "p1: not a BLS12-381 R1CS lockstep reads",
+        "p1 is a phase 1 object, not a gnark R1CS",
     );
+}
+
+/// A circuit of one constraint has gnark's domain N = 1 (the phase 1 cut below its smallest
+/// file, 2): the initial object is gnark's bytes (it was cut to N = 2: 395 bytes against 347),
+/// a chain mixed with gnark verifies on both sides, seals to gnark's keys, and proves.
+#[test]
+fn a_circuit_of_one_constraint_runs_on_gnark_s_domain_of_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    assert!(gnark(d, &["r1cs", "-constraints", "1", "-out", "one.r1cs"]));
+    sealed_phase1(d, "1");
+    let new = ok(
+        d,
+        &[
+            "ceremony", "phase2", "new", "--r1cs", "one.r1cs", "--phase1", "srs", "--out", "q0",
+        ],
+    );
+    assert!(new.stderr.contains("cut to 2^0"), "{}", new.stderr);
+    assert!(gnark(
+        d,
+        &["p2init", "-r1cs", "one.r1cs", "-srs", "srs", "-out", "g0"]
+    ));
+    let read = |name: &str| std::fs::read(d.join(name)).unwrap();
+    assert_eq!(read("q0"), read("g0"), "the initial object is gnark's");
+    assert_eq!(read("q0").len(), 347);
+    assert!(gnark(d, &["p2contribute", "-in", "q0", "-out", "q1"]));
+    ok(
+        d,
+        &[
+            "-q",
+            "ceremony",
+            "phase2",
+            "contribute",
+            "--in",
+            "q1",
+            "--out",
+            "q2",
+        ],
+    );
+    ok(
+        d,
+        &[
+            "ceremony", "phase2", "verify", "q0", "q1", "q2", "--r1cs", "one.r1cs", "--phase1",
+            "srs",
+        ],
+    );
+    assert!(gnark(
+        d,
+        &[
+            "p2verify", "-r1cs", "one.r1cs", "-srs", "srs", "-beacon", "00", "-pk", "gpk", "-vk",
+            "gvk", "q1", "q2",
+        ]
+    ));
+    ok(
+        d,
+        &[
+            "-q",
+            "ceremony",
+            "phase2",
+            "seal",
+            "--in",
+            "q2",
+            "--r1cs",
+            "one.r1cs",
+            "--phase1",
+            "srs",
+            "--beacon",
+            "00",
+            "--iterations",
+            "0",
+            "--pk",
+            "pk",
+            "--vk",
+            "vk",
+        ],
+    );
+    assert_eq!(read("pk"), read("gpk"), "gnark's proving key");
+    assert_eq!(read("vk"), read("gvk"), "gnark's verifying key");
+    assert!(gnark(
+        d,
+        &[
+            "prove",
+            "-r1cs",
+            "one.r1cs",
+            "-constraints",
+            "1",
+            "-pk",
+            "pk",
+            "-x",
+            "3",
+            "-out",
+            "proof",
+            "-public",
+            "public",
+        ]
+    ));
+    let verdict = ok(
+        d,
+        &[
+            "ceremony", "groth16", "verify", "--vk", "vk", "--proof", "proof", "--public", "public",
+        ],
+    );
+    assert!(
+        verdict.stdout.contains("ok, a valid proof"),
+        "{}",
+        verdict.stdout
+    );
+    assert!(gnark(
+        d,
+        &[
+            "gverify", "-vk", "vk", "-proof", "proof", "-public", "public"
+        ]
+    ));
 }

@@ -278,4 +278,58 @@ fn our_powers_take_a_circom_circuit_through_snarkjs_groth16() {
         .output()
         .unwrap();
     assert!(!String::from_utf8_lossy(&out.stdout).contains("OK!"));
+    // circom's and snarkjs's files given where gnark's are read are named, not misread.
+    for (args, said) in [
+        (
+            &["ceremony", "info", "cube.zkey"][..],
+            "cube.zkey is a snarkjs .zkey file",
+        ),
+        (
+            &[
+                "ceremony",
+                "phase2",
+                "new",
+                "--r1cs",
+                "cube.r1cs",
+                "--phase1",
+                "srs",
+                "--out",
+                "x",
+            ],
+            "cube.r1cs is a circom .r1cs file, not a gnark R1CS",
+        ),
+        (
+            &[
+                "ceremony",
+                "phase2",
+                "contribute",
+                "--in",
+                "cube.zkey",
+                "--out",
+                "x",
+            ],
+            "cube.zkey is a snarkjs .zkey file, not a phase 2 object",
+        ),
+        (
+            &[
+                "ceremony",
+                "groth16",
+                "verify",
+                "--vk",
+                "vk.json",
+                "--proof",
+                "proof.json",
+                "--public",
+                "w.wtns",
+            ],
+            "vk.json",
+        ),
+        (
+            &["ceremony", "ptau", "export", "w.wtns", "--out", "x"],
+            "w.wtns is a circom .wtns witness",
+        ),
+    ] {
+        crate::fails(d, args, said);
+        assert!(!d.join("x").exists());
+    }
 }
