@@ -38,8 +38,8 @@ pub use init::{
     BATCH_CONSTRAINTS, initialize, initialize_batched, initialize_object, initialize_serial,
     initialize_timed,
 };
-pub use keys::{ProvingKey, VerifyingKey, check_sealable, seal};
-pub use verify::{Secret, VerifyError, verify_contribution};
+pub use keys::{Origin, ProvingKey, VerifyingKey, check_sealable, seal};
+pub use verify::{Secret, VerifyError, verify_contribution, verify_descent};
 
 use crate::phase1::UpdateProof;
 
@@ -111,6 +111,12 @@ pub enum Phase2Error {
     /// The object to seal is not of the circuit the evaluations are of.
     #[error("the object is not of this circuit: {0}")]
     Mismatch(String),
+    /// The object to seal does not descend from the circuit's initial object over the phase 1
+    /// ([`verify_descent`]).
+    #[error(
+        "the object does not descend from this circuit's initial object over this phase 1: {0}"
+    )]
+    Descent(#[source] VerifyError),
     /// The run was cancelled.
     #[error("cancelled")]
     Cancelled,

@@ -188,9 +188,10 @@ pub(crate) enum Phase2Command {
     /// Seal the last contribution with a public beacon and write the Groth16 keys (gnark's
     /// `ProvingKey` and `VerifyingKey` bytes).
     Seal {
-        /// The last contribution.
-        #[arg(long = "in", value_name = "FILE")]
-        input: PathBuf,
+        /// The chain, in order, from the initial object (or its first contribution) to the last
+        /// contribution: verified as gnark's `VerifyPhase2` verifies it before the seal.
+        #[arg(required = true, value_name = "FILE")]
+        chain: Vec<PathBuf>,
         /// The circuit.
         #[arg(long, value_name = "FILE")]
         r1cs: PathBuf,

@@ -280,7 +280,7 @@ pub(crate) fn run(command: &CeremonyCommand, session: Session) -> anyhow::Result
                 r1cs.as_deref().zip(phase1.as_deref()),
             ),
             Phase2Command::Seal {
-                input,
+                chain,
                 r1cs,
                 phase1,
                 beacon,
@@ -290,7 +290,7 @@ pub(crate) fn run(command: &CeremonyCommand, session: Session) -> anyhow::Result
             } => phase2::seal(
                 &ctx,
                 &phase2::SealArgs {
-                    input,
+                    chain,
                     r1cs,
                     phase1,
                     beacon,

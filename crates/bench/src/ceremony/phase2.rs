@@ -63,15 +63,12 @@ fn ours(pool: &Pool, r1cs: &R1cs, srs: &Srs) -> anyhow::Result<Times> {
         )?)
     })?;
     let (seal, ()) = timed(|| {
-        let (pk, vk) = phase2::seal(
-            pool,
-            &control,
-            next,
-            &h1,
+        let origin = phase2::Origin {
+            initial: &initial,
             srs,
-            &evaluations,
-            b"bench beacon",
-        )?;
+            evaluations: &evaluations,
+        };
+        let (pk, vk) = phase2::seal(pool, &control, origin, next, &h1, b"bench beacon")?;
         pk.write(pool, &control, std::io::sink())?;
         vk.write(pool, &control, std::io::sink())?;
         Ok(())

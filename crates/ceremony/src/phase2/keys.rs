@@ -86,40 +86,66 @@ pub struct VerifyingKey {
     pub commitment_keys: Vec<(G2Affine, G2Affine)>,
 }
 
+/// Where a chain starts: a circuit's initial object over a phase 1 (cut to the circuit's
+/// domain), and the circuit's evaluations over it ([`super::initialize`] gives the first and
+/// the last from the circuit and the phase 1).
+#[derive(Clone, Copy)]
+pub struct Origin<'a> {
+    /// The circuit's initial object over `srs`.
+    pub initial: &'a Phase2,
+    /// The phase 1, cut to the circuit's domain.
+    pub srs: &'a Srs,
+    /// The circuit's evaluations over `srs`.
+    pub evaluations: &'a Evaluations,
+}
+
 /// The proving and verifying keys (gnark's `Seal`): `last` (whose bytes hash to `last_hash`)
 /// updated by the beacon's values ([`Secrets::beacon`] over `beacon`), then assembled with the
-/// phase 1 `srs` it was initialized from and its `evaluations`.
+/// phase 1 and the evaluations of its `origin`, once [`check_sealable`] holds.
+///
+/// gnark's `Seal` checks nothing (its `VerifyPhase2` verifies the chain first); this one refuses
+/// an object that does not descend from the circuit's initial object, whatever the caller
+/// verified. Verify the chain's contributions too ([`super::verify_contribution`]), as
+/// `lockstep ceremony phase2 seal` does.
 ///
 /// # Errors
-/// [`Phase2Error::Mismatch`] if `last`'s commitments or their vectors are not the
-/// evaluations' (another circuit's object); cancellation or a stall of the run.
+/// As [`check_sealable`]; cancellation or a stall of the run.
 pub fn seal(
     pool: &Pool,
     control: &Control,
+    origin: Origin<'_>,
     last: Phase2,
     last_hash: &[u8; 32],
-    srs: &Srs,
-    evaluations: &Evaluations,
     beacon: &[u8],
 ) -> Result<(ProvingKey, VerifyingKey), Phase2Error> {
-    check_sealable(&last, srs, evaluations)?;
+    check_sealable(pool, control, origin, &last)?;
     let secrets = Secrets::beacon(last_hash, beacon, last.sigma_g2.len());
     let mut p = last;
     update(pool, control, &mut p, &secrets)?;
-    Ok(keys(p, srs, evaluations))
+    Ok(keys(p, origin.srs, origin.evaluations))
 }
 
 /// Whether `last` is an object of the circuit and phase 1 the evaluations come from: the same
 /// commitments, each `SigmaCKK` of its commitment's length, `PKK` of the private wires', `Z` of
-/// the domain's. [`seal`] checks it; a front end may check it before a long beacon delay.
+/// the domain's, and its points descended from the initial object's
+/// ([`super::verify_descent`]: another phase 1 of the same power, another circuit of the same
+/// shape and swapped points are refused). [`seal`] checks it; a front end may check it before a
+/// long beacon delay.
 ///
 /// # Errors
-/// [`Phase2Error::Mismatch`], naming the first thing that differs.
+/// [`Phase2Error::Mismatch`], naming the first shape that differs; [`Phase2Error::Descent`],
+/// naming the first point that does not descend; cancellation.
 pub fn check_sealable(
+    pool: &Pool,
+    control: &Control,
+    origin: Origin<'_>,
     last: &Phase2,
-    srs: &Srs,
-    evaluations: &Evaluations,
 ) -> Result<(), Phase2Error> {
+    let Origin {
+        initial,
+        srs,
+        evaluations,
+    } = origin;
     let commitments = evaluations.ckk.len();
     if last.sigma_g2.len() != commitments
         || last.sigma_ckk.len() != commitments
@@ -159,7 +185,10 @@ pub fn check_sealable(
             srs.n()
         )));
     }
-    Ok(())
+    super::verify_descent(pool, control, initial, last).map_err(|error| match error {
+        super::VerifyError::Run(message) => Phase2Error::Worker(message),
+        other => Phase2Error::Descent(other),
+    })
 }
 
 fn keys(p: Phase2, srs: &Srs, evaluations: &Evaluations) -> (ProvingKey, VerifyingKey) {

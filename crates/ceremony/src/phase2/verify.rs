@@ -15,6 +15,7 @@ use std::convert::Infallible;
 
 use blstrs::{G1Affine, G2Affine};
 use group::Curve;
+use group::prime::PrimeCurveAffine;
 use lockstep_shard::{Control, Pool};
 
 use super::Phase2;
@@ -86,6 +87,19 @@ pub enum VerifyError {
         /// The first bad point, in file order, when the bisection finds it.
         location: Option<Location>,
     },
+    /// A point of the object to seal is not the initial object's moved by the secret its
+    /// `[delta]_2` or `[sigma_i]_2` carries ([`verify_descent`]): the chain did not start from
+    /// this circuit's initial object over this phase 1.
+    #[error("{secret}: {} (another phase 1, another circuit, or a changed point)", match .location {
+        Some(location) => format!("{location} is not the initial object's moved by the chain's {secret}"),
+        None => format!("the points are not the initial object's moved by the chain's {secret}"),
+    })]
+    Descent {
+        /// Which secret.
+        secret: Secret,
+        /// The first bad point, in file order, when the bisection finds it.
+        location: Option<Location>,
+    },
     /// The run was cancelled, or a worker failed.
     #[error("{0}")]
     Run(String),
@@ -138,31 +152,7 @@ pub fn verify_contribution(
         }
         Some(_) => {}
     }
-    if next.z.len() != previous.z.len() {
-        return Err(VerifyError::Shape("Z's length"));
-    }
-    if next.pkk.len() != previous.pkk.len() {
-        return Err(VerifyError::Shape("PKK's length"));
-    }
-    if next.sigma_g2.len() > crate::r1cs::MAX_COMMITMENTS {
-        return Err(VerifyError::Shape(
-            "the commitment count (above the most gnark seals)",
-        ));
-    }
-    if next.sigma_g2.len() != previous.sigma_g2.len()
-        || next.sigma_ckk.len() != previous.sigma_ckk.len()
-        || next.sigma_proofs.len() != previous.sigma_g2.len()
-    {
-        return Err(VerifyError::Shape("the commitment count"));
-    }
-    if next
-        .sigma_ckk
-        .iter()
-        .zip(&previous.sigma_ckk)
-        .any(|(a, b)| a.len() != b.len())
-    {
-        return Err(VerifyError::Shape("a SigmaCKK's length"));
-    }
+    same_shape(previous, next)?;
     for (i, proof) in next.sigma_proofs.iter().enumerate() {
         let secret = Secret::Sigma(i);
         let moves = [Moves {
@@ -229,6 +219,138 @@ pub fn verify_contribution(
     Ok(())
 }
 
+/// The shapes `next` must share with `previous`: `Z`'s and `PKK`'s lengths, the commitment
+/// count (at most what gnark seals) and each `SigmaCKK`'s length.
+fn same_shape(previous: &Phase2, next: &Phase2) -> Result<(), VerifyError> {
+    if next.z.len() != previous.z.len() {
+        return Err(VerifyError::Shape("Z's length"));
+    }
+    if next.pkk.len() != previous.pkk.len() {
+        return Err(VerifyError::Shape("PKK's length"));
+    }
+    if next.sigma_g2.len() > crate::r1cs::MAX_COMMITMENTS {
+        return Err(VerifyError::Shape(
+            "the commitment count (above the most gnark seals)",
+        ));
+    }
+    if next.sigma_g2.len() != previous.sigma_g2.len()
+        || next.sigma_ckk.len() != previous.sigma_ckk.len()
+        || next.sigma_proofs.len() != previous.sigma_g2.len()
+    {
+        return Err(VerifyError::Shape("the commitment count"));
+    }
+    if next
+        .sigma_ckk
+        .iter()
+        .zip(&previous.sigma_ckk)
+        .any(|(a, b)| a.len() != b.len())
+    {
+        return Err(VerifyError::Shape("a SigmaCKK's length"));
+    }
+    Ok(())
+}
+
+/// Verifies that `last` descends from `initial` (a circuit's initial object over a phase 1)
+/// through any chain of contributions: `[delta]_1` is `initial`'s moved by the delta that
+/// `last`'s `[delta]_2` carries, `PKK` and `Z` are `initial`'s divided by it, and each
+/// `SigmaCKK[i]` is `initial`'s moved by the sigma `[sigma_i]_2` carries (`x` such that
+/// `e(after, base) = e(before, [x]_2)` with `base` the initial `[x]_2`, a generator).
+///
+/// Every chain that verifies from `initial` ends in such an object, so this refuses nothing a
+/// verified chain reaches; it refuses an object of another circuit of the same shape, one
+/// initialized over another phase 1, and moved or swapped points, for any caller that holds
+/// only the last object. It does not verify the chain's proofs ([`verify_contribution`] does).
+/// Cost: the two MSMs of one verification.
+///
+/// # Errors
+/// [`VerifyError::Shape`] if the shapes differ; [`VerifyError::ZeroContribution`] for a secret
+/// that is zero (`[x]_2` at infinity); [`VerifyError::Descent`] naming the first point in file
+/// order that does not follow; cancellation.
+pub fn verify_descent(
+    pool: &Pool,
+    control: &Control,
+    initial: &Phase2,
+    last: &Phase2,
+) -> Result<(), VerifyError> {
+    same_shape(initial, last)?;
+    for (i, (before, after)) in initial.sigma_g2.iter().zip(&last.sigma_g2).enumerate() {
+        let secret = Secret::Sigma(i);
+        if bool::from(after.is_identity()) {
+            return Err(VerifyError::ZeroContribution { secret });
+        }
+        let moves = [Moves {
+            name: "SigmaCKK",
+            indexed: true,
+            before: &initial.sigma_ckk[i],
+            after: &last.sigma_ckk[i],
+        }];
+        if let Some(location) = bad_move(pool, control, before, after, &moves)? {
+            return Err(VerifyError::Descent { secret, location });
+        }
+    }
+    if bool::from(last.delta_g2.is_identity()) {
+        return Err(VerifyError::ZeroContribution {
+            secret: Secret::Delta,
+        });
+    }
+    let moves = [
+        Moves {
+            name: "[delta]_1",
+            indexed: false,
+            before: std::slice::from_ref(&initial.delta_g1),
+            after: std::slice::from_ref(&last.delta_g1),
+        },
+        Moves {
+            name: "PKK",
+            indexed: true,
+            before: &last.pkk,
+            after: &initial.pkk,
+        },
+        Moves {
+            name: "Z",
+            indexed: true,
+            before: &last.z,
+            after: &initial.z,
+        },
+    ];
+    match bad_move(pool, control, &initial.delta_g2, &last.delta_g2, &moves)? {
+        Some(location) => Err(VerifyError::Descent {
+            secret: Secret::Delta,
+            location,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Whether every move holds for `x` with `pok = x * base`: `None` if so, else the first bad
+/// point in file order (`Some(None)` if the bisection, with fresh coefficients, finds none).
+fn bad_move(
+    pool: &Pool,
+    control: &Control,
+    base: &G2Affine,
+    pok: &G2Affine,
+    moves: &[Moves<'_>],
+) -> Result<Option<Option<Location>>, VerifyError> {
+    let total: usize = moves.iter().map(|m| m.before.len()).sum();
+    let holds = |lo: usize, hi: usize| moved(pool, control, base, pok, moves, lo..hi + 1);
+    if total == 0 || holds(0, total - 1)? {
+        return Ok(None);
+    }
+    // The moves come in file order: the first vector with a bad point holds the first one.
+    for m in moves {
+        let single = std::slice::from_ref(m);
+        let holds = |lo: usize, hi: usize| moved(pool, control, base, pok, single, lo..hi + 1);
+        if let Some(index) = first_bad_point(m.before.len(), holds)? {
+            return Ok(Some(Some(if m.indexed {
+                Location::element(m.name, index)
+            } else {
+                Location::value(m.name)
+            })));
+        }
+    }
+    Ok(Some(None))
+}
+
 /// A proof's commitment, its proof of knowledge, and its G1 moves.
 fn check(
     pool: &Pool,
@@ -246,32 +368,10 @@ fn check(
     if !curve::same_ratio(&proof.commitment, &base, &curve::g1(), &proof.pok) {
         return Err(VerifyError::ProofOfKnowledge { secret });
     }
-    let total: usize = moves.iter().map(|m| m.before.len()).sum();
-    let holds = |lo: usize, hi: usize| moved(pool, control, &base, &proof.pok, moves, lo..hi + 1);
-    if total == 0 || holds(0, total - 1)? {
-        return Ok(());
+    match bad_move(pool, control, &base, &proof.pok, moves)? {
+        Some(location) => Err(VerifyError::Update { secret, location }),
+        None => Ok(()),
     }
-    // The moves come in file order: the first vector with a bad point holds the first one.
-    for m in moves {
-        let single = std::slice::from_ref(m);
-        let holds =
-            |lo: usize, hi: usize| moved(pool, control, &base, &proof.pok, single, lo..hi + 1);
-        if let Some(index) = first_bad_point(m.before.len(), holds)? {
-            let location = if m.indexed {
-                Location::element(m.name, index)
-            } else {
-                Location::value(m.name)
-            };
-            return Err(VerifyError::Update {
-                secret,
-                location: Some(location),
-            });
-        }
-    }
-    Err(VerifyError::Update {
-        secret,
-        location: None,
-    })
 }
 
 /// Whether `after_i = x * before_i` over `range` of the concatenated moves:

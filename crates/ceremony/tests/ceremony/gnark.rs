@@ -292,13 +292,17 @@ fn a_mixed_phase2_chain_verifies_on_both_sides_and_seals_to_gnark_s_keys_that_pr
         args.extend(chain.iter().map(String::as_str));
         gnark(&args);
         let last = objects.pop().unwrap();
+        let origin = phase2::Origin {
+            initial: &objects[0],
+            srs: &srs,
+            evaluations: &evaluations,
+        };
         let (pk, vk) = phase2::seal(
             &pool,
             &control,
+            origin,
             last,
             &hashes[4],
-            &srs,
-            &evaluations,
             &hex::decode(beacon).unwrap(),
         )
         .unwrap();

@@ -6,12 +6,14 @@
 //! cd interop/gnark
 //! go run . r1cs -constraints 60 -out ../../crates/ceremony/tests/fixtures/chain-60.r1cs
 //! go run . r1cs -constraints 60 -commit -out ../../crates/ceremony/tests/fixtures/chain-60-commit.r1cs
+//! go run . r1cs -constraints 60 -commit -variant -out ../../crates/ceremony/tests/fixtures/chain-60-commit-variant.r1cs
 //! ```
 //! The circuit (see `interop/gnark/phase2.go`): 56 steps `acc = acc * S[i % 8] + c X` (minus
 //! `S[(i + 1) % 8]` on odd steps, `c` cycling through 3, 2, -1, -2, 5, 1, 7), so the public `X`
 //! is in every constraint (a hot wire) with every kind of coefficient, and internal wires land
 //! at every owner; the second commits to `S[0]`, `S[1]`, `X`. The 1000-constraint one:
-//! `go run . r1cs -constraints 1000 -commit -out ../../crates/ceremony/tests/fixtures/chain-1000-commit.r1cs`.
+//! `go run . r1cs -constraints 1000 -commit [-variant] -out ../../crates/ceremony/tests/fixtures/chain-1000-commit[-variant].r1cs`
+//! (the variant: twice the subtraction on odd steps, a circuit of the same shape).
 
 use std::path::Path;
 
@@ -476,19 +478,107 @@ fn counts_no_bytes_back_are_refused_before_allocating() {
 fn a_chain_sealed_with_another_circuit_s_evaluations_is_refused() {
     let pool = Pool::new(2).unwrap();
     let (_, _, next, h1) = chain();
-    let (_, plain) = phase2::initialize_serial(&circuit("chain-60.r1cs"), &srs(6)).unwrap();
-    let error = phase2::seal(
-        &pool,
-        &Control::new(),
-        next,
-        &h1,
-        &srs(6),
-        &plain,
-        b"beacon",
-    )
-    .unwrap_err();
+    let (initial, plain) = phase2::initialize_serial(&circuit("chain-60.r1cs"), &srs(6)).unwrap();
+    let origin = phase2::Origin {
+        initial: &initial,
+        srs: &srs(6),
+        evaluations: &plain,
+    };
+    let error = phase2::seal(&pool, &Control::new(), origin, next, &h1, b"beacon").unwrap_err();
     assert_eq!(
         error.to_string(),
         "the object is not of this circuit: 1 commitments, the circuit has 0"
+    );
+}
+
+/// The seal refuses what gnark's `VerifyPhase2` refuses, holding only the last object: a chain
+/// over another phase 1 of the same power, one of another circuit of the same shape, and a
+/// last object with two Z points swapped (check_sealable compared shapes only: the first two
+/// sealed to keys whose proofs no verifier accepts).
+#[test]
+fn a_seal_refuses_an_object_not_descended_from_its_initial_object() {
+    let pool = Pool::new(2).unwrap();
+    let control = Control::new();
+    let (initial, evaluations) =
+        phase2::initialize(&pool, &control, &circuit("chain-60-commit.r1cs"), &srs(6)).unwrap();
+    let walk = |from: &Phase2| {
+        let h0 = hash(&bytes(from));
+        let q1 = phase2::contribute(&pool, &control, from.clone(), &h0, &secrets2(1, 1)).unwrap();
+        let h1 = hash(&bytes(&q1));
+        let q2 = phase2::contribute(&pool, &control, q1, &h1, &secrets2(2, 1)).unwrap();
+        let h2 = hash(&bytes(&q2));
+        (q2, h2)
+    };
+    let origin = phase2::Origin {
+        initial: &initial,
+        srs: &srs(6),
+        evaluations: &evaluations,
+    };
+    let (good, good_hash) = walk(&initial);
+    phase2::check_sealable(&pool, &control, origin, &good).unwrap();
+    phase2::seal(&pool, &control, origin, good.clone(), &good_hash, b"b").unwrap();
+
+    // Another chain's phase 1 of the same power (other secrets).
+    let mut other_srs = Srs::one(6);
+    phase1::update(&pool, &control, &mut other_srs, &secrets(12)).unwrap();
+    let (foreign, _) = phase2::initialize(
+        &pool,
+        &control,
+        &circuit("chain-60-commit.r1cs"),
+        &other_srs,
+    )
+    .unwrap();
+    // Another circuit of the same shape (twice the subtraction on odd steps: other
+    // coefficients on private wires).
+    let variant = circuit("chain-60-commit-variant.r1cs");
+    let plain = circuit("chain-60-commit.r1cs");
+    assert_eq!(
+        (
+            variant.constraints(),
+            variant.wires(),
+            variant.commitments().len()
+        ),
+        (
+            plain.constraints(),
+            plain.wires(),
+            plain.commitments().len()
+        )
+    );
+    let (other_circuit, _) = phase2::initialize(&pool, &control, &variant, &srs(6)).unwrap();
+    assert_ne!(bytes(&other_circuit), bytes(&initial));
+    for (what, from) in [
+        ("another phase 1", &foreign),
+        ("another circuit", &other_circuit),
+    ] {
+        let (last, last_hash) = walk(from);
+        let error = phase2::check_sealable(&pool, &control, origin, &last).unwrap_err();
+        assert!(
+            matches!(error, phase2::Phase2Error::Descent(_)),
+            "{what}: {error}"
+        );
+        assert!(
+            error
+                .to_string()
+                .contains("does not descend from this circuit's initial object"),
+            "{what}: {error}"
+        );
+        assert!(phase2::seal(&pool, &control, origin, last, &last_hash, b"b").is_err());
+    }
+    // Swapped Z points: named by the first position that does not follow.
+    let mut swapped = good.clone();
+    swapped.z.swap(7, 8);
+    let error = phase2::check_sealable(&pool, &control, origin, &swapped).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "the object does not descend from this circuit's initial object over this phase 1: \
+         delta: Z[7] is not the initial object's moved by the chain's delta (another phase 1, \
+         another circuit, or a changed point)"
+    );
+    let mut moved_ckk = good;
+    moved_ckk.sigma_ckk[0].swap(0, 1);
+    let error = phase2::check_sealable(&pool, &control, origin, &moved_ckk).unwrap_err();
+    assert!(
+        error.to_string().contains("sigma[0]: SigmaCKK[0] is not"),
+        "{error}"
     );
 }

@@ -1,12 +1,13 @@
 //! `ceremony phase2 new | contribute | verify | seal` and `ceremony groth16 verify`.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Context as _;
 use lockstep_ceremony::groth16::{self, Proof};
 use lockstep_ceremony::phase1::Srs;
-use lockstep_ceremony::phase2::{self, Phase2, Secrets, VerifyingKey};
+use lockstep_ceremony::phase2::{self, Origin, Phase2, Secrets, VerifyError, VerifyingKey};
 use lockstep_ceremony::r1cs::R1cs;
 use lockstep_ceremony::{FileKind, Limits};
 use lockstep_files::Files;
@@ -168,6 +169,134 @@ fn is_initial(object: &Phase2) -> bool {
         && object.sigma_proofs.iter().all(|p| p.is_zero())
 }
 
+/// A circuit's initial object over a phase 1, re-derived from the two files: where a chain of
+/// that circuit must start (gnark's `VerifyPhase2` re-runs `Initialize` the same way).
+struct Derived<'a> {
+    object: Cow<'a, Phase2>,
+    hash: [u8; 32],
+    /// `R over P`, for messages.
+    named: String,
+}
+
+impl<'a> Derived<'a> {
+    fn new(
+        object: Cow<'a, Phase2>,
+        pool: &Pool,
+        r1cs: &Path,
+        phase1: &Path,
+    ) -> anyhow::Result<Self> {
+        let hash = object.write(pool, &lockstep_shard::Control::new(), std::io::sink())?;
+        Ok(Self {
+            object,
+            hash,
+            named: format!("{} over {}", r1cs.display(), phase1.display()),
+        })
+    }
+}
+
+/// How a chain's verdicts are said: on standard output (`phase2 verify`) or as notes
+/// (`phase2 seal`, whose output is the keys' hashes).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Verdicts {
+    Printed,
+    Noted,
+}
+
+/// Verifies `files` in order, each against its predecessor, from `start` (an object and the
+/// SHA-256 of its bytes; `from` is set when it is a re-derived initial object, whose name a
+/// first contribution made on another one is refused with). Returns the last object, its hash
+/// and the contributions verified.
+fn walk<'a>(
+    ctx: &Context,
+    pool: &Pool,
+    start: (Cow<'a, Phase2>, [u8; 32]),
+    files: &[PathBuf],
+    from: Option<&str>,
+    verdicts: Verdicts,
+) -> anyhow::Result<(Cow<'a, Phase2>, [u8; 32], usize)> {
+    let (mut last, mut last_hash) = start;
+    let mut contributions = 0usize;
+    for path in files {
+        let (next, hash) = read_phase2(ctx, pool, ctx.open("FILE", path)?)?;
+        let step = ctx.session.step("verifying", None, "points");
+        let result = phase2::verify_contribution(pool, step.control(), &last, &last_hash, &next);
+        step.finish();
+        result.map_err(|error| match (&error, from) {
+            (VerifyError::ChallengeMismatch { found, expected }, Some(from)) if contributions == 0 => {
+                anyhow::anyhow!(
+                    "{}: REJECTED: not made on the initial object of {from}: its challenge is {found}, that object's hash is {expected} (a chain of another circuit, or over another phase 1)",
+                    path.display()
+                )
+            }
+            _ => anyhow::anyhow!("{}: REJECTED: {error}", path.display()),
+        })?;
+        let line = format!("{}: ok, contribution hash {}", path.display(), hex(&hash));
+        match verdicts {
+            Verdicts::Printed => ctx.session.print(&format!("{line}\n"))?,
+            Verdicts::Noted => ctx.session.note(&line),
+        }
+        (last, last_hash, contributions) = (Cow::Owned(next), hash, contributions + 1);
+    }
+    Ok((last, last_hash, contributions))
+}
+
+/// The chain of `files` from its start: the first file if it is an initial object (checked
+/// against `derived` when there is one, byte for byte), else `derived` itself (gnark's
+/// `VerifyPhase2` form: the first file is the first contribution); then every contribution
+/// verified. Returns the last object, its hash and the contributions verified.
+fn chain_from_start<'a>(
+    ctx: &Context,
+    pool: &Pool,
+    files: &[PathBuf],
+    derived: Option<Derived<'a>>,
+    verdicts: Verdicts,
+) -> anyhow::Result<(Cow<'a, Phase2>, [u8; 32], usize)> {
+    let first_path = &files[0];
+    let opened = ctx.open("FILE", first_path)?;
+    let (first, first_hash) = read_phase2(ctx, pool, opened)?;
+    if !is_initial(&first) {
+        let Some(derived) = derived else {
+            anyhow::bail!(
+                "{}: REJECTED: not an initial object (it carries a contribution): give the object it was made on with --previous, or the circuit and phase 1 it was initialized from with --r1cs and --phase1",
+                first_path.display()
+            );
+        };
+        drop(first);
+        let from = derived.named.clone();
+        let start = (derived.object, derived.hash);
+        return walk(ctx, pool, start, files, Some(&from), verdicts);
+    }
+    let line = match &derived {
+        Some(derived) if derived.hash != first_hash => anyhow::bail!(
+            "{}: REJECTED: not the initial object of {}",
+            first_path.display(),
+            derived.named
+        ),
+        Some(derived) => format!(
+            "{}: ok, the initial object of {}, hash {}",
+            first_path.display(),
+            derived.named,
+            hex(&first_hash)
+        ),
+        None => format!(
+            "{}: an initial object, not checked against a circuit (give --r1cs and --phase1)",
+            first_path.display()
+        ),
+    };
+    match verdicts {
+        Verdicts::Printed => ctx.session.print(&format!("{line}\n"))?,
+        Verdicts::Noted => ctx.session.note(&line),
+    }
+    walk(
+        ctx,
+        pool,
+        (Cow::Owned(first), first_hash),
+        &files[1..],
+        None,
+        verdicts,
+    )
+}
+
 /// `phase2 verify`.
 pub(crate) fn verify(
     ctx: &Context,
@@ -180,65 +309,34 @@ pub(crate) fn verify(
         Some(path) => (path, "--previous"),
         None => (chain[0].as_path(), "FILE"),
     };
-    let opened = ctx.open(first_flag, first_path)?;
-    let pool = ctx.pool_for(&opened)?;
-    let (mut last, mut last_hash) = read_phase2(ctx, &pool, opened)?;
-    let rest = if previous.is_some() {
-        chain
-    } else {
-        &chain[1..]
-    };
-    let mut contributions = 0usize;
-    if previous.is_none() {
-        if is_initial(&last) {
-            match circuit {
+    let pool = ctx.pool_for(&ctx.open(first_flag, first_path)?)?;
+    let (last, contributions) = match previous {
+        Some(path) => {
+            let (object, hash) = read_phase2(ctx, &pool, ctx.open("--previous", path)?)?;
+            let start = (Cow::Owned(object), hash);
+            let (last, _, contributions) = walk(ctx, &pool, start, chain, None, Verdicts::Printed)?;
+            (last, contributions)
+        }
+        None => {
+            let derived = match circuit {
                 Some((r1cs_path, phase1)) => {
                     let r1cs = read_r1cs(ctx, r1cs_path)?;
                     let srs = read_phase1_for(ctx, &pool, phase1, &r1cs)?;
-                    let step = ctx.session.step("re-deriving the initial object", None, "steps");
-                    let expected = phase2::initialize_object(&pool, step.control(), &r1cs, &srs)
+                    let step = ctx
+                        .session
+                        .step("re-deriving the initial object", None, "steps");
+                    let object = phase2::initialize_object(&pool, step.control(), &r1cs, &srs)
                         .context("initializing phase 2")?;
                     step.finish();
-                    if expected != last {
-                        anyhow::bail!(
-                            "{}: REJECTED: not the initial object of {} over {}",
-                            first_path.display(),
-                            r1cs_path.display(),
-                            phase1.display()
-                        );
-                    }
-                    ctx.session.print(&format!(
-                        "{}: ok, the initial object of {}, hash {}\n",
-                        first_path.display(),
-                        r1cs_path.display(),
-                        hex(&last_hash)
-                    ))?;
+                    Some(Derived::new(Cow::Owned(object), &pool, r1cs_path, phase1)?)
                 }
-                None => ctx.session.print(&format!(
-                    "{}: an initial object, not checked against a circuit (give --r1cs and --phase1)\n",
-                    first_path.display()
-                ))?,
-            }
-        } else {
-            anyhow::bail!(
-                "{}: REJECTED: not an initial object (it carries a contribution): give the object it was made on with --previous",
-                first_path.display()
-            );
+                None => None,
+            };
+            let (last, _, contributions) =
+                chain_from_start(ctx, &pool, chain, derived, Verdicts::Printed)?;
+            (last, contributions)
         }
-    }
-    for path in rest {
-        let (next, hash) = read_phase2(ctx, &pool, ctx.open("FILE", path)?)?;
-        let step = ctx.session.step("verifying", None, "points");
-        let result = phase2::verify_contribution(&pool, step.control(), &last, &last_hash, &next);
-        step.finish();
-        result.map_err(|error| anyhow::anyhow!("{}: REJECTED: {error}", path.display()))?;
-        ctx.session.print(&format!(
-            "{}: ok, contribution hash {}\n",
-            path.display(),
-            hex(&hash)
-        ))?;
-        (last, last_hash, contributions) = (next, hash, contributions + 1);
-    }
+    };
     ctx.done(
         "phase2 verify",
         timing(points(&last) * chain.len() as u64, started),
@@ -251,7 +349,7 @@ pub(crate) fn verify(
 
 /// What `phase2 seal` is given.
 pub(crate) struct SealArgs<'a> {
-    pub(crate) input: &'a Path,
+    pub(crate) chain: &'a [PathBuf],
     pub(crate) r1cs: &'a Path,
     pub(crate) phase1: &'a Path,
     pub(crate) beacon: &'a str,
@@ -260,50 +358,55 @@ pub(crate) struct SealArgs<'a> {
     pub(crate) vk: &'a Path,
 }
 
-/// `phase2 seal`: the beacon's update and the keys.
+/// `phase2 seal`: the chain verified from the circuit's initial object over the phase 1 (as
+/// gnark's `VerifyPhase2`, which seals only what it verified), then the beacon's update and the
+/// keys. Nothing is written unless every check holds.
 pub(crate) fn seal(ctx: &Context, args: &SealArgs<'_>) -> anyhow::Result<()> {
     let beacon = parse_beacon(args.beacon)?;
     check_iterations(args.iterations)?;
     let started = Instant::now();
     let mut files = Files::new();
+    for path in args.chain {
+        files.input("FILE", path);
+    }
     files
-        .input("--in", args.input)
         .input("--r1cs", args.r1cs)
         .input("--phase1", args.phase1);
     let pk_id = files.public_output("--pk", args.pk);
     let vk_id = files.public_output("--vk", args.vk);
     let printed = files.printed();
     let mut staged = ctx.session.prepare(&files)?;
-    let opened = ctx.open("--in", args.input)?;
-    let pool = ctx.pool_for(&opened)?;
-    let (last, last_hash) = read_phase2(ctx, &pool, opened)?;
+    let pool = ctx.pool_for(&ctx.open("FILE", &args.chain[0])?)?;
     let r1cs = read_r1cs(ctx, args.r1cs)?;
     let srs = read_phase1_for(ctx, &pool, args.phase1, &r1cs)?;
-    let step = ctx.session.step("deriving the evaluations", None, "steps");
-    let (_, evaluations) =
+    let step = ctx
+        .session
+        .step("deriving the initial object", None, "steps");
+    let (initial, evaluations) =
         phase2::initialize(&pool, step.control(), &r1cs, &srs).context("initializing phase 2")?;
     step.finish();
+    let derived = Derived::new(Cow::Borrowed(&initial), &pool, args.r1cs, args.phase1)?;
+    let (last, last_hash, contributions) =
+        chain_from_start(ctx, &pool, args.chain, Some(derived), Verdicts::Noted)?;
+    let shown = args.chain[args.chain.len() - 1].display();
+    if contributions == 0 {
+        anyhow::bail!(
+            "{shown}: the initial object, with no contribution: its keys' delta would be the beacon's alone, which is public (contribute at least once)"
+        );
+    }
+    let origin = Origin {
+        initial: &initial,
+        srs: &srs,
+        evaluations: &evaluations,
+    };
     // Before the beacon's delay, which may take minutes.
-    phase2::check_sealable(&last, &srs, &evaluations).map_err(|error| {
-        anyhow::anyhow!(
-            "{}: not a phase 2 object of {} over {} ({error})",
-            args.input.display(),
-            args.r1cs.display(),
-            args.phase1.display()
-        )
-    })?;
+    phase2::check_sealable(&pool, &lockstep_shard::Control::new(), origin, &last)
+        .map_err(|error| anyhow::anyhow!("{shown}: REJECTED: {error}"))?;
     let challenge = delayed_beacon(ctx, &beacon, args.iterations)?;
     let step = ctx.session.step("sealing", None, "points");
-    let (pk, vk) = phase2::seal(
-        &pool,
-        step.control(),
-        last,
-        &last_hash,
-        &srs,
-        &evaluations,
-        &challenge,
-    )
-    .context("sealing")?;
+    let last = last.into_owned();
+    let (pk, vk) = phase2::seal(&pool, step.control(), origin, last, &last_hash, &challenge)
+        .context("sealing")?;
     step.finish();
     let n = (pk.a.len() + pk.b.len() + pk.z.len() + pk.k.len() + pk.b2.len()) as u64;
     let pk_hash = ctx.write_staged(&mut staged, pk_id, n, |control, w| {
@@ -323,6 +426,9 @@ pub(crate) fn seal(ctx: &Context, args: &SealArgs<'_>) -> anyhow::Result<()> {
     )?;
     staged.commit()?;
     ctx.done("phase2 seal", timing(n, started), &pool);
+    ctx.session.note(&format!(
+        "sealed after {contributions} verified contribution(s)"
+    ));
     Ok(())
 }
 

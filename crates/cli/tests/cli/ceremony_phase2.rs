@@ -146,7 +146,8 @@ fn a_phase2_chain_is_made_verified_sealed_and_its_keys_prove() {
         "ceremony",
         "phase2",
         "seal",
-        "--in",
+        "q0",
+        "q1",
         "q2",
         "--r1cs",
         r1cs,
@@ -312,7 +313,6 @@ fn every_input_names_a_file_of_another_kind(d: &Path, r1cs: &str) {
                 "ceremony",
                 "phase2",
                 "seal",
-                "--in",
                 "{}",
                 "--r1cs",
                 "circuit.r1cs",
@@ -453,7 +453,7 @@ fn phase2_refusals_name_the_file_and_the_check() {
             "ceremony",
             "phase2",
             "seal",
-            "--in",
+            "q0",
             "q1",
             "--r1cs",
             small.to_str().unwrap(),
@@ -466,7 +466,7 @@ fn phase2_refusals_name_the_file_and_the_check() {
             "--vk",
             "vk",
         ],
-        "q1: not a phase 2 object of",
+        "q0: REJECTED: not the initial object of",
     );
     assert!(!d.join("pk").exists() && !d.join("vk").exists());
     // A phase 1 object where an R1CS is expected.
@@ -537,7 +537,7 @@ fn a_circuit_of_one_constraint_runs_on_gnark_s_domain_of_one() {
             "ceremony",
             "phase2",
             "seal",
-            "--in",
+            "q1",
             "q2",
             "--r1cs",
             "one.r1cs",
@@ -590,4 +590,155 @@ fn a_circuit_of_one_constraint_runs_on_gnark_s_domain_of_one() {
             "gverify", "-vk", "vk", "-proof", "proof", "-public", "public"
         ]
     ));
+}
+
+/// `phase2 seal` verifies the chain as gnark's `VerifyPhase2` does and refuses what it refuses,
+/// writing nothing: a chain over another phase 1 of the same power, a chain of another circuit
+/// of the same shape, and swapped Z points (it sealed all three from the last file alone, to
+/// keys whose proofs both verifiers reject). gnark's form (the chain from its first
+/// contribution) is taken by `seal` and `verify` alike.
+#[test]
+fn a_seal_refuses_what_gnark_s_verification_refuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fixture = |name: &str| {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../ceremony/tests/fixtures")
+            .join(name)
+    };
+    std::fs::copy(fixture("chain-60-commit.r1cs"), d.join("c.r1cs")).unwrap();
+    std::fs::copy(fixture("chain-60-commit-variant.r1cs"), d.join("v.r1cs")).unwrap();
+    let other = tempfile::tempdir().unwrap();
+    sealed_phase1(other.path(), "6");
+    std::fs::copy(other.path().join("srs"), d.join("other-srs")).unwrap();
+    sealed_phase1(d, "6");
+    // Each chain: its initial object, then two contributions.
+    let chain = |prefix: &str, r1cs: &str, phase1: &str| {
+        let name = |i: usize| format!("{prefix}{i}");
+        ok(
+            d,
+            &[
+                "-q",
+                "ceremony",
+                "phase2",
+                "new",
+                "--r1cs",
+                r1cs,
+                "--phase1",
+                phase1,
+                "--out",
+                &name(0),
+            ],
+        );
+        for i in 1..=2 {
+            ok(
+                d,
+                &[
+                    "-q",
+                    "ceremony",
+                    "phase2",
+                    "contribute",
+                    "--in",
+                    &name(i - 1),
+                    "--out",
+                    &name(i),
+                ],
+            );
+        }
+    };
+    chain("q", "c.r1cs", "srs");
+    chain("f", "c.r1cs", "other-srs");
+    chain("v", "v.r1cs", "srs");
+    let mut swapped = std::fs::read(d.join("q2")).unwrap();
+    let pkk = u32::from_be_bytes(swapped[50..54].try_into().unwrap()) as usize;
+    let z = 54 + 48 * pkk + 4;
+    let (a, b) = (z + 48 * 7, z + 48 * 8);
+    let seventh: Vec<u8> = swapped[a..a + 48].to_vec();
+    swapped.copy_within(b..b + 48, a);
+    swapped[b..b + 48].copy_from_slice(&seventh);
+    std::fs::write(d.join("swapped"), &swapped).unwrap();
+
+    let seal = |files: &[&str]| -> Vec<String> {
+        let mut args: Vec<String> = ["ceremony", "phase2", "seal"]
+            .iter()
+            .map(|a| (*a).to_owned())
+            .collect();
+        args.extend(files.iter().map(|f| (*f).to_owned()));
+        for a in [
+            "--r1cs", "c.r1cs", "--phase1", "srs", "--beacon", "00", "--pk", "pk", "--vk", "vk",
+        ] {
+            args.push(a.to_owned());
+        }
+        args
+    };
+    let gnark_refuses = |files: &[&str], said: &str| {
+        let mut args = vec![
+            "p2verify", "-r1cs", "c.r1cs", "-srs", "srs", "-beacon", "00",
+        ];
+        args.extend(files);
+        let out = Command::new(harness())
+            .args(&args)
+            .current_dir(d)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "gnark accepted {files:?}");
+        assert!(stderr.contains(said), "gnark on {files:?}: {stderr}");
+    };
+    for (files, ours, theirs) in [
+        (
+            &["f1", "f2"][..],
+            "f1: REJECTED: not made on the initial object of c.r1cs over srs",
+            "the challenge does not match",
+        ),
+        (
+            &["v1", "v2"][..],
+            "v1: REJECTED: not made on the initial object of c.r1cs over srs",
+            "the challenge does not match",
+        ),
+        (
+            &["q1", "swapped"][..],
+            "swapped: REJECTED: delta update: Z[7] is not its predecessor's moved",
+            "failed to verify contribution to",
+        ),
+    ] {
+        gnark_refuses(files, theirs);
+        let args = seal(files);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        fails(d, &args, ours);
+        assert!(
+            !d.join("pk").exists() && !d.join("vk").exists(),
+            "{files:?}"
+        );
+    }
+    // From the initial object: the foreign one is not this circuit's over this phase 1.
+    let args = seal(&["f0", "f1", "f2"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    fails(
+        d,
+        &args,
+        "f0: REJECTED: not the initial object of c.r1cs over srs",
+    );
+    // The initial object alone has no contribution to seal.
+    let args = seal(&["q0"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    fails(d, &args, "q0: the initial object, with no contribution");
+    assert!(!d.join("pk").exists() && !d.join("vk").exists());
+    // The good chain in gnark's form seals, and verifies in that form too.
+    ok(
+        d,
+        &[
+            "ceremony", "phase2", "verify", "q1", "q2", "--r1cs", "c.r1cs", "--phase1", "srs",
+        ],
+    );
+    let args = seal(&["q1", "q2"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let sealed = ok(d, &args);
+    assert!(
+        sealed
+            .stderr
+            .contains("sealed after 2 verified contribution(s)"),
+        "{}",
+        sealed.stderr
+    );
 }
