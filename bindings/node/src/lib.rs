@@ -33,12 +33,11 @@
 //! environment that started a run is torn down (a worker terminated), the run is cancelled and
 //! waited for, which takes at most a block.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, OnceLock};
 
 use lockstep_plan::{ArrayMut, ArrayRef, CompiledPlan, GRAIN, Plan, RunError, RunOptions};
-use lockstep_shard::{Control, Pool, Progress, ShardPolicy};
+use lockstep_shard::{Control, Pool, Pools, Progress, ShardPolicy};
 use napi::Env;
 use napi::bindgen_prelude::{
     Either8, Float32Array, Float64Array, Int8Array, Int16Array, Int32Array, Uint8Array,
@@ -99,28 +98,20 @@ fn input_ref(array: &JsArray) -> ArrayRef<'_> {
     }
 }
 
-/// The native pools, one per worker count, made on first use and kept for the process (a
-/// pool's threads are pinned and reused: a run pays no thread start).
+/// The native pools, one per worker count, made on first use and reused (a pool's threads are
+/// pinned: a run pays no thread start), the threads kept bounded ([`Pools`]: a process asking
+/// every count from 1 to 256 would otherwise keep 32,896 threads).
 fn pool(workers: usize) -> Result<Arc<Pool>, CodedError> {
-    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<Pool>>>> = OnceLock::new();
-    let mut pools = POOLS
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner);
-    if let Some(pool) = pools.get(&workers) {
-        return Ok(Arc::clone(pool));
-    }
-    let pool = Arc::new(
-        Pool::new(workers)
-            .map_err(|e| coded(format!("a pool of {workers} workers: {e}"), "PLAN_RUNTIME"))?,
-    );
-    pools.insert(workers, Arc::clone(&pool));
-    Ok(pool)
+    static POOLS: OnceLock<Pools> = OnceLock::new();
+    POOLS
+        .get_or_init(Pools::for_process)
+        .get(workers)
+        .map_err(|e| coded(format!("a pool of {workers} workers: {e}"), "PLAN_RUNTIME"))
 }
 
 /// The workers a run of `elements` takes: `asked`, or (0) the shard policy's count for the
 /// plan's grain on this machine.
-/// The most workers a run may ask for: each count keeps a pool of threads for the process.
+/// The most workers a run may ask for.
 const MAX_WORKERS: u32 = 256;
 
 fn workers_for(asked: u32, elements: usize) -> usize {

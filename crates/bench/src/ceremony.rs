@@ -48,7 +48,7 @@ fn timed<T>(body: impl FnOnce() -> anyhow::Result<T>) -> anyhow::Result<(Duratio
 fn ours(pool: &Pool, power: u32) -> anyhow::Result<Times> {
     let control = Control::new();
     let (new, (initial, initial_hash)) = timed(|| {
-        let initial = Phase1::initial(power);
+        let initial = Phase1::initial(power)?;
         let mut bytes = Vec::new();
         let hash = initial.write(pool, &control, &mut bytes)?;
         Ok((initial, hash))
@@ -90,7 +90,7 @@ fn ours(pool: &Pool, power: u32) -> anyhow::Result<Times> {
 /// The serial references: the same stages one point at a time (verify has no serial variant).
 fn serial(power: u32) -> anyhow::Result<Times> {
     let (new, initial) = timed(|| {
-        let initial = Phase1::initial(power);
+        let initial = Phase1::initial(power)?;
         let _ = reference::phase1_bytes(&initial);
         Ok(initial)
     })?;

@@ -97,6 +97,10 @@ pub(crate) struct BenchPlanArgs {
     /// over --repeats rounds; medians and their ratio.
     #[arg(long)]
     pub(crate) idle_pool: bool,
+    /// Instead of the table: reading and compiling chains of 1,000 to 200,000 nodes (ms and ns
+    /// a node; --repeats runs each, medians).
+    #[arg(long)]
+    pub(crate) compile: bool,
 }
 
 fn parse_dtype(text: &str) -> Result<lockstep_plan::DType, String> {

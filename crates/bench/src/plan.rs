@@ -20,6 +20,7 @@ use lockstep_shard::{Control, Pool};
 
 use crate::BenchPlanArgs;
 
+mod compile;
 mod idle_pool;
 
 fn chain(dtype: DType, nodes: usize) -> anyhow::Result<Plan> {
@@ -164,6 +165,9 @@ fn peers(args: &BenchPlanArgs, dtype: DType, n: usize, nodes: usize) -> anyhow::
 pub(crate) fn run(args: &BenchPlanArgs, workers: &[usize]) -> anyhow::Result<()> {
     if args.idle_pool {
         return idle_pool::run(args, workers);
+    }
+    if args.compile {
+        return compile::run(args);
     }
     let mut out = std::io::stdout().lock();
     let bandwidth = copy_bandwidth();

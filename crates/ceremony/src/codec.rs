@@ -19,8 +19,8 @@ pub(crate) mod stream;
 
 pub use point::{Compressed, Point, PointProblem};
 pub(crate) use stream::{
-    HashingReader, HashingWriter, read_challenge, read_point, read_points, read_vector,
-    write_challenge, write_points, write_vector,
+    HashingReader, HashingWriter, read_challenge, read_point, read_points, read_points_after,
+    read_vector, write_challenge, write_points, write_vector,
 };
 
 /// Points per chunk of the streaming codec.
@@ -152,6 +152,15 @@ pub enum CodecError {
     /// A worker stopped reporting progress, or panicked (a bug).
     #[error("worker failure: {0}")]
     Worker(String),
+    /// Memory for a vector could not be allocated (the machine's or the process's limit): an
+    /// error, never an abort.
+    #[error("{what}: {refused}")]
+    Memory {
+        /// The vector (`G1 Tau`, `Z`, a transform's points).
+        what: &'static str,
+        /// The bytes refused (said in this message, not as its source, so it is said once).
+        refused: lockstep_shard::memory::AllocError,
+    },
 }
 
 /// The largest power any reader accepts, whatever [`Limits::max_power`] says (2^40 points

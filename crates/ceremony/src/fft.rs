@@ -27,7 +27,7 @@ use std::ops::{Add, AddAssign, Sub, SubAssign};
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::{Field, PrimeField};
 use group::Group;
-use lockstep_shard::{Control, Cut, Error, Pool};
+use lockstep_shard::{Control, Cut, Error, Pool, memory};
 
 use crate::curve;
 
@@ -216,7 +216,7 @@ pub fn lagrange<G: FftGroup>(
     // The first pass folds in N^-1: (a + b) N^-1 and (a - b) omega^-i N^-1, saving the N
     // multiplications of a separate scaling for N / 2 more in this pass.
     let n_inv = domain.n_inv;
-    let scaled: Vec<Scalar> = domain.twiddles_inv.iter().map(|t| *t * n_inv).collect();
+    let scaled: Vec<Scalar> = memory::try_collect(domain.twiddles_inv.iter().map(|t| *t * n_inv))?;
     let (lo, hi) = a.split_at_mut(n / 2);
     pool.for_each_block(
         control,
@@ -233,7 +233,7 @@ pub fn lagrange<G: FftGroup>(
     )?;
     halves(pool, control, lo, hi, &domain.twiddles_inv, 2)?;
     bit_reverse(&mut a);
-    let mut out = vec![G::Affine::default(); n];
+    let mut out = memory::try_filled(n, G::Affine::default())?;
     pool.for_each_block(
         control,
         (&a[..], &mut out[..]),

@@ -53,14 +53,17 @@ pub struct Phase1 {
 impl Phase1 {
     /// The initial object for domain size `2^power` (gnark's `NewPhase1(N)`).
     ///
+    /// # Errors
+    /// [`CodecError::Memory`] if its vectors cannot be allocated.
+    ///
     /// # Panics
     /// If `power` is 0 or above 40 (the CLI bounds it).
-    pub fn initial(power: u32) -> Self {
-        Self {
+    pub fn initial(power: u32) -> Result<Self, CodecError> {
+        Ok(Self {
             proofs: Proofs::default(),
-            srs: Srs::one(power),
+            srs: Srs::one(power)?,
             challenge: None,
-        }
+        })
     }
 
     /// Whether this is an initial object: no challenge, zero proofs, every point a generator.

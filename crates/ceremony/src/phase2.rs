@@ -123,6 +123,27 @@ pub enum Phase2Error {
     /// A worker stopped reporting progress, or panicked (a bug).
     #[error("worker failure: {0}")]
     Worker(String),
+    /// A vector of the object, the transforms or the accumulation could not be allocated: an
+    /// error, never an abort.
+    #[error("{what}: {bytes} bytes cannot be allocated")]
+    Memory {
+        /// The vector.
+        what: &'static str,
+        /// The bytes refused.
+        bytes: usize,
+    },
+}
+
+impl Phase2Error {
+    /// The error for `what`, which could not be allocated.
+    pub(crate) fn memory(
+        what: &'static str,
+    ) -> impl FnOnce(lockstep_shard::memory::AllocError) -> Self {
+        move |error| Self::Memory {
+            what,
+            bytes: error.bytes,
+        }
+    }
 }
 
 impl<E> From<lockstep_shard::Error<E>> for Phase2Error
@@ -130,10 +151,13 @@ where
     lockstep_shard::Error<E>: std::fmt::Display,
 {
     fn from(error: lockstep_shard::Error<E>) -> Self {
-        if error.is_cancelled() {
-            Self::Cancelled
-        } else {
-            Self::Worker(error.to_string())
+        match error {
+            lockstep_shard::Error::Cancelled => Self::Cancelled,
+            lockstep_shard::Error::Memory(error) => Self::Memory {
+                what: "a parallel run's output",
+                bytes: error.bytes,
+            },
+            other => Self::Worker(other.to_string()),
         }
     }
 }

@@ -219,6 +219,7 @@ where
         0,
         count,
         decode,
+        None,
     )?)
 }
 

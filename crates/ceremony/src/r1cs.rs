@@ -88,6 +88,15 @@ pub enum R1csError {
     /// Bytes follow the coefficient table.
     #[error("trailing bytes after the R1CS")]
     TrailingBytes,
+    /// The header's length is more than the input can hold (a regular file's length, or what
+    /// the front end allows a pipe).
+    #[error("the header says {total} bytes follow, more than the {max} this input holds")]
+    TooLong {
+        /// The length the header gives, after its first 32 bytes.
+        total: u64,
+        /// The most the input can hold there.
+        max: u64,
+    },
     /// A gnark version this reader does not take.
     #[error("R1CS written by gnark {0}.{1}.{2}: gnark 0.10 or later is read")]
     Version(u64, u64, u64),
@@ -299,11 +308,26 @@ impl R1cs {
     /// The first problem met, in file order for the framing and then in constraint order:
     /// each an [`R1csError`] naming its section, instruction, constraint or coefficient.
     pub fn read<R: Read>(input: R) -> Result<Self, R1csError> {
+        Self::read_at_most(input, u64::MAX)
+    }
+
+    /// [`read`](Self::read) of an input of at most `max_len` bytes (a regular file's length;
+    /// for a pipe, what the front end allows): a header that says more is refused before any
+    /// of it is read (a lying length over an endless pipe was read forever).
+    ///
+    /// # Errors
+    /// As [`read`](Self::read); [`R1csError::TooLong`].
+    pub fn read_at_most<R: Read>(input: R, max_len: u64) -> Result<Self, R1csError> {
         let mut src = Source {
             inner: input,
             offset: 0,
         };
         let total = src.u64("the file header")?;
+        // The length and the version words (32 bytes) come before the `total` bytes.
+        let max = max_len.saturating_sub(32);
+        if total > max {
+            return Err(R1csError::TooLong { total, max });
+        }
         let version = [
             src.u64("the file header")?,
             src.u64("the file header")?,
@@ -522,7 +546,13 @@ fn check_body(body: &body::Body) -> Result<(), R1csError> {
             .map_or("another field", |(_, name)| name);
         return Err(R1csError::Curve {
             curve,
-            field: body.scalar_field.chars().take(100).collect(),
+            // Escaped and cut: the field is the file's text, which may hold anything.
+            field: body
+                .scalar_field
+                .chars()
+                .take(100)
+                .flat_map(char::escape_debug)
+                .collect(),
         });
     }
     match body.system_type {

@@ -7,6 +7,7 @@
 //! (`lockstep-psi`, `lockstep-ceremony`, `lockstep-plan`); the rules of which files may be read
 //! and written are `lockstep-files`'.
 
+mod allocator;
 mod args;
 mod ceremony;
 mod info;
@@ -25,6 +26,7 @@ use crate::args::{Cli, Command};
 use crate::session::Session;
 
 fn main() -> ExitCode {
+    allocator::tune();
     let cli = Cli::parse();
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -40,7 +42,18 @@ fn main() -> ExitCode {
     }
 }
 
+/// Address space every command needs beside the program for its fixed buffers and threads
+/// (1 MiB I/O buffers, chunks of points, worker stacks): asked once at start, so a process too
+/// small to run says so instead of aborting in its first buffer. The engines' large vectors are
+/// allocated fallibly with their own headroom (`lockstep_shard::memory`).
+const START_ROOM: usize = 32 << 20;
+
 fn run(cli: &Cli) -> anyhow::Result<()> {
+    lockstep_shard::memory::probe(START_ROOM).map_err(|error| {
+        anyhow::anyhow!(
+            "not enough memory to run: {error} beside the program (is its address space limited, by ulimit -v?)"
+        )
+    })?;
     let policy = cli.policy()?;
     let session = Session::new(policy.clone(), cli.quiet);
     match &cli.command {

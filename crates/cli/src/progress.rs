@@ -9,6 +9,40 @@ use lockstep_shard::{Progress, Report};
 pub(crate) struct StepBar {
     bar: ProgressBar,
     progress: Progress,
+    /// Redraws a shown bar between reports (a spinner, the rate), until the bar is done.
+    ticker: Option<Ticker>,
+}
+
+/// A thread that ticks a bar every 200 ms until it is dropped. indicatif's own steady tick
+/// spawns its thread with `std::thread::spawn`, which panics when no thread can start (under
+/// `ulimit -v` or a thread limit): this one is started fallibly, and a bar without it only
+/// redraws on reports.
+struct Ticker {
+    stop: std::sync::mpsc::Sender<()>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Ticker {
+    fn start(bar: &ProgressBar) -> Option<Self> {
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        let bar = bar.clone();
+        let thread = std::thread::Builder::new()
+            .name("lockstep-progress".to_owned())
+            .spawn(move || {
+                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                    stopped.recv_timeout(Duration::from_millis(200))
+                {
+                    bar.tick();
+                }
+            })
+            .ok()?;
+        Some(Self { stop, thread })
+    }
+
+    fn stop(self) {
+        drop(self.stop);
+        let _ = self.thread.join();
+    }
 }
 
 impl StepBar {
@@ -32,7 +66,12 @@ impl StepBar {
             bar.set_style(style.progress_chars("=> "));
         }
         bar.set_message(label.to_owned());
-        bar.enable_steady_tick(Duration::from_millis(200));
+        // No thread for a hidden bar (--quiet, or stderr not a terminal).
+        let ticker = if bar.is_hidden() {
+            None
+        } else {
+            Ticker::start(&bar)
+        };
         let progress = {
             let bar = bar.clone();
             Progress::new(move |report: Report| {
@@ -43,7 +82,11 @@ impl StepBar {
             })
         };
         progress.start(total);
-        Self { bar, progress }
+        Self {
+            bar,
+            progress,
+            ticker,
+        }
     }
 
     /// The sink to hand to the runtime (in a `Control`).
@@ -52,7 +95,10 @@ impl StepBar {
     }
 
     /// Removes the bar.
-    pub(crate) fn finish(self) {
+    pub(crate) fn finish(mut self) {
+        if let Some(ticker) = self.ticker.take() {
+            ticker.stop();
+        }
         self.bar.finish_and_clear();
     }
 }

@@ -115,6 +115,22 @@ impl Files {
                 )));
             }
         }
+        // What the command prints on standard output (its result, or `-`) and a file output
+        // that is standard output's own file would end up in one file: the printed hash in the
+        // file the rename then replaces.
+        if destinations.contains(&Destination::Stdout)
+            && let Some((planned, _)) = self
+                .outputs
+                .iter()
+                .zip(&destinations)
+                .find(|(_, d)| d.is_stdout_file())
+        {
+            return Err(Error::usage(format!(
+                "{} {} is standard output's file, where this command prints its result: name another file (nothing was written)",
+                planned.flag,
+                planned.path.display()
+            )));
+        }
         for (i, (a, da)) in self.outputs.iter().zip(&destinations).enumerate() {
             for (b, db) in self.outputs.iter().zip(&destinations).skip(i + 1) {
                 if da.same_file(db) || (*da == Destination::Stdout && *db == Destination::Stdout) {

@@ -44,6 +44,15 @@ impl Destination {
         matches!(self.identity(), Some(Identity::File(own)) if own == id)
     }
 
+    /// Whether `self` is the regular file or FIFO standard output is (`/dev/stdout`,
+    /// `/proc/self/fd/1` or its own path, with standard output redirected to it): a file the
+    /// command's printed result would be written into (and, for a file, lost to the rename).
+    /// A character device (a terminal, `/dev/null`) takes both in turn.
+    pub(crate) fn is_stdout_file(&self) -> bool {
+        let device = matches!(self, Self::Stream { device: true, .. });
+        !device && stdout_file().is_some_and(|id| self.is(id))
+    }
+
     fn identity(&self) -> Option<Identity<'_>> {
         match self {
             Self::Stdout => None,
@@ -55,6 +64,23 @@ impl Destination {
                 target, id: None, ..
             } => Some(Identity::Path(target)),
         }
+    }
+}
+
+/// The identity of the regular file or FIFO standard output is redirected to, if it is one.
+fn stdout_file() -> Option<FileId> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        let fd = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
+        let metadata = std::fs::File::from(fd).metadata().ok()?;
+        matches!(Kind::of(&metadata), Kind::Regular | Kind::Fifo)
+            .then(|| FileId::of(&metadata))
+            .flatten()
+    }
+    #[cfg(not(unix))]
+    {
+        None
     }
 }
 

@@ -75,9 +75,9 @@ pub use dtype::{Array, ArrayMut, ArrayRef, DType, LengthError};
 pub use error::{PlanError, RunError};
 pub use exec::{ISA_ENV, instruction_set};
 pub use op::Op;
-pub use plan::{Constant, Input, Node, Output, Plan, Value, View};
+pub use plan::{Constant, Input, MAX_NODES, Node, Output, Plan, Value, View};
 
-pub use quote::{MAX_ECHO, Quoted, escaped, quoted};
+pub use quote::{MAX_ECHO, Quoted, escaped, parser_message, quoted};
 pub use stream::StreamError;
 
 use lockstep_shard::{Control, Grain, Pool};

@@ -4,8 +4,9 @@
 //! Read as numpy's own reader (`numpy.lib.format`) reads them: format versions 1.0, 2.0 and 3.0;
 //! a header of at most 10,000 bytes (numpy's default limit) holding a Python dict literal with
 //! exactly the keys `descr`, `fortran_order` and `shape` (a key given twice: the last wins, as in
-//! Python); dtypes `i1 u1 i2 u2 i4 u4 f4 f8` (little-endian or byte-order free); `fortran_order`
-//! a bool; shape `(n,)` with `n` a non-negative integer; then exactly `n` elements. Data is
+//! Python, whatever the first held); dtypes `i1 u1 i2 u2 i4 u4 f4 f8` (little-endian, byte-order
+//! free, or with no order: the machine's own); `fortran_order` a bool; shape `(n,)` with `n` a
+//! non-negative Python integer literal (`1_000`, not `03` or `3_`); then exactly `n` elements. Data is
 //! streamed into the array (see `stream`): no copy of the file is held. Written: version 1.0,
 //! the header padded to 64 bytes as numpy does.
 
@@ -34,7 +35,10 @@ pub enum NpyError {
     #[error(".npy header: {0}")]
     Header(String),
     /// A dtype other than the eight lockstep computes in.
-    #[error(".npy dtype '{0}' is not supported (i1, u1, i2, u2, i4, u4, f4, f8, little-endian)")]
+    #[error(
+        ".npy dtype {0:?} is not supported (i1, u1, i2, u2, i4, u4, f4, f8, little-endian or \
+         native order)"
+    )]
     Dtype(String),
     /// More or fewer than one dimension.
     #[error(".npy shape {0} is not one-dimensional (a plan's arrays are (n,))")]
@@ -219,7 +223,11 @@ pub fn descr_of(dtype: DType) -> &'static str {
 }
 
 fn dtype_of(descr: &str) -> Result<DType, NpyError> {
-    let (order, code) = descr.split_at(descr.len().min(1));
+    // numpy's `dtype(descr)`: a byte order `<`, `>`, `|` or `=`, or none (native order).
+    let (order, code) = match descr.chars().next() {
+        Some('<' | '>' | '|' | '=') => descr.split_at(1),
+        _ => ("=", descr),
+    };
     let dtype = match code {
         "i1" => DType::I8,
         "u1" => DType::U8,
@@ -271,6 +279,7 @@ mod header {
             at: 0,
         };
         p.expect('{')?;
+        // Each key's last value (a Python dict literal keeps the last), checked once read.
         let (mut descr, mut fortran, mut shape) = (None, None, None);
         loop {
             p.spaces();
@@ -287,13 +296,10 @@ mod header {
             p.expect(':')?;
             p.spaces();
             let value = p.value()?;
-            match (key.as_str(), value) {
-                ("descr", Value::Str(d)) => descr = Some(d),
-                ("descr", _) => return Err(bad("descr is not a valid dtype descriptor")),
-                ("fortran_order", Value::Bool) => fortran = Some(()),
-                ("fortran_order", _) => return Err(bad("fortran_order is not a valid bool")),
-                ("shape", Value::Tuple(dims, written)) => shape = Some((dims, written)),
-                ("shape", _) => return Err(bad("shape is not a tuple of integers")),
+            match key.as_str() {
+                "descr" => descr = Some(value),
+                "fortran_order" => fortran = Some(value),
+                "shape" => shape = Some(value),
                 _ => unreachable!("invariant: the key is one of the three, checked above"),
             }
             p.spaces();
@@ -315,9 +321,17 @@ mod header {
         if let Some((key, _)) = missing {
             return Err(NpyError::Header(format!("no '{key}' entry")));
         }
-        let (shape, shape_text) = shape.expect("invariant: checked present");
+        let Some(Value::Str(descr)) = descr else {
+            return Err(bad("descr is not a valid dtype descriptor"));
+        };
+        let Some(Value::Bool) = fortran else {
+            return Err(bad("fortran_order is not a valid bool"));
+        };
+        let Some(Value::Tuple(shape, shape_text)) = shape else {
+            return Err(bad("shape is not a tuple of integers"));
+        };
         Ok(Dict {
-            descr: descr.expect("invariant: checked present"),
+            descr,
             shape,
             shape_text,
         })
@@ -429,15 +443,21 @@ mod header {
         ))
     }
 
-    /// A Python integer literal: decimal digits, an optional sign, `_` separators. Out of i128's
-    /// range it saturates (and is then no size anyway).
+    /// A Python decimal integer literal, as `ast.literal_eval` reads one: an optional sign,
+    /// digits with single `_` separators between them (not first, last or doubled), and no
+    /// leading zero unless every digit is one (`03` is a syntax error in Python, `00` is 0).
+    /// Out of i128's range it saturates (and is then no size anyway).
     fn parse_int(text: &str) -> Result<i128, NpyError> {
-        let (negative, digits) = match text.strip_prefix('-') {
+        let (negative, literal) = match text.strip_prefix('-') {
             Some(rest) => (true, rest),
             None => (false, text.strip_prefix('+').unwrap_or(text)),
         };
-        let digits: String = digits.chars().filter(|&c| c != '_').collect();
-        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        let separated = literal
+            .split('_')
+            .all(|group| !group.is_empty() && group.bytes().all(|b| b.is_ascii_digit()));
+        let digits: String = literal.chars().filter(|&c| c != '_').collect();
+        let leading_zero = digits.starts_with('0') && digits.bytes().any(|b| b != b'0');
+        if !separated || leading_zero {
             return Err(NpyError::Header(format!(
                 "the dimension {text:?} is not an integer"
             )));
@@ -584,6 +604,32 @@ mod tests {
             &data,
         );
         assert_eq!(read(&python).unwrap(), Array::from(vec![0i32, 0]));
+        // A key's first value may be of any type: only the last is read (it was refused).
+        let retyped = with_header(
+            "{'descr': True, 'shape': 'x', 'descr': '<i4', 'fortran_order': False, 'shape': (2,)}",
+            &data,
+        );
+        assert_eq!(read(&retyped).unwrap(), Array::from(vec![0i32, 0]));
+        // No byte order is the machine's own, as numpy's dtype('f4') (it was refused).
+        let native = with_header(
+            "{'descr': 'f4', 'fortran_order': False, 'shape': (2,)}",
+            &data,
+        );
+        assert_eq!(read(&native).unwrap(), Array::from(vec![0f32, 0.0]));
+        // Python's integer literals: single underscores between digits, no leading zero.
+        for (dim, n) in [("1_0", Some(10)), ("00", Some(0)), ("+2", Some(2))] {
+            let header = format!("{{'descr': '|u1', 'fortran_order': False, 'shape': ({dim},)}}");
+            let bytes = with_header(&header, &[0u8; 10][..n.unwrap_or(0)]);
+            assert_eq!(read(&bytes).map(|a| a.len()), Ok(n.unwrap_or(0)), "{dim}");
+        }
+        for dim in ["3_", "_3", "1__0", "03", "0_3", "", "-"] {
+            let header = format!("{{'descr': '|u1', 'fortran_order': False, 'shape': ({dim},)}}");
+            let refused = read(&with_header(&header, &[0u8; 3]));
+            assert!(
+                matches!(&refused, Err(NpyError::Header(m)) if m.contains("is not an integer")),
+                "{dim:?}: {refused:?}"
+            );
+        }
         // Data past the elements is refused, as a short file is.
         let mut long = write(&Array::from(vec![1u8, 2]));
         long.push(3);

@@ -4,8 +4,14 @@
 use std::collections::HashMap;
 
 use crate::format::{FORMAT_VERSION, RawPlan, RawView};
-use crate::quote::quoted;
+use crate::quote::{parser_message, quoted};
 use crate::{DType, Op, PlanError};
+
+/// The most items a plan may list in each of `inputs`, `constants`, `nodes` and `outputs`:
+/// 200,000. Validation and compilation are linear in the plan (a chain of 200,000 nodes, about
+/// 10 MB of JSON, compiles in well under a second); the cap bounds what one plan can make a
+/// caller's thread do and hold.
+pub const MAX_NODES: usize = 200_000;
 
 /// Where a value comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -138,10 +144,19 @@ impl Plan {
     /// the field, for: an unknown dtype or op, a wrong argument count, an undefined or duplicate
     /// id, an argument dtype the op does not take (no implicit promotion), a cycle, an input,
     /// constant or node no output uses, a constant that does not fit its dtype, a stride of 0,
-    /// fixed lengths that disagree, no outputs.
+    /// fixed lengths that disagree, no outputs, more than [`MAX_NODES`] items in a list. A text
+    /// longer than [`MAX_PLAN_BYTES`](crate::MAX_PLAN_BYTES) is [`PlanError::Json`] unread; a
+    /// parser's message echoes the plan's text escaped and cut ([`parser_message`]).
     pub fn from_json(text: &str) -> Result<Plan, PlanError> {
-        let raw: RawPlan =
-            serde_json::from_str(text).map_err(|error| PlanError::Json(error.to_string()))?;
+        if text.len() as u64 > crate::MAX_PLAN_BYTES {
+            return Err(PlanError::Json(format!(
+                "{} bytes, more than the {} a plan may hold",
+                text.len(),
+                crate::MAX_PLAN_BYTES
+            )));
+        }
+        let raw: RawPlan = serde_json::from_str(text)
+            .map_err(|error| PlanError::Json(parser_message(&error.to_string())))?;
         Self::from_raw(raw)
     }
 
@@ -182,6 +197,19 @@ impl Plan {
     fn from_raw(raw: RawPlan) -> Result<Plan, PlanError> {
         if raw.version != FORMAT_VERSION {
             return Err(PlanError::Version { found: raw.version });
+        }
+        for (field, count) in [
+            ("inputs", raw.inputs.len()),
+            ("constants", raw.constants.len()),
+            ("nodes", raw.nodes.len()),
+            ("outputs", raw.outputs.len()),
+        ] {
+            if count > MAX_NODES {
+                return Err(invalid(
+                    field.to_owned(),
+                    format!("{count} items, but a plan holds at most {MAX_NODES} of each"),
+                ));
+            }
         }
         let mut length: Option<(usize, String)> = None;
         let mut fix_length = |at: &str, view: &View| -> Result<(), PlanError> {
@@ -349,6 +377,7 @@ impl Plan {
             ));
         }
         let mut outputs: Vec<Output> = Vec::with_capacity(raw.outputs.len());
+        let mut output_ids: HashMap<&str, usize> = HashMap::with_capacity(raw.outputs.len());
         for (i, output) in raw.outputs.iter().enumerate() {
             let at = format!("outputs[{i}] {}", quoted(&output.id));
             if output.id.is_empty() {
@@ -357,7 +386,7 @@ impl Plan {
                     "an id cannot be empty".to_owned(),
                 ));
             }
-            if let Some(first) = outputs.iter().position(|o| o.id == output.id) {
+            if let Some(&first) = output_ids.get(output.id.as_str()) {
                 return Err(invalid(
                     format!("{at}.id"),
                     format!(
@@ -389,6 +418,7 @@ impl Plan {
                 Value::Node(k) => nodes[k].dtype,
                 Value::Constant(_) => unreachable!("invariant: refused just above"),
             };
+            output_ids.insert(&output.id, i);
             outputs.push(Output {
                 id: output.id.clone(),
                 value,

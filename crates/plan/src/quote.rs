@@ -47,6 +47,24 @@ impl fmt::Display for Quoted<'_> {
     }
 }
 
+/// A parser's message (serde_json's, which quotes the plan's own text between backticks, as in
+/// "unknown field `…`"), each backticked piece escaped and cut as [`escaped`] does, the rest
+/// escaped: the message keeps its shape and its position, never the plan's raw bytes.
+pub fn parser_message(message: &str) -> String {
+    let mut shown = String::with_capacity(message.len().min(4 * MAX_ECHO));
+    for (k, piece) in message.split('`').enumerate() {
+        if k > 0 {
+            shown.push('`');
+        }
+        if k % 2 == 1 {
+            shown.push_str(&escaped(piece).to_string());
+        } else {
+            shown.extend(piece.chars().flat_map(char::escape_debug));
+        }
+    }
+    shown
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -64,5 +82,25 @@ mod tests {
         assert_eq!(shown.chars().count(), MAX_ECHO + 3);
         assert!(shown.ends_with("…\""));
         assert_eq!(escaped("x\ty").to_string(), "x\\ty");
+    }
+
+    #[test]
+    fn a_parser_s_message_keeps_its_shape_and_loses_the_plan_s_bytes() {
+        let field = format!("a\u{1b}[2J\u{7}{}", "z".repeat(200_000));
+        let message = format!("unknown field `{field}`, expected `version` at line 1 column 9");
+        let shown = parser_message(&message);
+        assert!(shown.len() < 200, "{shown}");
+        assert!(
+            !shown.contains('\u{1b}') && !shown.contains('\u{7}'),
+            "{shown}"
+        );
+        assert!(
+            shown.starts_with("unknown field `a\\u{1b}[2J\\u{7}zz"),
+            "{shown}"
+        );
+        assert!(
+            shown.ends_with("…`, expected `version` at line 1 column 9"),
+            "{shown}"
+        );
     }
 }

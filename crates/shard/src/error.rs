@@ -49,6 +49,10 @@ pub enum Error<E> {
         /// The timeout it passed.
         timeout: std::time::Duration,
     },
+    /// The run's output (or a task's part of it) could not be allocated: an error, never an
+    /// abort of the process ([`crate::memory`]).
+    #[error("the run's output: {0}")]
+    Memory(#[from] crate::memory::AllocError),
 }
 
 impl<E> Error<E> {
@@ -57,7 +61,7 @@ impl<E> Error<E> {
     pub fn position(&self) -> Option<usize> {
         match self {
             Self::Task { position, .. } | Self::Panic { position, .. } => Some(*position),
-            Self::Cancelled | Self::Stalled { .. } => None,
+            Self::Cancelled | Self::Stalled { .. } | Self::Memory(_) => None,
         }
     }
 
@@ -87,6 +91,7 @@ impl<E> Error<E> {
                 timeout,
             },
             Self::Cancelled => Self::Cancelled,
+            Self::Memory(error) => Self::Memory(error),
         }
     }
 
@@ -115,6 +120,7 @@ impl<E> Error<E> {
                 silent,
                 timeout,
             },
+            Self::Memory(error) => Error::Memory(error),
         }
     }
 }
@@ -135,12 +141,13 @@ pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
 #[non_exhaustive]
 pub enum PoolError {
     /// The operating system refused to start the worker threads.
-    #[error("could not start {workers} worker threads: {source}")]
+    #[error("could not start {workers} worker threads: {cause}")]
     Spawn {
         /// The number of threads asked for.
         workers: usize,
-        /// Rayon's error.
-        #[source]
-        source: rayon::ThreadPoolBuildError,
+        /// Rayon's error, said in this one's message and not as its source: rayon's message
+        /// already says its own source, the operating system's error, which a chain of
+        /// sources would say twice more.
+        cause: rayon::ThreadPoolBuildError,
     },
 }

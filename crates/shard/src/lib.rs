@@ -49,12 +49,14 @@ mod cancel;
 mod control;
 mod error;
 mod maps;
+pub mod memory;
 mod merge;
 mod owners;
 mod pipeline;
 mod placement;
 mod policy;
 mod pool;
+mod pools;
 mod progress;
 mod run;
 pub mod split;
@@ -73,6 +75,7 @@ pub use policy::{
     WorkerSource, parse_workers,
 };
 pub use pool::Pool;
+pub use pools::Pools;
 pub use progress::{Progress, Report};
 pub use run::Check;
 pub use watchdog::Watchdog;

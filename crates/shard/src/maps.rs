@@ -2,6 +2,7 @@
 
 use std::ops::Range;
 
+use crate::memory::{try_reserve, try_with_capacity};
 use crate::{Check, Control, Error, Pool, split};
 
 /// Items between two stop checks (and progress reports) inside one task of an item-wise map:
@@ -96,7 +97,7 @@ impl Pool {
         O: Send,
         E: Send,
     {
-        let mut out = Vec::with_capacity(items.len());
+        let mut out = try_with_capacity(items.len())?;
         self.map_items_into(control, items, 0, &mut out, map)?;
         Ok(out)
     }
@@ -131,7 +132,7 @@ impl Pool {
                 Ok(())
             },
         )?;
-        out.reserve(items.len());
+        try_reserve(out, items.len())?;
         parts.into_iter().for_each(|part| out.extend(part));
         Ok(())
     }
@@ -188,7 +189,7 @@ impl Pool {
                 Ok(())
             },
         )?;
-        let mut out = Vec::with_capacity(items.len());
+        let mut out = try_with_capacity(items.len())?;
         parts.into_iter().for_each(|part| out.extend(part));
         Ok(out)
     }
@@ -213,7 +214,7 @@ impl Pool {
         let ranges = split::balanced(items.len(), self.workers() * TASKS_PER_WORKER);
         let tasks = ranges.into_iter().map(|r| (base + r.start, r)).collect();
         self.run(control, tasks, |check, _, range: Range<usize>| {
-            let mut part = Vec::with_capacity(range.len());
+            let mut part = try_with_capacity(range.len())?;
             for within in split::fixed(range.len(), stride) {
                 if check.should_stop() {
                     break;

@@ -144,12 +144,24 @@ impl<S: Send> Owned<S> {
 
     /// [`new`](Self::new) with target `id` made by `make(id)` in its owner's part: no vector of
     /// all the targets exists beside the parts (for large targets, half the peak memory).
-    pub fn from_fn(len: usize, owners: usize, mut make: impl FnMut(usize) -> S) -> Self {
+    ///
+    /// # Errors
+    /// [`AllocError`](crate::memory::AllocError) if a part cannot be allocated (nothing of
+    /// `make` runs for that part or later ones).
+    pub fn from_fn(
+        len: usize,
+        owners: usize,
+        mut make: impl FnMut(usize) -> S,
+    ) -> Result<Self, crate::memory::AllocError> {
         let owners = owners.max(1);
-        let parts: Vec<Vec<S>> = (0..owners)
-            .map(|w| (w..len).step_by(owners).map(&mut make).collect())
-            .collect();
-        Self::from_parts(parts, len)
+        let mut parts: Vec<Vec<S>> = crate::memory::try_with_capacity(owners)?;
+        for w in 0..owners {
+            let mut part =
+                crate::memory::try_with_capacity(len.saturating_sub(w).div_ceil(owners))?;
+            part.extend((w..len).step_by(owners).map(&mut make));
+            parts.push(part);
+        }
+        Ok(Self::from_parts(parts, len))
     }
 
     /// Declares `ids` hot (see the type's documentation): each owner applies its share of their

@@ -66,7 +66,7 @@ impl Pool {
                 }
             })
             .build()
-            .map_err(|source| PoolError::Spawn { workers, source })?;
+            .map_err(|cause| PoolError::Spawn { workers, cause })?;
         Ok(Self {
             threads: Some(Arc::new(Threads {
                 rayon,

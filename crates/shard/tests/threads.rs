@@ -198,3 +198,35 @@ fn a_pool_pins_its_threads_to_cpus_of_their_own_when_there_are_cpus_enough() {
         drop(pool);
     }
 }
+
+/// A long-lived process asking for every count from 1 to 24 keeps at most `Pools::keep` worker
+/// threads (a pool per count kept forever took the addon's process from 11 to 335 threads).
+#[test]
+fn pools_kept_for_a_process_keep_their_threads_bounded() {
+    let _turn = TURN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let before = tasks();
+    let pools = lockstep_shard::Pools::for_process();
+    for workers in 1..=24 {
+        let pool = pools.get(workers).unwrap();
+        assert_eq!(pool.workers(), workers);
+        use_once(&pool);
+    }
+    // Threads of evicted pools end once their pools are dropped (rayon joins them lazily).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let workers = loop {
+        let now: Vec<u32> = tasks().difference(&before).copied().collect();
+        let workers = workers_of(&now).len();
+        if workers <= pools.keep() || Instant::now() > deadline {
+            break workers;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(
+        workers <= pools.keep(),
+        "{workers} worker threads kept, the allowance is {}",
+        pools.keep()
+    );
+    assert!(pools.kept_threads() <= pools.keep());
+}

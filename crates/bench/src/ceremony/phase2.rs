@@ -203,7 +203,7 @@ pub(crate) fn run(
             "--powers: {power} is outside 2 to 20 for phase 2"
         );
         note(&format!("power {power}: phase 1 SRS and the circuit..."));
-        let mut srs = Srs::one(power);
+        let mut srs = Srs::one(power)?;
         phase1::update(
             top_pool,
             &Control::new(),

@@ -2,7 +2,7 @@
 
 use std::io::{self, Read, Write};
 
-use lockstep_shard::{Control, Pool};
+use lockstep_shard::{Control, Pool, memory};
 use sha2::{Digest, Sha256};
 
 use super::{BLOCK_POINTS, CHUNK_POINTS, CodecError, Location, Point, PointProblem};
@@ -144,6 +144,8 @@ enum ItemFailure {
     Bad(PointProblem),
     #[error("{0}")]
     Short(CodecError),
+    #[error("{0}")]
+    Memory(memory::AllocError),
 }
 
 /// Reads `count` points of the vector `name` (indexes from `first_index`), decoding and
@@ -156,10 +158,35 @@ pub(crate) fn read_points<P: Point, R: Read>(
     first_index: u64,
     count: usize,
 ) -> Result<Vec<P>, CodecError> {
-    read_vector(pool, control, reader, name, first_index, count, P::decode)
+    read_vector(
+        pool,
+        control,
+        reader,
+        name,
+        first_index,
+        count,
+        P::decode,
+        None,
+    )
+}
+
+/// [`read_points`] after `lead`, a value the file does not store (a vector's generator), in
+/// one allocation.
+pub(crate) fn read_points_after<P: Point, R: Read>(
+    pool: &Pool,
+    control: &Control,
+    reader: &mut HashingReader<R>,
+    name: &'static str,
+    lead: P,
+    count: usize,
+) -> Result<Vec<P>, CodecError> {
+    read_vector(pool, control, reader, name, 1, count, P::decode, Some(lead))
 }
 
 /// [`read_points`] for any fixed-width encoding `B` and its checking decoder.
+// The vector's name, first index, count, decoder and lead are what its three callers differ
+// in; a struct for them would only be unpacked here.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn read_vector<P, B, R>(
     pool: &Pool,
     control: &Control,
@@ -168,6 +195,7 @@ pub(crate) fn read_vector<P, B, R>(
     first_index: u64,
     count: usize,
     decode: fn(&B) -> Result<P, PointProblem>,
+    lead: Option<P>,
 ) -> Result<Vec<P>, CodecError>
 where
     P: Copy + Default + Send + Sync,
@@ -176,12 +204,23 @@ where
 {
     let size = size_of::<B>() as u64;
     let start = reader.offset();
-    // All at once if the rest of the input holds the vector and the allocator agrees (a sparse
-    // file can claim terabytes); else grown with the points actually read.
-    let mut out: Vec<P> = Vec::new();
-    if !(reader.holds(count as u64 * size) && out.try_reserve_exact(count).is_ok()) {
-        out.reserve(count.min(CHUNK_POINTS));
-    }
+    // All at once if the rest of the input holds the vector (a sparse file or a pipe can claim
+    // terabytes it does not have), else grown with the points actually read; fallibly either
+    // way, so a vector that does not fit is an error naming it.
+    let memory = |source| CodecError::Memory {
+        what: name,
+        refused: source,
+    };
+    let room = if reader.holds(count as u64 * size) {
+        count
+    } else {
+        count.min(CHUNK_POINTS)
+    };
+    let mut out: Vec<P> =
+        memory::try_with_capacity(room.saturating_add(usize::from(lead.is_some())))
+            .map_err(memory)?;
+    out.extend(lead);
+
     let mut delivered = 0usize;
     let result = pool.pipeline_blocks(
         control,
@@ -208,6 +247,7 @@ where
             Ok(())
         },
         |_, points| {
+            memory::try_reserve(&mut out, points.len()).map_err(ItemFailure::Memory)?;
             out.extend_from_slice(points);
             Ok(())
         },
@@ -216,6 +256,7 @@ where
         Ok(_) => Ok(out),
         Err(lockstep_shard::Error::Task { position, source }) => Err(match source {
             ItemFailure::Short(error) => error,
+            ItemFailure::Memory(source) => memory(source),
             ItemFailure::Bad(problem) => CodecError::Point {
                 location: Location::element(name, first_index + position as u64),
                 offset: start + position as u64 * size,
@@ -348,9 +389,12 @@ pub(crate) fn worker_failure<E>(error: lockstep_shard::Error<E>) -> CodecError
 where
     lockstep_shard::Error<E>: std::fmt::Display,
 {
-    if error.is_cancelled() {
-        CodecError::Cancelled
-    } else {
-        CodecError::Worker(error.to_string())
+    match error {
+        lockstep_shard::Error::Cancelled => CodecError::Cancelled,
+        lockstep_shard::Error::Memory(refused) => CodecError::Memory {
+            what: "a run's output",
+            refused,
+        },
+        other => CodecError::Worker(other.to_string()),
     }
 }

@@ -15,7 +15,7 @@ use lockstep_shard::{Control, Pool};
 use super::{Phase1, Proofs, Srs, UpdateProof};
 use crate::codec::{
     CodecError, HashingReader, HashingWriter, Limits, Location, read_challenge, read_point,
-    read_points, write_challenge, write_points,
+    read_points, read_points_after, write_challenge, write_points,
 };
 use crate::curve;
 
@@ -76,24 +76,8 @@ pub(crate) fn read_srs_body<R: Read>(
         max_power: limits.max_power,
     })?;
     let beta_g2 = read_point::<G2Affine, _>(reader, Location::value(names::BETA_G2))?;
-    let mut g1_tau = vec![curve::g1()];
-    g1_tau.extend(read_points::<G1Affine, _>(
-        pool,
-        control,
-        reader,
-        names::G1_TAU,
-        1,
-        2 * n - 2,
-    )?);
-    let mut g2_tau = vec![curve::g2()];
-    g2_tau.extend(read_points::<G2Affine, _>(
-        pool,
-        control,
-        reader,
-        names::G2_TAU,
-        1,
-        n - 1,
-    )?);
+    let g1_tau = read_points_after(pool, control, reader, names::G1_TAU, curve::g1(), 2 * n - 2)?;
+    let g2_tau = read_points_after(pool, control, reader, names::G2_TAU, curve::g2(), n - 1)?;
     let beta_tau = read_points::<G1Affine, _>(pool, control, reader, names::BETA_TAU, 0, n)?;
     let alpha_tau = read_points::<G1Affine, _>(pool, control, reader, names::ALPHA_TAU, 0, n)?;
     Ok(Srs {

@@ -2,7 +2,11 @@
 
 use blstrs::{G1Affine, G2Affine};
 
+use lockstep_shard::memory;
+
+use crate::codec::CodecError;
 use crate::curve;
+use crate::phase1::file::names;
 
 /// The circuit-independent part of a Groth16 SRS (gnark's `SrsCommons`), for domain size
 /// `N = 2^power`:
@@ -28,25 +32,36 @@ pub struct Srs {
     pub beta_g2: G2Affine,
 }
 
+/// `len` copies of `point` for the vector `what`, or the error naming it.
+fn filled<P: Clone>(what: &'static str, len: usize, point: P) -> Result<Vec<P>, CodecError> {
+    memory::try_filled(len, point).map_err(|source| CodecError::Memory {
+        what,
+        refused: source,
+    })
+}
+
 impl Srs {
     /// The SRS of the initial object: tau = alpha = beta = 1, every point a generator.
+    ///
+    /// # Errors
+    /// [`CodecError::Memory`] naming the vector that cannot be allocated (at power 28, 96 GiB).
     ///
     /// # Panics
     /// If `power` is 0, above 40, or too large for this target's `usize` (a caller's bug: the
     /// CLI and readers bound it).
-    pub fn one(power: u32) -> Self {
+    pub fn one(power: u32) -> Result<Self, CodecError> {
         assert!(
             (1..=40).contains(&power) && power < usize::BITS - 2,
             "invariant: power checked by the caller"
         );
         let n = 1usize << power;
-        Self {
-            g1_tau: vec![curve::g1(); 2 * n - 1],
-            g2_tau: vec![curve::g2(); n],
-            alpha_tau: vec![curve::g1(); n],
-            beta_tau: vec![curve::g1(); n],
+        Ok(Self {
+            g1_tau: filled(names::G1_TAU, 2 * n - 1, curve::g1())?,
+            g2_tau: filled(names::G2_TAU, n, curve::g2())?,
+            alpha_tau: filled(names::ALPHA_TAU, n, curve::g1())?,
+            beta_tau: filled(names::BETA_TAU, n, curve::g1())?,
             beta_g2: curve::g2(),
-        }
+        })
     }
 
     /// The domain size `N`.
@@ -72,15 +87,21 @@ impl Srs {
     ///
     /// # Panics
     /// If `power` is above [`power`](Self::power).
-    pub fn truncated(&self, power: u32) -> Self {
+    pub fn truncated(mut self, power: u32) -> Self {
         assert!(power <= self.power(), "invariant: a smaller domain");
         let n = 1usize << power;
-        Self {
-            g1_tau: self.g1_tau[..2 * n - 1].to_vec(),
-            g2_tau: self.g2_tau[..n].to_vec(),
-            alpha_tau: self.alpha_tau[..n].to_vec(),
-            beta_tau: self.beta_tau[..n].to_vec(),
-            beta_g2: self.beta_g2,
+        // In place: the first points stay where they are, the rest is given back (a copy
+        // would hold both SRSs at once).
+        for (v, len) in [
+            (&mut self.g1_tau, 2 * n - 1),
+            (&mut self.alpha_tau, n),
+            (&mut self.beta_tau, n),
+        ] {
+            v.truncate(len);
+            v.shrink_to_fit();
         }
+        self.g2_tau.truncate(n);
+        self.g2_tau.shrink_to_fit();
+        self
     }
 }

@@ -4,7 +4,7 @@ use std::convert::Infallible;
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
 use group::{Curve, Group};
-use lockstep_shard::{Control, Cut, Owned, OwnedError, Pool};
+use lockstep_shard::{Control, Cut, Owned, OwnedError, Pool, memory};
 
 use super::{Evaluations, Phase2, Phase2Error};
 use crate::curve;
@@ -292,10 +292,13 @@ fn run(
     let sum = |id: usize| -> &Sums { sums.get(id).expect("invariant: one sum a wire") };
     let wires = sums.len();
     let per_wire = if evaluations { wires } else { 0 };
-    let mut a = vec![G1Affine::default(); per_wire];
-    let mut b = vec![G1Affine::default(); per_wire];
-    let mut b2 = vec![G2Affine::default(); per_wire];
-    let mut k = vec![G1Affine::default(); wires];
+    let filled =
+        |what, len| memory::try_filled(len, G1Affine::default()).map_err(Phase2Error::memory(what));
+    let mut a = filled("A", per_wire)?;
+    let mut b = filled("B", per_wire)?;
+    let mut b2 = memory::try_filled(per_wire, G2Affine::default())
+        .map_err(Phase2Error::memory("B in G2"))?;
+    let mut k = filled("K", wires)?;
     if evaluations {
         pool.for_each_block(
             control,
@@ -331,7 +334,7 @@ fn run(
         )?;
     }
     drop(sums);
-    let mut z = vec![G1Affine::default(); n];
+    let mut z = filled("Z", n)?;
     pool.for_each_block(
         control,
         &mut z[..],
@@ -365,7 +368,8 @@ fn accumulate_owned(
     batch: usize,
 ) -> Result<Owned<Sums>, Phase2Error> {
     let owners = pool.workers();
-    let mut owned = Owned::from_fn(r1cs.wires(), owners, |_| Sums::identity());
+    let mut owned = Owned::from_fn(r1cs.wires(), owners, |_| Sums::identity())
+        .map_err(Phase2Error::memory("the per-wire sums"))?;
     let hot = hot_wires(r1cs, owners);
     if !hot.is_empty() {
         owned = owned.with_hot(&hot, Sums::identity, Sums::combine);

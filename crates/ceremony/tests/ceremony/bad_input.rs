@@ -185,7 +185,7 @@ fn a_challenge_of_another_length_is_refused() {
 /// A small chain for verification tests: the initial object and one contribution.
 fn chain() -> (Pool, Phase1, [u8; 32], Phase1) {
     let pool = Pool::new(2).unwrap();
-    let initial = Phase1::initial(6);
+    let initial = Phase1::initial(6).unwrap();
     let (_, hash) = write(&pool, &initial);
     let next =
         phase1::contribute(&pool, &Control::new(), initial.clone(), &hash, &secrets(5)).unwrap();
@@ -276,7 +276,7 @@ fn a_contribution_that_skips_or_repeats_a_step_is_refused() {
         Err(VerifyError::MissingChallenge)
     ));
     // The initial object of another power.
-    let other = Phase1::initial(5);
+    let other = Phase1::initial(5).unwrap();
     assert!(matches!(
         verify(&pool, &other, &hash, &next),
         Err(VerifyError::PowerMismatch {

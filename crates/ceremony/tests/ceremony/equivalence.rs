@@ -35,7 +35,7 @@ fn update_equals_the_serial_reference() {
     // Power 11 keeps the serial reference (one inversion per point) quick; the input's points
     // are all distinct, so reading a wrong index would show.
     let pool = lockstep_shard::Pool::new(2).unwrap();
-    let mut start = phase1::Srs::one(11);
+    let mut start = phase1::Srs::one(11).unwrap();
     phase1::update(&pool, &Control::new(), &mut start, &secrets(7)).unwrap();
     let mut expected = start.clone();
     phase1::update_serial(&mut expected, &secrets(8));
@@ -52,7 +52,7 @@ fn update_equals_the_serial_reference() {
 #[test]
 fn contribute_and_seal_equal_their_serial_references() {
     let pool = lockstep_shard::Pool::new(2).unwrap();
-    let initial = Phase1::initial(9);
+    let initial = Phase1::initial(9).unwrap();
     let hash = Sha256::digest(reference::phase1_bytes(&initial)).into();
     let expected = phase1::contribute_serial(initial.clone(), &hash, &secrets(3));
     let expected_bytes = reference::phase1_bytes(&expected);
@@ -124,7 +124,7 @@ fn a_g2_vector_crossing_chunks_round_trips() {
         points.push(p.to_affine());
         p += blstrs::G2Projective::generator();
     }
-    let mut srs = phase1::Srs::one(1);
+    let mut srs = phase1::Srs::one(1).unwrap();
     srs.g2_tau = std::iter::once(G2Affine::generator_point())
         .chain(points)
         .collect();

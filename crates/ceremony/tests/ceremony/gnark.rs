@@ -75,7 +75,7 @@ fn initial_objects_are_identical() {
         let theirs = dir.path().join(format!("gnark-{power}"));
         gnark(&["new", "-power", &power.to_string(), "-out", s(&theirs)]);
         let ours = dir.path().join(format!("ours-{power}"));
-        write(&pool, &Phase1::initial(power), &ours);
+        write(&pool, &Phase1::initial(power).unwrap(), &ours);
         assert_eq!(
             std::fs::read(&theirs).unwrap(),
             std::fs::read(&ours).unwrap(),
@@ -98,7 +98,7 @@ fn a_mixed_chain_verifies_on_both_sides_and_seals_identically() {
     let p = power.to_string();
     let path = |name: &str| dir.path().join(name);
 
-    write(&pool, &Phase1::initial(power), &path("c0"));
+    write(&pool, &Phase1::initial(power).unwrap(), &path("c0"));
     // gnark, ours, gnark, ours: four contributions, each side building on the other's file.
     gnark(&["contribute", "-in", s(&path("c0")), "-out", s(&path("c1"))]);
     let (c1, h1) = read(&pool, &path("c1"));
@@ -172,7 +172,7 @@ fn gnark_refuses_a_contribution_that_skips_a_step() {
     let pool = Pool::new(2).unwrap();
     let control = Control::new();
     let path = |name: &str| dir.path().join(name);
-    let c0 = Phase1::initial(3);
+    let c0 = Phase1::initial(3).unwrap();
     let h0 = write(&pool, &c0, &path("c0"));
     let c1 = phase1::contribute(&pool, &control, c0.clone(), &h0, &Secrets::random(b"")).unwrap();
     write(&pool, &c1, &path("c1"));
@@ -206,7 +206,7 @@ fn the_initial_phase2_object_is_gnark_s() {
                 s(&theirs),
             ]);
             // A phase 1 larger than the circuit needs is cut to its domain, as gnark's users do.
-            let cut = srs.truncated(r1cs.domain_power());
+            let cut = srs.clone().truncated(r1cs.domain_power());
             let (ours, _) =
                 lockstep_ceremony::phase2::initialize(&pool, &Control::new(), &r1cs, &cut).unwrap();
             assert!(

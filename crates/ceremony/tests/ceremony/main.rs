@@ -52,7 +52,7 @@ pub(crate) fn fixture() -> &'static (Phase1, Vec<u8>) {
     FIXTURE.get_or_init(|| {
         let pool = Pool::new(2).unwrap();
         let control = Control::new();
-        let initial = Phase1::initial(12);
+        let initial = Phase1::initial(12).unwrap();
         let hash = lockstep_ceremony::reference::phase1_bytes(&initial);
         let hash: [u8; 32] =
             sha2::Digest::finalize(sha2::Digest::chain_update(sha2::Sha256::default(), &hash))

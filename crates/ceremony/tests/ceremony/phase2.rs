@@ -40,7 +40,7 @@ pub(crate) fn circuit(name: &str) -> R1cs {
 
 /// An SRS of `2^power` with fixed secrets: every point distinct, so a wrong index shows.
 pub(crate) fn srs(power: u32) -> Srs {
-    let mut srs = Srs::one(power);
+    let mut srs = Srs::one(power).unwrap();
     phase1::update(
         &Pool::new(2).unwrap(),
         &Control::new(),
@@ -519,7 +519,7 @@ fn a_seal_refuses_an_object_not_descended_from_its_initial_object() {
     phase2::seal(&pool, &control, origin, good.clone(), &good_hash, b"b").unwrap();
 
     // Another chain's phase 1 of the same power (other secrets).
-    let mut other_srs = Srs::one(6);
+    let mut other_srs = Srs::one(6).unwrap();
     phase1::update(&pool, &control, &mut other_srs, &secrets(12)).unwrap();
     let (foreign, _) = phase2::initialize(
         &pool,

@@ -26,7 +26,7 @@ pub(crate) fn new(ctx: &Context, power: u32, out: &Path) -> anyhow::Result<()> {
     let id = files.public_output("--out", out);
     let printed = files.printed();
     let mut staged = ctx.session.prepare(&files)?;
-    let object = Phase1::initial(power);
+    let object = Phase1::initial(power)?;
     let points = object.srs.stored_points();
     let pool = ctx.pool(points)?;
     let hash = ctx.write_staged(&mut staged, id, points, |control, w| {
@@ -166,7 +166,7 @@ pub(crate) fn verify(
                     object.srs.power()
                 ))?;
             } else {
-                let initial = Phase1::initial(object.srs.power());
+                let initial = Phase1::initial(object.srs.power())?;
                 let initial_hash =
                     initial.write(&pool, &lockstep_shard::Control::new(), std::io::sink())?;
                 verify_one(ctx, &pool, &initial, &initial_hash, &object, first)?;

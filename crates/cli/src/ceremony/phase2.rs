@@ -20,7 +20,13 @@ use super::{Context, Opened, hex, parse_beacon};
 fn read_r1cs(ctx: &Context, path: &Path) -> anyhow::Result<R1cs> {
     let opened = ctx.open("--r1cs", path)?;
     opened.expect(FileKind::R1cs)?;
-    R1cs::read(opened.reader)
+    // A regular file holds its length; a pipe at most what the machine's memory could hold
+    // of it (the reader keeps the sections it reads).
+    let max = opened
+        .len
+        .or_else(lockstep_files::physical_memory)
+        .unwrap_or(u64::MAX);
+    R1cs::read_at_most(opened.reader, max)
         .with_context(|| format!("{}: not a BLS12-381 R1CS lockstep reads", path.display()))
 }
 

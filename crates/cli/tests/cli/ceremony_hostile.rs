@@ -456,3 +456,73 @@ fn entropy_from_standard_input_is_read_first_and_an_empty_one_is_said() {
         run.stderr
     );
 }
+
+/// An output that is standard output's own file, in a command that prints its result there,
+/// is a usage error before any work: `phase2 contribute --out /dev/stdout > f` printed the hash
+/// into f, which the rename then replaced (the hash to publish was lost).
+#[cfg(target_os = "linux")]
+#[test]
+fn an_output_that_is_standard_output_s_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    chain(d, 2, 1);
+    for args in [
+        &[
+            "ceremony",
+            "phase1",
+            "contribute",
+            "--in",
+            "c1",
+            "--out",
+            "/dev/stdout",
+        ][..],
+        &[
+            "ceremony",
+            "phase1",
+            "contribute",
+            "--in",
+            "c1",
+            "--out",
+            "/proc/self/fd/1",
+        ][..],
+        &[
+            "ceremony",
+            "phase1",
+            "contribute",
+            "--in",
+            "c1",
+            "--out",
+            "f",
+        ][..],
+    ] {
+        fs::write(d.join("f"), b"before").unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_lockstep"))
+            .args(args)
+            .current_dir(d)
+            .stdout(fs::File::create(d.join("f")).unwrap())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("is standard output's file, where this command prints its result"),
+            "{args:?}: {stderr}"
+        );
+        assert_eq!(fs::read(d.join("f")).unwrap(), b"", "{args:?}");
+        assert_eq!(leftovers(d), Vec::<String>::new());
+    }
+    // A terminal or /dev/null takes both in turn: still allowed.
+    ok(
+        d,
+        &[
+            "-q",
+            "ceremony",
+            "phase1",
+            "contribute",
+            "--in",
+            "c1",
+            "--out",
+            "/dev/null",
+        ],
+    );
+}

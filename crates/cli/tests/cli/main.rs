@@ -9,6 +9,7 @@
 //! - `psi_errors`: clear errors, safe defaults, usage errors exit 2.
 //! - `rules`: issue 17's general rules on every engine: pipes, a full disk, unprintable results.
 //! - `ceremony_hostile`: pipes, unprintable results, bounded delays, wrong kinds (issue 17).
+//! - `memory`: every command under an address-space limit fails cleanly or runs (issue 28).
 //! - `plan`: plan validate and run over raw and .npy files, and their errors.
 //! - `plan_hostile`: large outputs streamed, reads bounded, echoed ids escaped (issue 17).
 
@@ -23,6 +24,7 @@ mod ceremony_hostile;
 mod ceremony_phase2;
 mod ceremony_snarkjs;
 mod info;
+mod memory;
 mod plan;
 mod plan_hostile;
 mod psi;

@@ -136,7 +136,13 @@ impl Program {
             .collect();
         let constant_slots: Vec<usize> = constants.iter().map(|(slot, _)| *slot).collect();
         let steps = if fuse_runs {
-            fuse(instrs, &last_use, &output_nodes, &constant_slots)
+            fuse(
+                instrs,
+                slots.len(),
+                &last_use,
+                &output_nodes,
+                &constant_slots,
+            )
         } else {
             instrs.into_iter().map(Step::One).collect()
         };

@@ -1,6 +1,6 @@
 //! Every validation error, with the item and field it names; big plans validate and run.
 
-use lockstep_plan::{Array, Plan, PlanError, RunError, RunOptions};
+use lockstep_plan::{Array, MAX_NODES, Plan, PlanError, RunError, RunOptions};
 use lockstep_shard::{Control, Pool};
 
 fn error(text: &str) -> String {
@@ -243,6 +243,87 @@ fn a_plan_of_ten_thousand_nodes_validates_and_runs_without_deep_recursion() {
     assert!(
         out[0].bits_eq(&Array::from(vec![1.5f32, -0.0])),
         "an even number of negations"
+    );
+}
+
+/// A chain of `nodes` additions of 1 to `x` (f64), listed in order.
+fn chain_of_additions(nodes: usize) -> String {
+    let mut text = String::from(
+        r#"{"version":1,"inputs":[{"id":"x","dtype":"f64"}],"constants":[{"id":"one","dtype":"f64","value":1}],"nodes":["#,
+    );
+    for i in 0..nodes {
+        let arg = if i == 0 {
+            "x".to_owned()
+        } else {
+            format!("n{}", i - 1)
+        };
+        if i > 0 {
+            text.push(',');
+        }
+        text.push_str(&format!(
+            r#"{{"id":"n{i}","op":"add","args":["{arg}","one"]}}"#
+        ));
+    }
+    text.push_str(&format!(
+        r#"],"outputs":[{{"id":"y","from":"n{}"}}]}}"#,
+        nodes - 1
+    ));
+    text
+}
+
+/// Compilation is linear (it was quadratic: 40,000 nodes took 46 s, 200,000 over ten minutes):
+/// a chain of the most nodes a plan holds validates, compiles and runs; one more is refused by
+/// name before anything is built.
+#[test]
+fn a_chain_of_the_most_nodes_a_plan_holds_compiles_and_runs_and_one_more_is_refused() {
+    let plan = Plan::from_json(&chain_of_additions(MAX_NODES)).unwrap();
+    let x = Array::from(vec![0.5f64, -7.0]);
+    let out = plan
+        .run_to_arrays(
+            &Pool::current_thread(),
+            &Control::new(),
+            &[x.as_array_ref()],
+            &RunOptions::default(),
+        )
+        .unwrap();
+    let n = MAX_NODES as f64;
+    assert!(out[0].bits_eq(&Array::from(vec![0.5 + n, -7.0 + n])));
+    assert_eq!(
+        Plan::from_json(&chain_of_additions(MAX_NODES + 1)),
+        Err(PlanError::Invalid {
+            at: "nodes".to_owned(),
+            message: format!(
+                "{} items, but a plan holds at most {MAX_NODES} of each",
+                MAX_NODES + 1
+            ),
+        })
+    );
+}
+
+/// What a plan's JSON says is echoed escaped and cut, whatever part of it the parser quotes;
+/// a text past the byte cap is refused unread.
+#[test]
+fn a_parser_s_error_echoes_no_raw_bytes_and_a_text_past_the_cap_is_refused() {
+    let field = format!("\\u001b]0;pwned\\u0007{}", "z".repeat(200_000));
+    let text = format!(r#"{{"version":1,"{field}":1}}"#);
+    let error = Plan::from_json(&text).unwrap_err().to_string();
+    assert!(
+        error.len() < 400,
+        "{} bytes: {}",
+        error.len(),
+        &error[..400.min(error.len())]
+    );
+    assert!(
+        !error.contains('\u{1b}') && !error.contains('\u{7}'),
+        "{error}"
+    );
+    assert!(
+        error.contains("unknown field `\\u{1b}]0;pwned\\u{7}zz"),
+        "{error}"
+    );
+    let long = " ".repeat(usize::try_from(lockstep_plan::MAX_PLAN_BYTES).unwrap() + 1);
+    assert!(
+        matches!(Plan::from_json(&long), Err(PlanError::Json(m)) if m.contains("more than the")),
     );
 }
 

@@ -291,3 +291,34 @@ fn progress_counts_every_item_once() {
         .unwrap();
     assert_eq!(progress.snapshot().unwrap().done, 12_345);
 }
+
+/// An output that cannot be allocated is an error before any item is mapped, never an abort:
+/// 2^60 items of nothing map to 2^60 words (8 EiB), at every worker count.
+#[test]
+fn an_output_that_cannot_be_allocated_is_an_error() {
+    let items = vec![(); 1 << 60];
+    for workers in [1, 2, 3] {
+        let pool = Pool::new(workers).unwrap();
+        let mapped = AtomicUsize::new(0);
+        let map = |_, _: &()| {
+            mapped.fetch_add(1, Ordering::Relaxed);
+            Ok::<u64, String>(0)
+        };
+        let error = pool.map_items(&Control::new(), &items, map).unwrap_err();
+        assert!(matches!(error, Error::Memory(_)), "{workers}: {error}");
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "the run's output: {} bytes cannot be allocated",
+                8usize << 60
+            )
+        );
+        assert_eq!(mapped.load(Ordering::Relaxed), 0, "{workers}");
+        let error = pool
+            .map_blocks(&Control::new(), &items, 64, |_, block| {
+                vec![Ok::<u64, String>(0); block.len()]
+            })
+            .unwrap_err();
+        assert!(matches!(error, Error::Memory(_)), "{workers}: {error}");
+    }
+}

@@ -370,7 +370,7 @@ proptest! {
 #[test]
 fn from_fn_makes_the_same_targets_as_new_at_every_owner_count() {
     for owners in [1, 2, 3, 5] {
-        let made = Owned::from_fn(11, owners, |id| id * 7);
+        let made = Owned::from_fn(11, owners, |id| id * 7).unwrap();
         let moved = Owned::new((0..11).map(|id| id * 7).collect(), owners);
         assert_eq!(made.len(), 11);
         for id in 0..11 {
