@@ -9,11 +9,20 @@
 // - a helper that fails (or is reported failed by the page) before the split, or does not
 //   start within `wait` ms, is left out: the step runs on the others and says so;
 // - after the split, a helper whose worker fails (an error outside its part, a crash, a hang
-//   the pool caught) fails the step with one ShardError-coded error (PSI_SHARD), no retry;
+//   the pool caught), whose task ends without its part's outputs, or that sends what its part
+//   cannot be (a progress count outside 0..its items, outputs not 33 bytes an item) fails the
+//   step with one ShardError-coded error (PSI_SHARD), no retry; nothing it sent is merged;
 // - an engine error in a part (an element off the curve) is the step's error, the lowest part's
-//   first, so the step fails exactly as on one worker.
+//   first, so the step fails exactly as on one worker. The step's error is always the lowest
+//   failing part's: this worker's own part (the lowest) is mapped to its end even once a helper
+//   has failed, and a helper's failure counts once every part below it has settled.
+//
+// The key crosses to each helper in a fresh ArrayBuffer of its own that is transferred, never
+// serialized into a message (a structured clone leaves its bytes in the freed buffer of the
+// serialized message), and this worker's copies are wiped as soon as no helper can still ask
+// for one (KeySource).
 
-import { Link, Waiter } from './messages.js';
+import { ELEMENT_LEN, Link, Waiter } from './messages.js';
 import { concat, itemCount, mapInChunks, partBuffers, partOf, ranges } from './parts.js';
 
 /**
@@ -67,13 +76,26 @@ export async function runSharded({ shard, role, party, begin, finish, psiRanges,
   /** @type {boolean} whether the split happened */
   let split = false;
   const control = shard ? new Link(shard.control, (message) => {
-    if (message?.type !== 'helper-failed') return;
-    const helper = helpers[message.index - 1];
+    const index = message?.index;
+    const helper = Number.isSafeInteger(index) ? helpers[index - 1] : undefined;
     if (!helper) return;
-    helper.workerFailed(String(message.message), split);
+    if (message.type === 'helper-failed') helper.workerFailed(String(message.message), split);
+    else if (message.type === 'helper-ended') helper.taskEnded(split);
+    else return;
     waiter.wake();
   }) : null;
-  for (const helper of helpers) helper.onChange = () => waiter.wake();
+  /** @type {KeySource | null} */
+  let key = null;
+  // The key is wiped as soon as every helper has its copy or will never get one.
+  const wipeIfDelivered = () => {
+    if (key && !helpers.some((h) => h.state === 'waiting' || h.state === 'started')) key.wipe();
+  };
+  for (const helper of helpers) {
+    helper.onChange = () => {
+      wipeIfDelivered();
+      waiter.wake();
+    };
+  }
   try {
     // Begun first: reading the rows or messages is one wasm call that answers no hello, so
     // helpers are asked for only once it is done, and only when there is something to share.
@@ -83,16 +105,14 @@ export async function runSharded({ shard, role, party, begin, finish, psiRanges,
     let ownDone = 0;
     const report = () => progress(ownDone + helpers.reduce((n, h) => n + h.done, 0), total);
     // The helpers that start in time get the key; the split waits for them all, at most `wait`.
-    /** @type {Uint8Array | null} */
-    let key = null;
     if (helpers.length > 0 && total > 1) {
-      key = party.exportKey();
-      const deliver = /** @type {Uint8Array} */ (key);
-      for (const helper of helpers) helper.keyed = (h) => h.post({ type: 'key', role, key: deliver });
+      const source = (key = new KeySource(party.exportKey()));
+      for (const helper of helpers) helper.keyed = (h) => source.deliver(h, role);
       for (const helper of helpers) helper.deliverIfStarted();
+      wipeIfDelivered();
       await waiter.until(() => helpers.every((h) => h.state === 'ready' || h.state === 'failed'), shard?.wait ?? 0, report);
     }
-    key?.fill(0);
+    key?.wipe();
     const ready = helpers.filter((h) => h.state === 'ready');
     const parts = ranges(psiRanges, total, 1 + ready.length);
     /** @type {Array<{ index: number, why: string }>} */
@@ -107,7 +127,8 @@ export async function runSharded({ shard, role, party, begin, finish, psiRanges,
     const working = ready.slice(0, Math.max(0, parts.length - 1));
     working.forEach((helper, i) => helper.give(partOf(items, parts[i + 1][0], parts[i + 1][1]), report));
     // This worker's own part, in chunks (parts.js), so helpers' progress and failures are seen
-    // meanwhile; the lowest part's error is thrown first.
+    // meanwhile. It is the lowest part, so its engine error is the step's, thrown at once; and
+    // it runs to its end even when a helper failed, or that error could be missed.
     const [start, end] = parts[0] ?? [0, 0];
     /** @type {Uint8Array[]} */
     const own = [];
@@ -116,7 +137,7 @@ export async function runSharded({ shard, role, party, begin, finish, psiRanges,
       own.push(await mapInChunks(party, /** @type {import('./parts.js').Part} */ (mine), (done) => {
         ownDone = done;
         report();
-      }, () => working.find((h) => h.failure)?.failure ?? null));
+      }, () => null));
     }
     // Decided once every helper settled, or the lowest one that failed did and all below it: the
     // lowest part's error is the step's (an engine error as on one worker, or PSI_SHARD where a
@@ -132,13 +153,55 @@ export async function runSharded({ shard, role, party, begin, finish, psiRanges,
     const first = working.find((h) => h.failure || h.error);
     if (first) throw first.failure ?? first.error;
     const mapped = concat([...own, ...working.map((h) => /** @type {Uint8Array} */ (h.output))]);
+    if (mapped.length !== total * ELEMENT_LEN) {
+      throw coded(`the parts' outputs are ${mapped.length} bytes for ${total} items (${total * ELEMENT_LEN} expected)`, 'PSI_INTERNAL');
+    }
     report();
     const result = finish(mapped);
     const memories = [memory(), ...working.map((h) => h.memory ?? { wasmBytes: 0 })];
     return { result, shards: { workers: Math.max(1, parts.length), items: total, helpers: helpers.length, left, memory: memories } };
   } finally {
+    key?.wipe();
     for (const helper of helpers) helper.close();
     control?.close();
+  }
+}
+
+/**
+ * The key as this worker hands it to its helpers. The engine's export is copied at once into a
+ * buffer allocated apart from the JS heap (a new ArrayBuffer, which the garbage collector does
+ * not move) and wiped; each helper gets a fresh buffer of its own, filled from that copy and
+ * transferred with the message, so the bytes are moved to the helper's worker, not serialized
+ * (a structured clone writes them into the message's buffer, freed later without a wipe). The
+ * copy here is wiped by `wipe`, once no helper can still ask for the key.
+ */
+class KeySource {
+  /** @type {Uint8Array | null} */
+  #bytes;
+
+  /** @param {Uint8Array} exported  wiped here */
+  constructor(exported) {
+    this.#bytes = new Uint8Array(new ArrayBuffer(exported.length));
+    this.#bytes.set(exported);
+    exported.fill(0);
+  }
+
+  /** Sends `helper` a copy of its own, moved. @param {Helper} helper @param {string} role */
+  deliver(helper, role) {
+    if (!this.#bytes) throw new Error('invariant: a key delivered after it was wiped');
+    const copy = new Uint8Array(new ArrayBuffer(this.#bytes.length));
+    copy.set(this.#bytes);
+    try {
+      helper.post({ type: 'key', role, key: copy }, [copy.buffer]);
+    } finally {
+      // Detached once moved (nothing left here to wipe; fill would throw); wiped if the post failed.
+      if (copy.byteLength > 0) copy.fill(0);
+    }
+  }
+
+  wipe() {
+    this.#bytes?.fill(0);
+    this.#bytes = null;
   }
 }
 
@@ -155,6 +218,8 @@ function memoryOf(sent) {
 class Helper {
   /** @type {'waiting' | 'started' | 'keyed' | 'ready' | 'working' | 'failed' | 'dismissed'} */
   state = 'waiting';
+  /** the items of its part, once given one */
+  items = 0;
   done = 0;
   settled = false;
   /** @type {Uint8Array | null} */
@@ -188,30 +253,57 @@ class Helper {
 
   /** @param {any} message */
   #received(message) {
+    // Nothing a helper sends may throw here, in a message listener (it would end this worker,
+    // and the party with it): what cannot be taken is that helper's failure.
+    try {
+      if (!this.#take(message)) return;
+    } catch (error) {
+      this.workerFailed(`its message could not be taken: ${error instanceof Error ? error.message : String(error)}`, this.state === 'working');
+    }
+    this.onChange();
+  }
+
+  /** @param {any} message @returns {boolean} whether anything changed */
+  #take(message) {
     switch (message?.type) {
       case 'hello':
-        if (this.state !== 'waiting') return;
+        if (this.state !== 'waiting') return false;
         this.state = 'started';
         this.deliverIfStarted();
-        break;
+        return true;
       case 'ready':
         if (this.state === 'keyed') this.state = 'ready';
-        break;
+        return true;
       case 'progress':
-        if (this.state === 'working' && Number.isSafeInteger(message.done)) {
-          this.done = message.done;
-          this.#report?.();
+        if (this.state !== 'working' || this.settled) return false;
+        if (!(Number.isSafeInteger(message.done) && message.done >= 0 && message.done <= this.items)) {
+          this.workerFailed(`it reported ${show(message.done)} items done of a part of ${this.items}`, true);
+          return true;
         }
-        break;
-      case 'result':
-        if (this.state === 'working' && message.output instanceof Uint8Array) {
-          this.output = message.output;
+        this.done = message.done;
+        this.#report?.();
+        return true;
+      case 'result': {
+        this.post({ type: 'ack' });
+        if (this.state !== 'working' || this.settled) return false;
+        const output = message.output;
+        const expected = this.items * ELEMENT_LEN;
+        if (!(output instanceof Uint8Array)) {
+          this.workerFailed(`its part's outputs are not bytes but ${show(output)}`, true);
+        } else if (output.length !== expected) {
+          this.workerFailed(`its part's outputs are ${output.length} bytes for ${this.items} items (${expected} expected)`, true);
+        } else {
+          this.output = output;
           this.memory = memoryOf(message.memory);
+          this.done = this.items;
           this.settled = true;
         }
-        break;
+        return true;
+      }
       case 'failed':
+        this.post({ type: 'ack' });
         if (this.state === 'working') {
+          if (this.settled) return false;
           // An engine error in its part (a code of the engine's), or its worker's.
           if (typeof message.code === 'string' && message.code.startsWith('PSI_') && message.code !== 'PSI_INTERNAL') {
             this.error = coded(String(message.message), message.code);
@@ -222,11 +314,10 @@ class Helper {
         } else if (this.state !== 'dismissed') {
           this.workerFailed(String(message.message), false);
         }
-        break;
+        return true;
       default:
-        return;
+        return false;
     }
-    this.onChange();
   }
 
   deliverIfStarted() {
@@ -251,6 +342,17 @@ class Helper {
     }
   }
 
+  /**
+   * Its task resolved (the page saw it). A helper resolves only once its part's outputs were
+   * acknowledged or it was dismissed, so a part still awaited will never come.
+   *
+   * @param {boolean} afterSplit
+   */
+  taskEnded(afterSplit) {
+    if (afterSplit) this.workerFailed("its task ended without its part's outputs", true);
+    else if (this.state !== 'failed') this.workerFailed('its task ended before the split', false);
+  }
+
   /** Why it is left out of the split. @param {number} items @param {number} wait */
   leftOut(items, wait) {
     if (this.state === 'failed') return `failed before the split: ${this.why}`;
@@ -262,6 +364,7 @@ class Helper {
   /** @param {import('./parts.js').Part} part @param {() => void} report */
   give(part, report) {
     this.state = 'working';
+    this.items = itemCount(part);
     this.#report = report;
     this.post({ type: 'part', ...part }, partBuffers(part));
   }
@@ -272,9 +375,18 @@ class Helper {
     this.post({ type: 'dismiss' });
   }
 
+  // The step is over here: whatever the helper still does is not needed (one whose outputs
+  // were refused may still be mapping). A helper already gone ignores it.
   close() {
-    if (this.state !== 'dismissed' && this.state !== 'failed' && !this.settled) this.post({ type: 'dismiss' });
+    if (this.state !== 'dismissed') this.post({ type: 'dismiss' });
     this.#link.close();
   }
 }
 
+/** A value a helper sent, shown in an error (short). @param {unknown} value */
+function show(value) {
+  if (value instanceof Uint8Array) return `${value.length} bytes`;
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined) return String(value);
+  if (typeof value === 'string') return JSON.stringify(value.length > 20 ? `${value.slice(0, 20)}...` : value);
+  return typeof value;
+}

@@ -114,7 +114,9 @@ const turn = () => new Promise((resolve) => setTimeout(resolve, 0));
 
 /**
  * Maps `part` in chunks of CHUNK items, turning the event loop between them and asking
- * `stop()` (a reason to give up, or null) after each; progress counts the whole part.
+ * `stop()` (a reason to give up, or null) after each chunk and again after the turn (which is
+ * when the messages that came meanwhile are seen: a reason that came during a chunk stops the
+ * map before the next); progress counts the whole part.
  *
  * @param {PartMapper} mapper
  * @param {Part} part
@@ -134,7 +136,11 @@ export async function mapInChunks(mapper, part, progress, stop) {
     progress(end, count);
     const reason = stop();
     if (reason) throw reason;
-    if (end < count) await turn();
+    if (end < count) {
+      await turn();
+      const late = stop();
+      if (late) throw late;
+    }
   }
   return outputs.length === 1 ? outputs[0] : concat(outputs);
 }
