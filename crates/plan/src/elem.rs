@@ -13,6 +13,10 @@
 //! - `cast` is Rust's `as`: integers wrap to narrower integers and sign-extend or zero-extend to
 //!   wider ones; floats to integers round toward zero and saturate, NaN gives 0; integers and
 //!   `f64` to floats round to nearest-even.
+//! - A NaN written to an output is the quiet NaN with sign 0 and no payload (`0x7fc0_0000`,
+//!   `0x7ff8_0000_0000_0000`), see [`Elem::canonical`]: IEEE leaves a NaN result's sign and
+//!   payload open, and x86 (sign 1), WebAssembly (sign 0) and the compiler's operand order differ
+//!   on them, so the only NaN every worker count and every front end writes alike is a fixed one.
 
 /// An element type's arithmetic, as the ops define it (see the module documentation).
 pub(crate) trait Elem:
@@ -29,6 +33,13 @@ pub(crate) trait Elem:
     /// Floats only (validation refuses `sqrt` on integers).
     fn sqrt(a: Self) -> Self;
     fn fma(a: Self, b: Self, c: Self) -> Self;
+    /// The value as an output holds it: itself, except that every float NaN becomes the one quiet
+    /// NaN with sign 0 and no payload. Nothing else in a run looks at a NaN's bits (no op
+    /// reinterprets them), so fixing them where outputs are written fixes them everywhere.
+    #[inline(always)]
+    fn canonical(self) -> Self {
+        self
+    }
     #[inline(always)]
     fn min(a: Self, b: Self) -> Self {
         if a < b { a } else { b }
@@ -74,7 +85,7 @@ int_elem! {
 }
 
 macro_rules! float_elem {
-    ($($T:ty;)*) => {$(
+    ($($T:ty => $nan:expr;)*) => {$(
         impl Elem for $T {
             #[inline(always)]
             fn add(a: Self, b: Self) -> Self { a + b }
@@ -94,13 +105,15 @@ macro_rules! float_elem {
             fn sqrt(a: Self) -> Self { a.sqrt() }
             #[inline(always)]
             fn fma(a: Self, b: Self, c: Self) -> Self { a.mul_add(b, c) }
+            #[inline(always)]
+            fn canonical(self) -> Self { if self.is_nan() { <$T>::from_bits($nan) } else { self } }
         }
     )*};
 }
 
 float_elem! {
-    f32;
-    f64;
+    f32 => 0x7fc0_0000;
+    f64 => 0x7ff8_0000_0000_0000;
 }
 
 /// `as` from `T` to `Self`.

@@ -120,14 +120,17 @@ pub(crate) fn gather<T: Copy>(data: &[T], start: usize, stride: usize, out: &mut
     }
 }
 
-/// `data[i * stride] = block[i]`: a block written through a strided view.
+/// `data[i * stride] = block[i].canonical()`: a block written to an output through a strided
+/// view, each NaN as the one NaN outputs hold ([`Elem::canonical`]).
 #[inline(always)]
-pub(crate) fn scatter<T: Copy>(block: &[T], stride: usize, data: &mut [T]) {
+pub(crate) fn scatter<T: Elem>(block: &[T], stride: usize, data: &mut [T]) {
     if stride == 1 {
-        data[..block.len()].copy_from_slice(block);
+        for (to, &x) in data[..block.len()].iter_mut().zip(block) {
+            *to = x.canonical();
+        }
     } else {
         for (i, &x) in block.iter().enumerate() {
-            data[i * stride] = x;
+            data[i * stride] = x.canonical();
         }
     }
 }

@@ -47,6 +47,9 @@
 //! in `b` gives NaN); comparisons give `u8` 1 or 0; `select(mask, a, b)` takes `a` where the `u8`
 //! mask is not 0; `fma` rounds once, every other float op rounds each step; casts are Rust's
 //! `as` (integers wrap or extend, floats to integers truncate and saturate with NaN to 0).
+//! Every NaN an output holds is the quiet NaN with sign 0 and no payload (`0x7fc0_0000`,
+//! `0x7ff8_0000_0000_0000`), a NaN input passed through included: processors disagree on a NaN
+//! result's sign, so outputs are byte-identical across worker counts, machines and front ends.
 //!
 //! # Memory
 //! A run allocates [`Plan::working_bytes`] beyond its inputs and outputs: per task at once,

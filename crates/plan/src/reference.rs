@@ -72,7 +72,7 @@ pub fn run(
             let from = <T as Typed>::of(value);
             let to = <T as Typed>::of_out(array);
             for (i, &x) in from.iter().enumerate() {
-                to[output.view.offset + i * output.view.stride] = x;
+                to[output.view.offset + i * output.view.stride] = x.canonical();
             }
         });
     }

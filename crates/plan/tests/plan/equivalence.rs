@@ -146,6 +146,65 @@ fn float_semantics_are_the_documented_ones() {
 }
 
 #[test]
+fn every_nan_an_output_holds_is_the_quiet_nan_with_sign_0_and_no_payload() {
+    // NaNs made by arithmetic (x86 makes them with sign 1, WebAssembly with sign 0), NaNs passed
+    // through from an input with a sign and a payload, and NaNs chosen by min/max from either
+    // operand: every one is written as 0x7fc0_0000 (f32) or 0x7ff8_0000_0000_0000 (f64).
+    for (dtype, canonical) in [("f32", 0x7fc0_0000u64), ("f64", 0x7ff8_0000_0000_0000)] {
+        let plan = Plan::from_json(&format!(
+            r#"{{ "version": 1, "inputs": [{{ "id": "a", "dtype": "{dtype}" }}, {{ "id": "b", "dtype": "{dtype}" }}],
+                 "nodes": [{{ "id": "d", "op": "sub", "args": ["a", "a"] }}, {{ "id": "q", "op": "div", "args": ["b", "b"] }},
+                           {{ "id": "s", "op": "sqrt", "args": ["b"] }}, {{ "id": "m", "op": "fma", "args": ["a", "b", "a"] }},
+                           {{ "id": "lo", "op": "min", "args": ["b", "a"] }}, {{ "id": "hi", "op": "max", "args": ["a", "b"] }}],
+                 "outputs": [{{ "id": "a", "from": "a" }}, {{ "id": "d", "from": "d" }}, {{ "id": "q", "from": "q" }},
+                             {{ "id": "s", "from": "s" }}, {{ "id": "m", "from": "m" }}, {{ "id": "lo", "from": "lo" }},
+                             {{ "id": "hi", "from": "hi" }}] }}"#
+        ))
+        .unwrap();
+        let (a, b) = if dtype == "f32" {
+            let neg_payload = f32::from_bits(0xffc0_0001);
+            (
+                Array::from(vec![f32::INFINITY, neg_payload, -f32::INFINITY]),
+                Array::from(vec![0.0f32, -1.0, neg_payload]),
+            )
+        } else {
+            let neg_payload = f64::from_bits(0xfff8_0000_0000_0001);
+            (
+                Array::from(vec![f64::INFINITY, neg_payload, -f64::INFINITY]),
+                Array::from(vec![0.0f64, -1.0, neg_payload]),
+            )
+        };
+        let out = check(&plan, &[a, b]).unwrap();
+        for (i, array) in out.iter().enumerate() {
+            let bits: Vec<u64> = match array {
+                Array::F32(v) => v.iter().map(|x| u64::from(x.to_bits())).collect(),
+                Array::F64(v) => v.iter().map(|x| x.to_bits()).collect(),
+                other => panic!("a {} output", other.dtype()),
+            };
+            let nans: Vec<u64> = bits
+                .iter()
+                .copied()
+                .filter(|&x| {
+                    if dtype == "f32" {
+                        f32::from_bits(x as u32).is_nan()
+                    } else {
+                        f64::from_bits(x).is_nan()
+                    }
+                })
+                .collect();
+            assert!(
+                !nans.is_empty(),
+                "{dtype} output {i} holds a NaN: {bits:x?}"
+            );
+            assert!(
+                nans.iter().all(|&x| x == canonical),
+                "{dtype} output {i}: {bits:x?}"
+            );
+        }
+    }
+}
+
+#[test]
 fn integer_division_by_zero_names_the_lowest_element_then_the_first_node() {
     let plan = Plan::from_json(
         r#"{ "version": 1, "inputs": [{ "id": "a", "dtype": "i32" }, { "id": "b", "dtype": "i32" }, { "id": "c", "dtype": "i32" }],

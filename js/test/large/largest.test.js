@@ -7,8 +7,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { openPage } from './chromium.js';
-import { serve } from './serve.js';
+import { openPage } from '../node/chromium.js';
+import { serve } from '../node/serve.js';
 
 /** The largest set stated: values a party. LOCKSTEP_PSI_LARGEST overrides it for a quick look. */
 const LARGEST = Number(process.env.LOCKSTEP_PSI_LARGEST ?? 1_000_000);
