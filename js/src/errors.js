@@ -132,7 +132,7 @@ export class WorkerLostError extends LockstepError {
 
 /**
  * The PSI engine refused a step of a party (party.js): `code` is the engine's (PSI_KEY,
- * PSI_PARAMS, PSI_LIMIT, PSI_INPUT, PSI_MESSAGE, PSI_ROUND, PSI_WRONG_ROLE, PSI_ORDER,
+ * PSI_PARAMS, PSI_LIMIT, PSI_MEMORY, PSI_INPUT, PSI_MESSAGE, PSI_ROUND, PSI_WRONG_ROLE, PSI_ORDER,
  * PSI_USAGE, PSI_CANCELLED, PSI_INTERNAL; bindings/wasm party.rs and lockstep_psi's
  * PsiError::code), the message is the engine's, `cause` the TaskError that carried it; or
  * PSI_SHARD: a helper of a sharded step failed after the split (its worker crashed, hung or

@@ -396,7 +396,7 @@ export declare class AbortError extends LockstepError {
 }
 export declare class PsiError extends LockstepError {
   readonly code:
-    | 'PSI_KEY' | 'PSI_PARAMS' | 'PSI_LIMIT' | 'PSI_INPUT' | 'PSI_MESSAGE' | 'PSI_ROUND'
+    | 'PSI_KEY' | 'PSI_PARAMS' | 'PSI_LIMIT' | 'PSI_MEMORY' | 'PSI_INPUT' | 'PSI_MESSAGE' | 'PSI_ROUND'
     | 'PSI_WRONG_ROLE' | 'PSI_ORDER' | 'PSI_USAGE' | 'PSI_CANCELLED' | 'PSI_INTERNAL';
 }
 export declare class WorkerLostError extends LockstepError {
@@ -421,7 +421,11 @@ export type PlanBackend = 'native' | 'wasm' | 'auto';
 export interface RunPlanOptions {
   /** Default 'auto': the native addon where its platform package is installed, else wasm (planInfo says which and why). */
   backend?: PlanBackend;
-  /** 'sync': on the calling thread (blocking it for the run); 'worker': on a supervised worker. Default 'worker'. */
+  /**
+   * 'sync': on the calling thread (blocking it for the compile and the run); 'worker': on a
+   * supervised worker, where the plan is also read, validated and compiled (a first small task,
+   * then the run: the calling thread never parses the plan). Default 'worker'.
+   */
   placement?: 'sync' | 'worker';
   /** Aborting ends the run: queued, it is removed; running, its worker is stopped and replaced. */
   signal?: AbortSignal;
@@ -439,7 +443,7 @@ export interface RunPlanOptions {
   workers?: number;
   /** The pool for worker placement (createPlanPool). Default: one shared pool per backend. */
   pool?: Pool;
-  /** ms the run may take on its worker. */
+  /** ms the run may take on its worker (the run task; the task that reads the plan there before it is not bounded by it). */
   timeout?: number;
   /** The wasm build: 'simd' or 'scalar'. Default: simd where the engine runs it. */
   wasm?: 'simd' | 'scalar';
@@ -458,7 +462,8 @@ export interface RunPlanOptions {
  * id): the outputs, byte for byte what `lockstep plan run` writes for the same plan and arrays,
  * on every backend and placement. Refusals (PlanError: an invalid plan, an array of the wrong
  * dtype or length, a detached buffer, a budget too small) come before any work and leave the
- * caller's outputs untouched.
+ * caller's outputs untouched; with placement 'worker' the engine's come from the worker that read
+ * the plan, with the same codes and messages.
  */
 export declare function runPlan(
   plan: string | object,

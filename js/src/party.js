@@ -480,7 +480,8 @@ async function createIn(pool, role, affinity, { key, ...options }) {
 }
 
 /**
- * The built-in sample data of lockstep_psi::sample for a starter of `rows` people (at least 10;
+ * The built-in sample data of lockstep_psi::sample for a starter of `rows` people (at least 10,
+ * at most 2,000,000: more is PsiError PSI_LIMIT;
  * the joiner gets four fifths as many, three fifths of them shared), made in a worker of `pool`:
  * the files `lockstep psi demo --rows N --dir D` writes, byte for byte.
  *

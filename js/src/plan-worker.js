@@ -1,9 +1,9 @@
 // @ts-check
 // The plan worker: one backend per worker (the native addon, or an instance of the wasm module),
-// serving runPlan's 'plan.run' op (plan/run.js, plan/worker-ops.js). Loaded by createPlanPool;
-// not imported directly.
+// serving runPlan's 'plan.describe' and 'plan.run' ops (plan/run.js, plan/worker-ops.js).
+// Loaded by createPlanPool; not imported directly.
 
 import { serve } from './worker.js';
-import { loadPlanWorker, runPlanOp } from './plan/worker-ops.js';
+import { PLAN_OPS, loadPlanWorker } from './plan/worker-ops.js';
 
-serve({ load: loadPlanWorker, ops: { 'plan.run': runPlanOp } });
+serve({ load: loadPlanWorker, ops: PLAN_OPS });

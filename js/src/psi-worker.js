@@ -122,6 +122,33 @@ export function workerMemory() {
   return { wasmBytes, heapBytes: typeof heap === 'number' ? heap : undefined };
 }
 
+/**
+ * `party`'s key as this worker sends it to the page: in a fresh ArrayBuffer of exactly its
+ * length, which worker.js transfers (its backing store moves to the page, nothing is copied),
+ * and the engine's export wiped at once. The export itself cannot be what is sent:
+ * - the addon's is a napi-rs external ArrayBuffer, which Node does not move but silently copies
+ *   into the serialized message when it is transferred (no error for "transfer, else copy" in
+ *   worker.js to see), leaving the key in that message's freed buffer and in the addon's
+ *   allocation, which napi-rs frees without wiping;
+ * - the wasm module's is a 32-byte Uint8Array that V8 keeps on its heap, and reading its
+ *   `.buffer` to transfer it copies the bytes out and leaves them there, unwiped.
+ * The fresh buffer is allocated before the export, so that nothing is allocated (no garbage
+ * collection can move the export) between the export and its wipe.
+ *
+ * @param {WasmParty} party
+ */
+function exportedKey(party) {
+  const sent = new Uint8Array(new ArrayBuffer(32));
+  const exported = party.exportKey();
+  try {
+    if (exported.length !== sent.length) throw new Error(`invariant: an exported key of ${exported.length} bytes`);
+    sent.set(exported);
+    return sent;
+  } finally {
+    exported.fill(0);
+  }
+}
+
 /** @param {unknown} context */
 const glueOf = (context) => /** @type {WasmGlue} what load returned */ (context);
 
@@ -181,7 +208,7 @@ serve({
     /** @param {any} input @param {import('./worker.js').OpContext} op */
     'psi.helper': (input, { progress, context }) => runHelper(input, glueOf(context).PsiHelper, progress, workerMemory),
     /** @param {any} input */
-    'psi.party.exportKey': (input) => partyOf(input.party).exportKey(),
+    'psi.party.exportKey': (input) => exportedKey(partyOf(input.party)),
     /** @param {any} input */
     'psi.party.dispose': (input) => {
       partyOf(input.party).free();

@@ -96,11 +96,15 @@ export function packValues(values) {
  * A copy of `bytes` in a fresh ArrayBuffer of exactly its length: what a task sent `owned` may
  * move to its worker. Not `bytes.slice()`: a Node Buffer's slice is a view of the same memory,
  * often of an 8 KiB slab shared with other Buffers, which would then be sent (or detached) whole.
+ * Not `new Uint8Array(n)` either: V8 keeps a typed array that small (a key) on its heap, and
+ * reading its `.buffer` for the transfer copies the bytes out and leaves them there, unwiped;
+ * a `new ArrayBuffer` is a backing store apart from the heap, which the transfer moves whole
+ * (test/node/key-copies.test.js). Nothing is copied on the way, so nothing is left to wipe.
  *
  * @param {Uint8Array} bytes
  */
 export function ownCopy(bytes) {
-  const copy = new Uint8Array(bytes.length);
+  const copy = new Uint8Array(new ArrayBuffer(bytes.length));
   copy.set(bytes);
   return copy;
 }

@@ -10,7 +10,8 @@
 // `load` runs once, on the pool's `init`; what it returns is the handshake. An error it throws
 // with `code: 'ERR_ASSET_MISSING'` and a `path` is reported as a missing asset. Each op gets the
 // task's input (the pool's snapshot, now owned by this worker) and returns its output (or a
-// promise of it); whole-buffer typed arrays in the output are transferred, not copied.
+// promise of it); whole-buffer typed arrays in the output are transferred, not copied (but see
+// `transferable`: Node copies an addon's external buffers, silently).
 // `progress(done, total)` reports progress and is the beat the pool's hang detection listens
 // to: an op that runs for long should call it at a steady pace of work (the pool measures the
 // time per unit of `done`, so beats may cover different amounts of work).
@@ -94,7 +95,12 @@ export function serve({ load = async () => ({ asset: 'js', abi: 0 }), ops }) {
       try {
         port.post({ type: 'result', id, output }, transferable(output));
       } catch {
-        // A buffer that cannot move (a wasm memory's): copied instead.
+        // A buffer that cannot move (a wasm memory's): copied instead. Not every buffer that
+        // cannot move throws: Node copies an addon's external ArrayBuffer (napi-rs builds its
+        // results as ones) into the serialized message without a word, so this catch never sees
+        // it. Either copy leaves the bytes in the message's buffer, freed unwiped: an op whose
+        // output is a secret returns it in a fresh ArrayBuffer of its own and wipes the engine's
+        // (psi-worker.js, exportedKey).
         port.post({ type: 'result', id, output });
       }
     } catch (error) {
@@ -115,7 +121,9 @@ export function serve({ load = async () => ({ asset: 'js', abi: 0 }), ops }) {
 }
 
 // Whole-buffer views at the top of the output (or in a top-level array / plain object): their
-// buffers move to the pool. A view into a larger buffer (wasm memory, a pool of bytes) is copied.
+// buffers move to the pool. A view into a larger buffer (wasm memory, a pool of bytes) is copied,
+// and so is, by Node, an external ArrayBuffer (an addon's memory): it stays in the transfer list,
+// is not detached, and its bytes are serialized into the message (test/node/key-copies.test.js).
 /** @param {unknown} output @returns {ArrayBuffer[]} */
 function transferable(output) {
   /** @type {unknown[]} */

@@ -164,9 +164,12 @@ impl JsParty {
         masked: &[u8],
         progress: Option<Beat<'_>>,
     ) -> Result<Uint8Array, CodedError> {
+        let masked = masked.to_vec(); // owned: JS may resize or detach its buffer from the callback
         let party = self.party_mut()?;
-        with_progress(env, progress, |control| party.setup_finish(masked, control))
-            .map(Uint8Array::from)
+        with_progress(env, progress, |control| {
+            party.setup_finish(&masked, control)
+        })
+        .map(Uint8Array::from)
     }
 
     /// The last raw setup's permutation file, as `psi setup --permutation-out` writes it.
@@ -309,7 +312,8 @@ impl JsParty {
         progress: Option<Beat<'_>>,
     ) -> Result<Uint8Array, CodedError> {
         let keyed = self.party()?.keyed();
-        with_progress(env, progress, |control| keyed.mask(values, ends, control))
+        let (values, ends) = (values.to_vec(), ends.to_vec()); // owned, as in `setupFinish`
+        with_progress(env, progress, |control| keyed.mask(&values, &ends, control))
             .map(Uint8Array::from)
     }
 
@@ -326,8 +330,9 @@ impl JsParty {
         progress: Option<Beat<'_>>,
     ) -> Result<Uint8Array, CodedError> {
         let keyed = self.party()?.keyed();
+        let elements = elements.to_vec(); // owned, as in `setupFinish`
         with_progress(env, progress, |control| {
-            keyed.remask(elements, first as usize, control)
+            keyed.remask(&elements, first as usize, control)
         })
         .map(Uint8Array::from)
     }
@@ -345,8 +350,9 @@ impl JsParty {
         progress: Option<Beat<'_>>,
     ) -> Result<Uint8Array, CodedError> {
         let keyed = self.party()?.keyed();
+        let elements = elements.to_vec(); // owned, as in `setupFinish`
         with_progress(env, progress, |control| {
-            keyed.unmask(elements, first as usize, control)
+            keyed.unmask(&elements, first as usize, control)
         })
         .map(Uint8Array::from)
     }
@@ -411,7 +417,8 @@ impl JsHelper {
         progress: Option<Beat<'_>>,
     ) -> Result<Uint8Array, CodedError> {
         let keyed = self.keyed()?;
-        with_progress(env, progress, |control| keyed.mask(values, ends, control))
+        let (values, ends) = (values.to_vec(), ends.to_vec()); // owned, as in `setupFinish`
+        with_progress(env, progress, |control| keyed.mask(&values, &ends, control))
             .map(Uint8Array::from)
     }
 
@@ -428,8 +435,9 @@ impl JsHelper {
         progress: Option<Beat<'_>>,
     ) -> Result<Uint8Array, CodedError> {
         let keyed = self.keyed()?;
+        let elements = elements.to_vec(); // owned, as in `setupFinish`
         with_progress(env, progress, |control| {
-            keyed.remask(elements, first as usize, control)
+            keyed.remask(&elements, first as usize, control)
         })
         .map(Uint8Array::from)
     }
@@ -447,8 +455,9 @@ impl JsHelper {
         progress: Option<Beat<'_>>,
     ) -> Result<Uint8Array, CodedError> {
         let keyed = self.keyed()?;
+        let elements = elements.to_vec(); // owned, as in `setupFinish`
         with_progress(env, progress, |control| {
-            keyed.unmask(elements, first as usize, control)
+            keyed.unmask(&elements, first as usize, control)
         })
         .map(Uint8Array::from)
     }
@@ -484,7 +493,8 @@ pub fn psi_request(
             None => Ok(()),
         }
     };
-    match party::request(key, values, ends, reveal, normalize, BACKEND, &mut report) {
+    let (values, ends) = (values.to_vec(), ends.to_vec()); // owned, as in `setupFinish`
+    match party::request(key, &values, &ends, reveal, normalize, BACKEND, &mut report) {
         Ok(bytes) => Ok(Uint8Array::from(bytes)),
         Err(RequestError::Callback(thrown)) => Err(rethrow(env, thrown)),
         Err(error) => Err(coded(error.to_string(), error.code())),
@@ -493,25 +503,34 @@ pub fn psi_request(
 
 /// The parts of `items` for `count` instances ([`party::part_bounds`]):
 /// `[start0, end0, start1, end1, ...]`.
+///
+/// # Errors
+/// As [`party::part_bounds`] (`PSI_USAGE`, `PSI_LIMIT`).
 #[napi(js_name = "psiRanges")]
-pub fn psi_ranges(items: u32, count: u32) -> Uint32Array {
-    Uint32Array::from(party::part_bounds(items, count))
+pub fn psi_ranges(items: f64, count: f64) -> Result<Uint32Array, CodedError> {
+    party::part_bounds(items, count)
+        .map(Uint32Array::from)
+        .map_err(coded_party)
 }
 
 /// The built-in sample data ([`lockstep_psi::sample`]) for a starter of `rows` people, the
 /// files `lockstep psi demo --rows N --dir D` writes.
+///
+/// # Errors
+/// As [`party::sample`]: `PSI_USAGE`, `PSI_LIMIT` past [`sample::MAX_PEOPLE`](lockstep_psi::sample::MAX_PEOPLE),
+/// `PSI_MEMORY` for files that do not fit.
 #[napi(js_name = "psiSample")]
-pub fn psi_sample(rows: u32) -> Sample {
+pub fn psi_sample(rows: f64) -> Result<Sample, CodedError> {
     use lockstep_psi::sample;
-    let orgs = sample::organisations(rows as usize);
-    Sample {
+    let orgs = party::sample(rows).map_err(coded_party)?;
+    Ok(Sample {
         starter: Uint8Array::from(orgs.starter),
         joiner: Uint8Array::from(orgs.joiner),
         starter_rows: orgs.starter_rows as f64,
         joiner_rows: orgs.joiner_rows as f64,
         key_column: sample::KEY_COLUMN.to_owned(),
         columns: sample::HEADER.iter().map(|&c| c.to_owned()).collect(),
-    }
+    })
 }
 
 /// `{ values, ends }` of packed items.

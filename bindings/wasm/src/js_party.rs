@@ -5,6 +5,7 @@
 //! given for the call, as `progress(done, total)`; an exception it throws cancels the step,
 //! which then fails with that exception.
 
+use crate::stack::StackWipe;
 use std::cell::{Cell, RefCell};
 
 use js_sys::{Function, Object, Reflect, Uint8Array, Uint32Array};
@@ -39,6 +40,7 @@ impl JsParty {
     /// # Errors
     /// `PSI_USAGE` for another role, `PSI_INTERNAL` if randomness fails.
     pub fn generate(role: &str) -> Result<JsParty, JsValue> {
+        let _wipe = StackWipe;
         let role = role.parse::<Role>().map_err(to_js)?;
         Party::generate(role, Backend::Portable)
             .map(Self)
@@ -51,6 +53,7 @@ impl JsParty {
     /// # Errors
     /// `PSI_USAGE` for another role, `PSI_KEY` for a key that cannot be used.
     pub fn import(role: &str, key: &mut [u8]) -> Result<JsParty, JsValue> {
+        let _wipe = StackWipe;
         Party::import_as(role, key, Backend::Portable)
             .map(Self)
             .map_err(to_js)
@@ -65,6 +68,7 @@ impl JsParty {
     /// copy is wiped once JS has its own.
     #[wasm_bindgen(js_name = exportKey)]
     pub fn export_key(&self) -> Uint8Array {
+        let _wipe = StackWipe;
         let key = self.0.export_key();
         Uint8Array::from(&key[..])
     }
@@ -91,6 +95,7 @@ impl JsParty {
         joiner_count: f64,
         progress: Option<Function>,
     ) -> Result<Vec<u8>, JsValue> {
+        let _wipe = StackWipe;
         let params = party::setup_params(format, fpr, joiner_count).map_err(to_js)?;
         let spec = KeySpec { columns, normalize };
         let rows = Rows::new(values, ends, packed);
@@ -105,6 +110,7 @@ impl JsParty {
     /// As [`Party::permutation_file`].
     #[wasm_bindgen(js_name = permutationFile)]
     pub fn permutation_file(&self) -> Result<Vec<u8>, JsValue> {
+        let _wipe = StackWipe;
         self.0.permutation_file().map_err(to_js)
     }
 
@@ -119,6 +125,7 @@ impl JsParty {
         size_only: bool,
         progress: Option<Function>,
     ) -> Result<Vec<u8>, JsValue> {
+        let _wipe = StackWipe;
         let joiner_count = count(joiner_count, "joinerCount").map_err(to_js)?;
         with_progress(progress, |control| {
             self.0.respond(request, joiner_count, size_only, control)
@@ -132,6 +139,7 @@ impl JsParty {
     /// # Errors
     /// As [`Party::resolve`].
     pub fn resolve(&self, pairs: &[u8]) -> Result<Object, JsValue> {
+        let _wipe = StackWipe;
         let resolved = self.0.resolve(pairs).map_err(to_js)?;
         let joiner: Vec<u32> = resolved.pairs.iter().map(|p| row(p.joiner_row)).collect();
         let starter: Vec<u32> = resolved.pairs.iter().map(|p| row(p.starter_row)).collect();
@@ -160,6 +168,7 @@ impl JsParty {
         size_only: bool,
         progress: Option<Function>,
     ) -> Result<Vec<u8>, JsValue> {
+        let _wipe = StackWipe;
         let spec = KeySpec { columns, normalize };
         let rows = Rows::new(values, ends, packed);
         with_progress(progress, |control| {
@@ -182,6 +191,7 @@ impl JsParty {
         max_setup_bytes: Option<f64>,
         progress: Option<Function>,
     ) -> Result<Object, JsValue> {
+        let _wipe = StackWipe;
         let limit = party::setup_limit(max_setup_bytes).map_err(to_js)?;
         let found = with_progress(progress, |control| {
             self.0.intersect(setup, response, limit, control)
@@ -212,6 +222,7 @@ impl JsParty {
         fpr: Option<f64>,
         joiner_count: f64,
     ) -> Result<Object, JsValue> {
+        let _wipe = StackWipe;
         let params = party::setup_params(format, fpr, joiner_count).map_err(to_js)?;
         let spec = KeySpec { columns, normalize };
         let items = self
@@ -231,6 +242,7 @@ impl JsParty {
         masked: &[u8],
         progress: Option<Function>,
     ) -> Result<Vec<u8>, JsValue> {
+        let _wipe = StackWipe;
         with_progress(progress, |control| self.0.setup_finish(masked, control))
     }
 
@@ -249,6 +261,7 @@ impl JsParty {
         normalize: bool,
         size_only: bool,
     ) -> Result<Object, JsValue> {
+        let _wipe = StackWipe;
         let spec = KeySpec { columns, normalize };
         let items = self
             .0
@@ -263,6 +276,7 @@ impl JsParty {
     /// As [`Party::request_finish`].
     #[wasm_bindgen(js_name = requestFinish)]
     pub fn request_finish(&mut self, masked: &[u8]) -> Result<Vec<u8>, JsValue> {
+        let _wipe = StackWipe;
         self.0.request_finish(masked).map_err(to_js)
     }
 
@@ -277,6 +291,7 @@ impl JsParty {
         joiner_count: f64,
         size_only: bool,
     ) -> Result<Vec<u8>, JsValue> {
+        let _wipe = StackWipe;
         let joiner_count = count(joiner_count, "joinerCount").map_err(to_js)?;
         self.0
             .respond_begin(request, joiner_count, size_only)
@@ -289,6 +304,7 @@ impl JsParty {
     /// As [`Party::respond_finish`].
     #[wasm_bindgen(js_name = respondFinish)]
     pub fn respond_finish(&mut self, remasked: &[u8]) -> Result<Vec<u8>, JsValue> {
+        let _wipe = StackWipe;
         self.0.respond_finish(remasked).map_err(to_js)
     }
 
@@ -303,6 +319,7 @@ impl JsParty {
         response: &[u8],
         max_setup_bytes: Option<f64>,
     ) -> Result<Vec<u8>, JsValue> {
+        let _wipe = StackWipe;
         let limit = party::setup_limit(max_setup_bytes).map_err(to_js)?;
         self.0
             .intersect_begin(setup, response, limit)
@@ -316,6 +333,7 @@ impl JsParty {
     /// As [`Party::intersect_finish`].
     #[wasm_bindgen(js_name = intersectFinish)]
     pub fn intersect_finish(&mut self, unmasked: &[u8]) -> Result<Object, JsValue> {
+        let _wipe = StackWipe;
         found_object(self.0.intersect_finish(unmasked).map_err(to_js)?)
     }
 
@@ -330,6 +348,7 @@ impl JsParty {
         ends: &[u32],
         progress: Option<Function>,
     ) -> Result<Vec<u8>, JsValue> {
+        let _wipe = StackWipe;
         with_progress(progress, |control| {
             self.0.keyed().mask(values, ends, control)
         })
@@ -346,6 +365,7 @@ impl JsParty {
         first: u32,
         progress: Option<Function>,
     ) -> Result<Vec<u8>, JsValue> {
+        let _wipe = StackWipe;
         with_progress(progress, |control| {
             self.0.keyed().remask(elements, first as usize, control)
         })
@@ -362,6 +382,7 @@ impl JsParty {
         first: u32,
         progress: Option<Function>,
     ) -> Result<Vec<u8>, JsValue> {
+        let _wipe = StackWipe;
         with_progress(progress, |control| {
             self.0.keyed().unmask(elements, first as usize, control)
         })
@@ -383,6 +404,7 @@ impl JsHelper {
     /// `PSI_USAGE` for another role, `PSI_KEY` for a key that cannot be used.
     #[wasm_bindgen(js_name = fromKey)]
     pub fn from_key(role: &str, key: &mut [u8]) -> Result<JsHelper, JsValue> {
+        let _wipe = StackWipe;
         Keyed::from_key_as(role, key, Backend::Portable)
             .map(Self)
             .map_err(to_js)
@@ -404,6 +426,7 @@ impl JsHelper {
         ends: &[u32],
         progress: Option<Function>,
     ) -> Result<Vec<u8>, JsValue> {
+        let _wipe = StackWipe;
         with_progress(progress, |control| self.0.mask(values, ends, control))
     }
 
@@ -418,6 +441,7 @@ impl JsHelper {
         first: u32,
         progress: Option<Function>,
     ) -> Result<Vec<u8>, JsValue> {
+        let _wipe = StackWipe;
         with_progress(progress, |control| {
             self.0.remask(elements, first as usize, control)
         })
@@ -434,6 +458,7 @@ impl JsHelper {
         first: u32,
         progress: Option<Function>,
     ) -> Result<Vec<u8>, JsValue> {
+        let _wipe = StackWipe;
         with_progress(progress, |control| {
             self.0.unmask(elements, first as usize, control)
         })
@@ -442,9 +467,12 @@ impl JsHelper {
 
 /// The parts of `items` for `count` instances, as the engine splits them
 /// ([`party::part_bounds`]): `[start0, end0, start1, end1, ...]`, in order.
+///
+/// # Errors
+/// As [`party::part_bounds`] (`PSI_USAGE`, `PSI_LIMIT`).
 #[wasm_bindgen(js_name = psiRanges)]
-pub fn psi_ranges(items: u32, count: u32) -> Vec<u32> {
-    party::part_bounds(items, count)
+pub fn psi_ranges(items: f64, count: f64) -> Result<Vec<u32>, JsValue> {
+    party::part_bounds(items, count).map_err(to_js)
 }
 
 /// The built-in sample data ([`lockstep_psi::sample`]) for a starter of `rows` people, the
@@ -453,11 +481,12 @@ pub fn psi_ranges(items: u32, count: u32) -> Vec<u32> {
 /// normalized).
 ///
 /// # Errors
-/// Only if the JS object cannot be built (it always can).
+/// As [`party::sample`]: `PSI_USAGE`, `PSI_LIMIT` past [`sample::MAX_PEOPLE`](lockstep_psi::sample::MAX_PEOPLE),
+/// `PSI_MEMORY` for files that do not fit.
 #[wasm_bindgen(js_name = psiSample)]
-pub fn psi_sample(rows: u32) -> Result<Object, JsValue> {
+pub fn psi_sample(rows: f64) -> Result<Object, JsValue> {
     use lockstep_psi::sample;
-    let orgs = sample::organisations(rows as usize);
+    let orgs = party::sample(rows).map_err(to_js)?;
     let columns = js_sys::Array::new();
     for column in sample::HEADER {
         columns.push(&JsValue::from_str(column));

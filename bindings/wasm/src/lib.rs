@@ -40,6 +40,7 @@
 
 mod js_party;
 mod plan;
+mod stack;
 
 use lockstep_psi::Backend;
 use lockstep_psi::party::{RequestError, request};
@@ -93,6 +94,7 @@ pub fn psi_request(
     normalize: bool,
     progress: Option<js_sys::Function>,
 ) -> Result<Vec<u8>, JsValue> {
+    let _wipe = stack::StackWipe;
     let mut report = |done: usize, total: usize| -> Result<(), JsValue> {
         match &progress {
             Some(callback) => callback

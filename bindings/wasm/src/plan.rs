@@ -47,6 +47,31 @@ thread_local! {
     static BEAT: RefCell<Option<Function>> = const { RefCell::new(None) };
     /// What that callback threw (the run is then cancelled and ends with it).
     static THROWN: RefCell<Option<JsValue>> = const { RefCell::new(None) };
+    /// Whether a run is in flight on this thread: a run started from its progress callback is
+    /// refused (it would replace the callback of the run around it).
+    static RUNNING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Marks a run in flight for as long as it lives, however the run ends.
+struct InFlight;
+
+impl InFlight {
+    fn enter() -> Result<InFlight, JsValue> {
+        if RUNNING.replace(true) {
+            return Err(coded(
+                "a run cannot start from another run's progress callback",
+                "PLAN_BINDING",
+            ));
+        }
+        Ok(InFlight)
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        BEAT.with(|beat| *beat.borrow_mut() = None);
+        RUNNING.set(false);
+    }
 }
 
 #[wasm_bindgen(js_class = PlanProgram)]
@@ -260,6 +285,7 @@ impl JsPlan {
         inputs: &[ArrayRef<'_>],
         progress: Option<Function>,
     ) -> Result<(), JsValue> {
+        let _in_flight = InFlight::enter()?;
         let layout = self
             .plan
             .layout(
@@ -299,20 +325,18 @@ impl JsPlan {
                 BEAT.with(|beat| *beat.borrow_mut() = Some(callback));
                 let cancel = control.cancel_token().clone();
                 control.with_progress(Progress::new(move |report| {
-                    BEAT.with(|beat| {
-                        let Some(callback) = &*beat.borrow() else {
-                            return;
-                        };
-                        let total = report.total.unwrap_or(report.done) as f64;
-                        if let Err(error) = callback.call2(
-                            &JsValue::NULL,
-                            &(report.done as f64).into(),
-                            &total.into(),
-                        ) {
-                            THROWN.with(|thrown| *thrown.borrow_mut() = Some(error));
-                            cancel.cancel();
-                        }
-                    });
+                    // Taken out of the cell before it is called: nothing is borrowed while
+                    // JS runs.
+                    let Some(callback) = BEAT.with(|beat| beat.borrow().clone()) else {
+                        return;
+                    };
+                    let total = report.total.unwrap_or(report.done) as f64;
+                    if let Err(error) =
+                        callback.call2(&JsValue::NULL, &(report.done as f64).into(), &total.into())
+                    {
+                        THROWN.with(|thrown| *thrown.borrow_mut() = Some(error));
+                        cancel.cancel();
+                    }
                 }))
             }
         };
@@ -329,7 +353,6 @@ impl JsPlan {
                 self.plan.run(&pool, &control, inputs, &mut views, &options)
             }
         };
-        BEAT.with(|beat| *beat.borrow_mut() = None);
         if let Some(error) = THROWN.with(|thrown| thrown.borrow_mut().take()) {
             return Err(error);
         }

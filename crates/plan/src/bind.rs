@@ -10,17 +10,15 @@ use crate::{ArrayMut, ArrayRef, DType, Plan, RunError};
 /// # Errors
 /// [`RunError::Binding`] for a wrong number of inputs, a dtype that is not the plan's, a view
 /// that reaches past its array, or inputs whose views take different numbers of elements.
-pub(crate) fn bind_inputs(plan: &Plan, inputs: &[ArrayRef<'_>]) -> Result<Option<usize>, RunError> {
+pub(crate) fn bind_inputs(plan: &Plan, inputs: &[ArrayRef<'_>]) -> Result<Option<u64>, RunError> {
     let shapes: Vec<(DType, usize)> = inputs.iter().map(|a| (a.dtype(), a.len())).collect();
     bind_shapes(plan, &shapes)
 }
 
 /// [`bind_inputs`] over the inputs' dtypes and lengths alone (a front end checks a run before
-/// its arrays reach the engine's memory).
-pub(crate) fn bind_shapes(
-    plan: &Plan,
-    inputs: &[(DType, usize)],
-) -> Result<Option<usize>, RunError> {
+/// its arrays reach the engine's memory). The count is a `u64`: with inputs it is at most an
+/// input's length, but a plan without inputs may fix more than this target addresses.
+pub(crate) fn bind_shapes(plan: &Plan, inputs: &[(DType, usize)]) -> Result<Option<u64>, RunError> {
     let binding = |at: String, message: String| RunError::Binding { at, message };
     if inputs.len() != plan.inputs.len() {
         return Err(binding(
@@ -32,7 +30,7 @@ pub(crate) fn bind_shapes(
             ),
         ));
     }
-    let mut length: Option<(usize, String)> = plan.length.map(|n| (n, "the plan".to_owned()));
+    let mut length: Option<(u64, String)> = plan.length.map(|n| (n, "the plan".to_owned()));
     for (i, (input, &(dtype, len))) in plan.inputs.iter().zip(inputs).enumerate() {
         let at = format!("inputs[{i}] {}", quoted(&input.id));
         if dtype != input.dtype {
@@ -58,7 +56,7 @@ pub(crate) fn bind_shapes(
     };
     for (i, (input, &(_, len))) in plan.inputs.iter().zip(inputs).enumerate() {
         let span = input.view.span(n);
-        if span.is_none_or(|span| span > len) {
+        if span.is_none_or(|span| span > len as u64) {
             return Err(binding(
                 format!("inputs[{i}] {}", quoted(&input.id)),
                 format!(
@@ -89,9 +87,12 @@ pub(crate) fn bind(
 
 /// The outputs' checks of [`bind`] over their dtypes and lengths alone, given what the inputs
 /// fixed.
+///
+/// # Panics
+/// Never: every output's span holds the count, and the span fits its array.
 pub(crate) fn bind_output_shapes(
     plan: &Plan,
-    fixed: Option<usize>,
+    fixed: Option<u64>,
     outputs: &[(DType, usize)],
 ) -> Result<usize, RunError> {
     let binding = |at: String, message: String| RunError::Binding { at, message };
@@ -118,7 +119,7 @@ pub(crate) fn bind_output_shapes(
             ));
         }
         let span = output.view.span(n);
-        if span.is_none_or(|span| span > len) {
+        if span.is_none_or(|span| span > len as u64) {
             return Err(binding(
                 at,
                 format!(
@@ -128,5 +129,6 @@ pub(crate) fn bind_output_shapes(
             ));
         }
     }
-    Ok(n)
+    // A plan has an output (validation), whose span (at least `n`) fits its array.
+    Ok(usize::try_from(n).expect("invariant: an output's array holds the run's elements"))
 }

@@ -78,7 +78,7 @@ pub use dtype::{Array, ArrayMut, ArrayRef, DType, LengthError};
 pub use error::{PlanError, RunError};
 pub use exec::{ISA_ENV, instruction_set};
 pub use op::Op;
-pub use plan::{Constant, Input, MAX_NODES, Node, Output, Plan, Value, View};
+pub use plan::{Constant, Input, MAX_NODES, MAX_VIEW_NUMBER, Node, Output, Plan, Value, View};
 
 pub use quote::{MAX_ECHO, Quoted, escaped, parser_message, quoted};
 pub use stream::StreamError;
@@ -178,14 +178,16 @@ impl Plan {
             .enumerate()
             .map(|(i, output)| {
                 let at = format!("outputs[{i}] {}", quoted(&output.id));
-                let len = output.view.span(n).ok_or_else(|| RunError::Binding {
+                let span = output.view.span(n).ok_or_else(|| RunError::Binding {
                     at: at.clone(),
                     message: "its view's span overflows".to_owned(),
                 })?;
-                Array::try_zeros(output.dtype, len).ok_or_else(|| RunError::Binding {
-                    at,
-                    message: format!("{len} elements of {} cannot be allocated", output.dtype),
-                })
+                let refused = || RunError::Binding {
+                    at: at.clone(),
+                    message: format!("{span} elements of {} cannot be allocated", output.dtype),
+                };
+                let len = usize::try_from(span).map_err(|_| refused())?;
+                Array::try_zeros(output.dtype, len).ok_or_else(refused)
             })
             .collect()
     }
@@ -251,7 +253,10 @@ impl Plan {
         let outputs = self
             .outputs
             .iter()
-            .map(|o| bytes(o.view.span(n).unwrap_or(usize::MAX), o.dtype))
+            .map(|o| {
+                let span = o.view.span(n).unwrap_or(u64::MAX);
+                span.saturating_mul(o.dtype.size() as u64)
+            })
             .fold(0u64, u64::saturating_add);
         Ok(RunMemory {
             inputs: inputs
@@ -259,7 +264,9 @@ impl Plan {
                 .map(|a| bytes(a.len(), a.dtype()))
                 .fold(0, u64::saturating_add),
             outputs,
-            working: self.working_bytes(n, pool),
+            // A count past this target's addresses is held as the most it addresses: the
+            // working memory is per block, and grows with the count only up to a block a task.
+            working: self.working_bytes(usize::try_from(n).unwrap_or(usize::MAX), pool),
         })
     }
 
@@ -270,7 +277,7 @@ impl Plan {
         let input = self.inputs.get(index)?;
         let n = self.length?;
         let span = input.view.span(n)?;
-        Some((span as u64).saturating_mul(input.dtype.size() as u64))
+        Some(span.saturating_mul(input.dtype.size() as u64))
     }
 
     /// The number of elements a run over `inputs` computes: the plan's fixed length, else what
@@ -279,15 +286,21 @@ impl Plan {
     /// # Errors
     /// [`RunError::Binding`] if the plan has neither inputs nor a fixed length.
     pub fn element_count(&self, inputs: &[ArrayRef<'_>]) -> Result<usize, RunError> {
-        match (self.length, self.inputs.first(), inputs.first()) {
-            (Some(n), _, _) => Ok(n),
-            (None, Some(input), Some(array)) => Ok(input.view.fitting(array.len())),
-            _ => Err(RunError::Binding {
-                at: "inputs".to_owned(),
-                message: "nothing fixes the number of elements (no input, no view length)"
-                    .to_owned(),
-            }),
-        }
+        let n = match (self.length, self.inputs.first(), inputs.first()) {
+            (Some(n), _, _) => n,
+            (None, Some(input), Some(array)) => input.view.fitting(array.len()),
+            _ => {
+                return Err(RunError::Binding {
+                    at: "inputs".to_owned(),
+                    message: "nothing fixes the number of elements (no input, no view length)"
+                        .to_owned(),
+                });
+            }
+        };
+        usize::try_from(n).map_err(|_| RunError::Binding {
+            at: "inputs".to_owned(),
+            message: format!("{n} elements are more than this machine addresses"),
+        })
     }
 }
 
@@ -337,7 +350,7 @@ impl Plan {
         let fixed = bind::bind_shapes(self, inputs)?;
         let outputs_given = outputs;
         let n = match outputs {
-            Some(outputs) => Some(bind::bind_output_shapes(self, fixed, outputs)?),
+            Some(outputs) => Some(bind::bind_output_shapes(self, fixed, outputs)? as u64),
             None => fixed,
         }
         .ok_or_else(|| RunError::Binding {
@@ -349,12 +362,19 @@ impl Plan {
             .iter()
             .enumerate()
             .map(|(i, output)| {
-                output.view.span(n).ok_or_else(|| RunError::Binding {
-                    at: format!("outputs[{i}] {}", quoted(&output.id)),
+                let at = format!("outputs[{i}] {}", quoted(&output.id));
+                let span = output.view.span(n).ok_or_else(|| RunError::Binding {
+                    at: at.clone(),
                     message: "its view's span overflows".to_owned(),
+                })?;
+                usize::try_from(span).map_err(|_| RunError::Binding {
+                    at,
+                    message: format!("{span} elements of {} cannot be allocated", output.dtype),
                 })
             })
             .collect::<Result<Vec<usize>, RunError>>()?;
+        // Every output's span holds the count (a plan has outputs), and each fits `usize`.
+        let n = usize::try_from(n).expect("invariant: an output's span holds the run's elements");
         let bytes = |len: usize, dtype: DType| (len as u64).saturating_mul(dtype.size() as u64);
         let memory = RunMemory {
             inputs: inputs

@@ -24,17 +24,24 @@ pub enum Value {
     Node(usize),
 }
 
+/// The largest offset, stride or length a view holds: 2^53 - 1, the largest whole number JS
+/// holds exactly (a plan is JSON, often written in JS). The same on every target: a number past
+/// what this target can address is not refused when the plan is read but when a run binds
+/// arrays to it (a view that takes no elements binds anywhere), so every engine reads and binds
+/// a plan alike.
+pub const MAX_VIEW_NUMBER: u64 = (1 << 53) - 1;
+
 /// How a plan reads or writes an array: element `i` is at `offset + i * stride`. A missing
 /// length is the most elements the buffer holds from `offset` on (inputs) or the plan's length
-/// (outputs).
+/// (outputs). Each number is at most [`MAX_VIEW_NUMBER`], whatever the target's `usize`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct View {
     /// The first element's index in the buffer.
-    pub offset: usize,
+    pub offset: u64,
     /// The distance between elements, at least 1.
-    pub stride: usize,
+    pub stride: u64,
     /// The number of elements, if the plan fixes it.
-    pub length: Option<usize>,
+    pub length: Option<u64>,
 }
 
 impl View {
@@ -47,9 +54,9 @@ impl View {
 
     /// The elements this view takes from a buffer of `buffer_len` elements when the plan's
     /// length is not fixed: as many as fit.
-    pub fn fitting(&self, buffer_len: usize) -> usize {
+    pub fn fitting(&self, buffer_len: usize) -> u64 {
         self.length.unwrap_or_else(|| {
-            buffer_len
+            (buffer_len as u64)
                 .checked_sub(self.offset)
                 .map_or(0, |rest| rest.div_ceil(self.stride))
         })
@@ -57,7 +64,7 @@ impl View {
 
     /// The buffer length `len` elements of this view need: `offset + (len - 1) * stride + 1`
     /// (0 for none), or `None` if that overflows.
-    pub fn span(&self, len: usize) -> Option<usize> {
+    pub fn span(&self, len: u64) -> Option<u64> {
         if len == 0 {
             return Some(0);
         }
@@ -65,6 +72,16 @@ impl View {
             .checked_mul(self.stride)?
             .checked_add(self.offset)?
             .checked_add(1)
+    }
+
+    /// Where element `i` is, for a view bound to an array that holds it.
+    ///
+    /// # Panics
+    /// If the index does not fit `usize`: binding checked that the view's elements lie in its
+    /// array, so a bound view's do.
+    pub(crate) fn index(&self, i: usize) -> usize {
+        let at = self.offset + i as u64 * self.stride;
+        usize::try_from(at).expect("invariant: a bound view's elements lie in its array")
     }
 }
 
@@ -128,7 +145,7 @@ pub struct Plan {
     pub(crate) constants: Vec<Constant>,
     pub(crate) nodes: Vec<Node>,
     pub(crate) outputs: Vec<Output>,
-    pub(crate) length: Option<usize>,
+    pub(crate) length: Option<u64>,
 }
 
 impl Plan {
@@ -181,7 +198,7 @@ impl Plan {
     }
 
     /// The number of elements the plan fixes in its views, if any does.
-    pub fn fixed_length(&self) -> Option<usize> {
+    pub fn fixed_length(&self) -> Option<u64> {
         self.length
     }
 
@@ -211,7 +228,7 @@ impl Plan {
                 ));
             }
         }
-        let mut length: Option<(usize, String)> = None;
+        let mut length: Option<(u64, String)> = None;
         let mut fix_length = |at: &str, view: &View| -> Result<(), PlanError> {
             let Some(len) = view.length else {
                 return Ok(());
@@ -570,15 +587,16 @@ fn dtype(name: &str, at: &str) -> Result<DType, PlanError> {
 }
 
 fn view(raw: &RawView, at: &str) -> Result<View, PlanError> {
-    let size = |value: u64, field: &str| {
-        usize::try_from(value).map_err(|_| {
-            invalid(
+    let number = |value: u64, field: &str| {
+        if value > MAX_VIEW_NUMBER {
+            return Err(invalid(
                 format!("{at}.view.{field}"),
-                format!("{value} does not fit this machine's memory"),
-            )
-        })
+                format!("{value} is past {MAX_VIEW_NUMBER}, the largest a view holds"),
+            ));
+        }
+        Ok(value)
     };
-    let stride = size(raw.stride.unwrap_or(1), "stride")?;
+    let stride = number(raw.stride.unwrap_or(1), "stride")?;
     if stride == 0 {
         return Err(invalid(
             format!("{at}.view.stride"),
@@ -586,9 +604,9 @@ fn view(raw: &RawView, at: &str) -> Result<View, PlanError> {
         ));
     }
     Ok(View {
-        offset: size(raw.offset.unwrap_or(0), "offset")?,
+        offset: number(raw.offset.unwrap_or(0), "offset")?,
         stride,
-        length: raw.length.map(|l| size(l, "length")).transpose()?,
+        length: raw.length.map(|l| number(l, "length")).transpose()?,
     })
 }
 

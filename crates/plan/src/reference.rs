@@ -25,7 +25,7 @@ pub fn run(
         .map(|(input, &array)| {
             with_type!(input.dtype, T => {
                 let data = <T as Typed>::of_ref(array);
-                Array::from((0..n).map(|i| data[input.view.offset + i * input.view.stride]).collect::<Vec<T>>())
+                Array::from((0..n).map(|i| data[input.view.index(i)]).collect::<Vec<T>>())
             })
         })
         .collect();
@@ -72,7 +72,7 @@ pub fn run(
             let from = <T as Typed>::of(value);
             let to = <T as Typed>::of_out(array);
             for (i, &x) in from.iter().enumerate() {
-                to[output.view.offset + i * output.view.stride] = x.canonical();
+                to[output.view.index(i)] = x.canonical();
             }
         });
     }

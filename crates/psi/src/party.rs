@@ -145,17 +145,58 @@ pub fn setup_limit(max_setup_bytes: Option<f64>) -> Result<u64, PartyError> {
     })
 }
 
+/// The most parts a step is cut into ([`part_bounds`]): far more helpers than a machine runs,
+/// so the list of bounds a caller can ask for stays small.
+pub const MAX_PARTS: u64 = 4096;
+
 /// The parts of `items` for `count` instances (at least one), as the engine splits them
 /// ([`crate::parts::ranges`]), flat for JS: `[start0, end0, start1, end1, ...]`, in order.
+/// Both are JS numbers: `items` a whole number of at most `u32::MAX`, `count` of at most
+/// [`MAX_PARTS`] (0 counts as 1).
+///
+/// # Errors
+/// [`PartyError::Usage`] for a number that is not whole; [`PartyError::Limit`] past a limit.
 ///
 /// # Panics
 /// Never: every bound is at most `items`, a `u32`.
-pub fn part_bounds(items: u32, count: u32) -> Vec<u32> {
-    parts::ranges(items as usize, count.max(1) as usize)
+pub fn part_bounds(items: f64, count: f64) -> Result<Vec<u32>, PartyError> {
+    let items = whole_count(items, "items")?;
+    let count = whole_count(count, "count")?;
+    if items > u64::from(u32::MAX) {
+        return Err(PartyError::Limit(format!(
+            "items must be at most {}, not {items}",
+            u32::MAX
+        )));
+    }
+    if count > MAX_PARTS {
+        return Err(PartyError::Limit(format!(
+            "count must be at most {MAX_PARTS}, not {count}"
+        )));
+    }
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "both checked against u32 bounds above"
+    )]
+    let (items, count) = (items as usize, count as usize);
+    Ok(parts::ranges(items, count.max(1))
         .into_iter()
         .flat_map(|r| [r.start, r.end])
         .map(|i| u32::try_from(i).expect("invariant: the bounds of u32 items fit u32"))
-        .collect()
+        .collect())
+}
+
+/// The built-in sample data ([`crate::sample::organisations`]) for a starter of `rows` people,
+/// a JS number (a whole number of at most [`crate::sample::MAX_PEOPLE`]).
+///
+/// # Errors
+/// [`PartyError::Usage`] for a number that is not whole; [`PartyError::Sample`] past the limit
+/// or for files that do not fit.
+pub fn sample(rows: f64) -> Result<crate::sample::Organisations, PartyError> {
+    let rows = whole_count(rows, "rows")?;
+    match usize::try_from(rows) {
+        Ok(rows) => Ok(crate::sample::organisations(rows)?),
+        Err(_) => Err(crate::sample::SampleError::TooMany(rows).into()),
+    }
 }
 
 /// A JS number that must be a whole count (in `[0, 2^53]`): a joiner count, a byte limit.

@@ -9,6 +9,8 @@
 
 use std::io::Write;
 
+use lockstep_shard::memory::{self, AllocError};
+
 /// The columns of both files.
 pub const HEADER: [&str; 5] = ["first_name", "last_name", "email", "birth_date", "phone"];
 
@@ -141,9 +143,14 @@ pub fn person(i: usize) -> [String; 5] {
     ]
 }
 
-/// The people `start..start + count` as written by one organisation.
-fn rows(start: usize, count: usize, retyped: bool) -> Vec<[String; 5]> {
-    let mut out = Vec::with_capacity(count + count / 50);
+/// The people `start..start + count` as written by one organisation, each passed to `row` (a
+/// few twice: the file's duplicate rows).
+fn rows<E>(
+    start: usize,
+    count: usize,
+    retyped: bool,
+    mut row: impl FnMut(&[String; 5]) -> Result<(), E>,
+) -> Result<(), E> {
     for i in start..start + count {
         let mut p = person(i);
         let r = mix(i as u64 ^ 0x5eed);
@@ -153,12 +160,12 @@ fn rows(start: usize, count: usize, retyped: bool) -> Vec<[String; 5]> {
         if r % 97 == 1 {
             p[2].clear(); // a missing email
         }
-        out.push(p.clone());
+        row(&p)?;
         if r % 61 == 2 {
-            out.push(p); // a duplicate row
+            row(&p)?; // a duplicate row
         }
     }
-    out
+    Ok(())
 }
 
 /// The two organisations' record files, as CSV.
@@ -177,33 +184,90 @@ pub struct Organisations {
 /// The fewest people a starter's sample holds: fewer would leave the overlaps empty.
 pub const MIN_PEOPLE: usize = 10;
 
-/// The two organisations' CSV files for a starter of `n` people (at least [`MIN_PEOPLE`]).
-///
-/// # Panics
-/// Never: the files are written into memory, which cannot fail.
-pub fn organisations(n: usize) -> Organisations {
-    let n = n.max(MIN_PEOPLE);
-    let file = |start: usize, count: usize, retyped: bool| {
-        let people = rows(start, count, retyped);
-        let mut csv = csv::Writer::from_writer(Vec::new());
-        let written = csv
-            .write_record(HEADER)
-            .and_then(|()| people.iter().try_for_each(|p| csv.write_record(p)));
-        written.expect("invariant: writing CSV into memory cannot fail");
-        let mut bytes = csv
-            .into_inner()
-            .expect("invariant: flushing CSV into memory cannot fail");
-        bytes.flush().expect("invariant: a Vec flushes");
-        (bytes, people.len())
+/// The most people a starter's sample holds: 2,000,000, twice the largest set a party supports
+/// in a browser tab (the two files are then about 150 and 120 MB).
+pub const MAX_PEOPLE: usize = 2_000_000;
+
+/// Bytes reserved a row before writing (the rows average about 75): a guess that saves the
+/// file's regrowth, not a bound (the file grows past it fallibly).
+const ROW_BYTES: usize = 80;
+
+/// Why a sample was not made.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum SampleError {
+    /// More people than [`MAX_PEOPLE`].
+    #[error("a sample holds at most {MAX_PEOPLE} people, not {0}")]
+    TooMany(u64),
+    /// The files did not fit in memory.
+    #[error("the sample's files do not fit in memory: {0}")]
+    Memory(#[from] AllocError),
+}
+
+/// A file in memory that grows fallibly: a write that does not fit is an error, kept.
+struct FileBytes {
+    bytes: Vec<u8>,
+    refused: Option<AllocError>,
+}
+
+impl Write for FileBytes {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if let Err(error) = memory::try_reserve(&mut self.bytes, buf.len()) {
+            self.refused = Some(error);
+            return Err(std::io::ErrorKind::OutOfMemory.into());
+        }
+        self.bytes.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// One organisation's file: the header and its rows, with its row count.
+fn file(start: usize, count: usize, retyped: bool) -> Result<(Vec<u8>, usize), SampleError> {
+    let mut file = FileBytes {
+        bytes: memory::try_with_capacity(count.saturating_mul(ROW_BYTES))?,
+        refused: None,
     };
-    let (starter, starter_rows) = file(0, n, false);
-    let (joiner, joiner_rows) = file(3 * n / 5, 4 * n / 5, true);
-    Organisations {
+    let mut written = 0;
+    let outcome = {
+        let mut csv = csv::Writer::from_writer(&mut file);
+        csv.write_record(HEADER)
+            .and_then(|()| {
+                rows(start, count, retyped, |p| {
+                    written += 1;
+                    csv.write_record(p)
+                })
+            })
+            .and_then(|()| csv.flush().map_err(csv::Error::from))
+    };
+    if let Some(error) = file.refused {
+        return Err(error.into());
+    }
+    outcome.expect("invariant: writing CSV into memory fails only when memory does");
+    Ok((file.bytes, written))
+}
+
+/// The two organisations' CSV files for a starter of `n` people (at least [`MIN_PEOPLE`], at
+/// most [`MAX_PEOPLE`]), the same bytes on every front end.
+///
+/// # Errors
+/// [`SampleError::TooMany`] past [`MAX_PEOPLE`], before any work; [`SampleError::Memory`] for
+/// files that do not fit.
+pub fn organisations(n: usize) -> Result<Organisations, SampleError> {
+    if n > MAX_PEOPLE {
+        return Err(SampleError::TooMany(n as u64));
+    }
+    let n = n.max(MIN_PEOPLE);
+    let (starter, starter_rows) = file(0, n, false)?;
+    let (joiner, joiner_rows) = file(3 * n / 5, 4 * n / 5, true)?;
+    Ok(Organisations {
         starter,
         starter_rows,
         joiner,
         joiner_rows,
-    }
+    })
 }
 
 #[cfg(test)]
@@ -216,7 +280,12 @@ mod tests {
         let emails: std::collections::HashSet<String> =
             (0..5000).map(|i| person(i)[2].clone()).collect();
         assert_eq!(emails.len(), 5000);
-        let retyped = rows(0, 1000, true);
+        let mut retyped = Vec::new();
+        rows(0, 1000, true, |p| {
+            retyped.push(p.clone());
+            Ok::<(), ()>(())
+        })
+        .unwrap();
         assert!(retyped.iter().any(|p| p[2].starts_with(' ')));
         assert!(retyped.iter().any(|p| p[2].is_empty()));
         assert!(retyped.len() > 1000);
@@ -224,7 +293,7 @@ mod tests {
 
     #[test]
     fn the_files_are_csv_with_the_header() {
-        let orgs = organisations(100);
+        let orgs = organisations(100).unwrap();
         assert!(
             orgs.starter
                 .starts_with(b"first_name,last_name,email,birth_date,phone\n")
@@ -232,5 +301,17 @@ mod tests {
         let lines = orgs.joiner.iter().filter(|&&b| b == b'\n').count();
         assert_eq!(lines, orgs.joiner_rows + 1);
         assert!(orgs.starter_rows >= 100 && orgs.joiner_rows >= 80);
+    }
+
+    #[test]
+    fn a_sample_past_the_most_people_is_refused_before_any_work() {
+        assert_eq!(
+            organisations(MAX_PEOPLE + 1),
+            Err(SampleError::TooMany(MAX_PEOPLE as u64 + 1))
+        );
+        assert_eq!(
+            organisations(usize::MAX),
+            Err(SampleError::TooMany(usize::MAX as u64))
+        );
     }
 }

@@ -106,7 +106,7 @@ export async function runSharded({ shard, role, party, begin, finish, psiRanges,
     const report = () => progress(ownDone + helpers.reduce((n, h) => n + h.done, 0), total);
     // The helpers that start in time get the key; the split waits for them all, at most `wait`.
     if (helpers.length > 0 && total > 1) {
-      const source = (key = new KeySource(party.exportKey()));
+      const source = (key = new KeySource(() => party.exportKey()));
       for (const helper of helpers) helper.keyed = (h) => source.deliver(h, role);
       for (const helper of helpers) helper.deliverIfStarted();
       wipeIfDelivered();
@@ -170,20 +170,29 @@ export async function runSharded({ shard, role, party, begin, finish, psiRanges,
 /**
  * The key as this worker hands it to its helpers. The engine's export is copied at once into a
  * buffer allocated apart from the JS heap (a new ArrayBuffer, which the garbage collector does
- * not move) and wiped; each helper gets a fresh buffer of its own, filled from that copy and
- * transferred with the message, so the bytes are moved to the helper's worker, not serialized
- * (a structured clone writes them into the message's buffer, freed later without a wipe). The
- * copy here is wiped by `wipe`, once no helper can still ask for the key.
+ * not move), allocated before the export so that nothing is allocated between the export and
+ * its wipe (the wasm module's export is a small typed array on the JS heap, which a collection
+ * in that moment could move, leaving its bytes); each helper gets a fresh buffer of its own,
+ * filled from that copy and transferred with the message, so the bytes are moved to the
+ * helper's worker, not serialized (a structured clone writes them into the message's buffer,
+ * freed later without a wipe). The copy here is wiped by `wipe`, once no helper can still ask
+ * for the key.
  */
 class KeySource {
   /** @type {Uint8Array | null} */
   #bytes;
 
-  /** @param {Uint8Array} exported  wiped here */
-  constructor(exported) {
-    this.#bytes = new Uint8Array(new ArrayBuffer(exported.length));
-    this.#bytes.set(exported);
-    exported.fill(0);
+  /** @param {() => Uint8Array} exportKey  the engine's export of the 32-byte key, wiped here */
+  constructor(exportKey) {
+    const bytes = new Uint8Array(new ArrayBuffer(32));
+    const exported = exportKey();
+    try {
+      if (exported.length !== bytes.length) throw new Error(`invariant: an exported key of ${exported.length} bytes`);
+      bytes.set(exported);
+    } finally {
+      exported.fill(0);
+    }
+    this.#bytes = bytes;
   }
 
   /** Sends `helper` a copy of its own, moved. @param {Helper} helper @param {string} role */

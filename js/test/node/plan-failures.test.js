@@ -1,8 +1,9 @@
 // Plans on the supervised pool when things go wrong, on the native addon and on wasm: a worker
 // that crashes mid-plan or hangs is replaced, an abort during a run ends it, the pool's budget
 // refuses a run by the memory the engine states for it, and reservations return to zero. And
-// the refusals of bad input: a typed PlanError with a code before any work (no worker started),
-// nothing written into the caller's outputs.
+// the refusals of bad input: a typed PlanError with a code before any work (no run task: on a
+// worker, only the task that reads and lays out the plan there), nothing written into the
+// caller's outputs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AbortError, BudgetError, Pool, PlanError, WorkerCrashError, WorkerHangError, closePlanPools, createPlanPool, runPlan } from '../../src/index.js';
@@ -12,12 +13,14 @@ const FAULTY = new URL('../fixtures/plan-faulty-worker.js', import.meta.url);
 const BACKENDS = [{ backend: 'native' }, { backend: 'wasm', wasm: 'simd' }];
 
 const big = () => new Float32Array(1 << 24).fill(0.5);
-/** A pool that counts the tasks submitted to it. */
+/** A pool that counts the tasks submitted to it, by op. */
 class CountingPool extends Pool {
   tasks = 0;
-  run(...args) {
+  ops = {};
+  run(op, ...args) {
     this.tasks++;
-    return super.run(...args);
+    this.ops[op] = (this.ops[op] ?? 0) + 1;
+    return super.run(op, ...args);
   }
 }
 const settled = async (pool) => {
@@ -120,7 +123,9 @@ for (const { backend, wasm } of BACKENDS) {
       await refuse(plan, [x, detached], {}, 'PLAN_DETACHED', /inputs\[1\] "k": its buffer is detached/);
       await refuse(plan, [x, k], { budget: 20 }, 'PLAN_BUDGET', /over its budget of 20 bytes/);
       await refuse(plan, [x, k], { outputs: [new Int32Array(2)] }, 'PLAN_BINDING', /outputs\[0\] "y": 3 elements at offset 0 stride 1 reach past its 2 elements/);
-      assert.equal(pool.tasks, 0, 'none of them reached the pool');
+      if (placement === 'sync') assert.equal(pool.tasks, 0, 'none of them reached the pool');
+      // On a worker the plan is read and laid out there first ('plan.describe'); no run was asked.
+      else assert.deepEqual(pool.ops, { 'plan.describe': 8 }, 'no run reached the pool');
       // Division by zero is found during the run: an error with the element, outputs untouched.
       await refuse(plan, [x, new Int32Array([1, 2, 0, 3])], {}, 'PLAN_DIVISION_BY_ZERO', /node "q": integer division by zero at element 1/);
       const outputs = fresh();

@@ -43,7 +43,7 @@ fn write_samples(
     joiner: &Path,
     n: usize,
 ) -> anyhow::Result<(usize, usize)> {
-    let orgs = sample::organisations(n);
+    let orgs = sample::organisations(n).map_err(|e| anyhow::anyhow!("--rows: {e}"))?;
     let mut files = Files::new();
     let ids = [
         files.output("--dir", starter, false),

@@ -320,3 +320,21 @@ fn the_demo_runs_and_checks_itself() {
     );
     assert!(temp.path().join("demo/matched-rows.csv").exists());
 }
+
+#[test]
+fn a_demo_past_the_most_sample_rows_is_refused_before_it_writes() {
+    let temp = tempfile::tempdir().unwrap();
+    let r = lockstep_in(
+        Some(temp.path()),
+        &["psi", "demo", "--rows", "2000001", "--dir", "demo"],
+        &[],
+    );
+    assert!(!r.ok, "{}", r.stdout);
+    assert!(
+        r.stderr
+            .contains("--rows: a sample holds at most 2000000 people, not 2000001"),
+        "{}",
+        r.stderr
+    );
+    assert!(!temp.path().join("demo/starter.csv").exists());
+}

@@ -129,8 +129,8 @@ pub(crate) fn run(
         .zip(inputs)
         .map(|(input, &data)| InPart {
             data,
-            offset: input.view.offset,
-            stride: input.view.stride,
+            offset: bound(input.view.offset),
+            stride: stride_of(input.view.stride, n),
         })
         .collect();
     let span = |stride: usize| (n - 1) * stride + 1;
@@ -139,11 +139,12 @@ pub(crate) fn run(
             .iter()
             .zip(outputs.iter_mut())
             .map(|(output, data)| {
-                let view = output.view;
+                let (offset, stride) =
+                    (bound(output.view.offset), stride_of(output.view.stride, n));
                 let reborrowed = reborrow(data);
                 OutPart {
-                    data: sub_array(reborrowed, view.offset..view.offset + span(view.stride)),
-                    stride: view.stride,
+                    data: sub_array(reborrowed, offset..offset + span(stride)),
+                    stride,
                     len: n,
                 }
             })
@@ -169,6 +170,18 @@ pub(crate) fn run(
         Error::Cancelled => RunError::Cancelled,
         other => RunError::Runtime(other.to_string()),
     })
+}
+
+/// A bound view's offset or stride, with at least one element: binding checked that the view's
+/// span lies in its array, so both fit `usize`.
+fn bound(number: u64) -> usize {
+    usize::try_from(number).expect("invariant: a bound view with elements lies in its array")
+}
+
+/// A bound view's stride over `n` elements: of one element, the stride is never stepped (and
+/// may be past what this target addresses), so 1 stands for it.
+fn stride_of(stride: u64, n: usize) -> usize {
+    if n == 1 { 1 } else { bound(stride) }
 }
 
 fn reborrow<'b>(data: &'b mut ArrayMut<'_>) -> ArrayMut<'b> {

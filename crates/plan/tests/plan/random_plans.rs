@@ -154,7 +154,13 @@ fn random_plan_matches(seed: u64, n: usize, nodes: usize) {
         .inputs()
         .iter()
         .enumerate()
-        .map(|(i, input)| values(input.dtype, input.view.span(n).unwrap(), seed ^ i as u64))
+        .map(|(i, input)| {
+            values(
+                input.dtype,
+                usize::try_from(input.view.span(n as u64).unwrap()).unwrap(),
+                seed ^ i as u64,
+            )
+        })
         .collect();
     let _ = check(&plan, &arrays);
 }

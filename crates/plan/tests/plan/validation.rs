@@ -376,6 +376,49 @@ fn huge_lengths_and_strides_from_a_plan_are_errors_not_allocations() {
 }
 
 #[test]
+fn view_numbers_up_to_2_pow_53_minus_1_are_read_alike_on_every_target_and_bound_by_the_arrays() {
+    let plan_with = |view: &str| {
+        Plan::from_json(&format!(
+            r#"{{ "version": 1, "inputs": [{{ "id": "x", "dtype": "f32", "view": {view} }}],
+                 "nodes": [{{ "id": "y", "op": "neg", "args": ["x"] }}], "outputs": [{{ "id": "o", "from": "y" }}] }}"#
+        ))
+    };
+    // Past the largest number a view holds: refused when read, naming the field (the same on
+    // a 32-bit target, which once said "does not fit this machine's memory" from 2^32 on).
+    for field in ["offset", "stride", "length"] {
+        let error = plan_with(&format!(r#"{{ "{field}": 9007199254740992 }}"#)).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "inputs[0] \"x\".view.{field}: 9007199254740992 is past 9007199254740991, the largest a view holds"
+            )
+        );
+        assert_eq!(error.code(), "PLAN_INVALID");
+    }
+    let run = |plan: &Plan, x: &Array| {
+        plan.run_to_arrays(
+            &Pool::current_thread(),
+            &Control::new(),
+            &[x.as_array_ref()],
+            &RunOptions::default(),
+        )
+    };
+    let x = Array::from(vec![1.0f32, 2.0, 3.0]);
+    // At the largest: an offset past the array takes no elements, on every target.
+    let far = plan_with(r#"{ "offset": 9007199254740991 }"#).unwrap();
+    assert_eq!(run(&far, &x).unwrap(), [Array::from(Vec::<f32>::new())]);
+    // A stride past every address, over one element, is never stepped.
+    let one = plan_with(r#"{ "stride": 9007199254740991, "length": 1 }"#).unwrap();
+    assert_eq!(run(&one, &x).unwrap(), [Array::from(vec![-1.0f32])]);
+    // Over two, the array is too short, and the error names the plan's numbers.
+    let two = plan_with(r#"{ "stride": 1099511627776, "length": 2 }"#).unwrap();
+    assert_eq!(
+        run(&two, &x).unwrap_err().to_string(),
+        "inputs[0] \"x\": 2 elements at offset 0 stride 1099511627776 reach past its 3 elements"
+    );
+}
+
+#[test]
 fn a_layout_from_shapes_agrees_with_a_run_over_the_arrays() {
     use lockstep_plan::DType;
     let plan = Plan::from_json(

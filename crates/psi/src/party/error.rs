@@ -52,11 +52,18 @@ pub enum PartyError {
     /// The arguments are inconsistent (not about the data).
     #[error("{0}")]
     Usage(String),
+    /// A count past its stated limit ([`crate::party::MAX_PARTS`]).
+    #[error("{0}")]
+    Limit(String),
+    /// The sample data asked for ([`crate::sample`]) is past its limit or does not fit.
+    #[error(transparent)]
+    Sample(#[from] crate::sample::SampleError),
 }
 
 impl PartyError {
     /// A stable code: the engine's ([`PsiError::code`]) or `PSI_INPUT`, `PSI_MESSAGE`,
-    /// `PSI_ROUND`, `PSI_WRONG_ROLE`, `PSI_ORDER`, `PSI_LIMIT`, `PSI_KEY`, `PSI_USAGE`.
+    /// `PSI_ROUND`, `PSI_WRONG_ROLE`, `PSI_ORDER`, `PSI_LIMIT` (a size past its stated limit),
+    /// `PSI_MEMORY` (a size within its limit that did not fit), `PSI_KEY`, `PSI_USAGE`.
     pub fn code(&self) -> &'static str {
         match self {
             Self::Psi(error) => error.code(),
@@ -65,7 +72,9 @@ impl PartyError {
             Self::Round(_) => "PSI_ROUND",
             Self::WrongRole { .. } => "PSI_WRONG_ROLE",
             Self::OutOfOrder { .. } => "PSI_ORDER",
-            Self::SetupBytes { .. } => "PSI_LIMIT",
+            Self::SetupBytes { .. } | Self::Limit(_) => "PSI_LIMIT",
+            Self::Sample(crate::sample::SampleError::TooMany(_)) => "PSI_LIMIT",
+            Self::Sample(crate::sample::SampleError::Memory(_)) => "PSI_MEMORY",
             Self::KeyLength(_) => "PSI_KEY",
             Self::Usage(_) => "PSI_USAGE",
         }
