@@ -20,7 +20,7 @@ fuzz_target!(|data: &[u8]| {
         .inputs()
         .iter()
         .map(|input| {
-            let len = input.view.span(n).unwrap_or(0).min(1 << 16);
+            let len = input.view.span(n).unwrap_or(0).min(1 << 16) as usize;
             Array::zeros(input.dtype, len)
         })
         .collect();

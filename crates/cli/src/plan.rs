@@ -86,11 +86,14 @@ fn bound(plan: &Plan, side: Side, given: &[(String, PathBuf)]) -> anyhow::Result
         Err(error) => error,
     };
     match &error {
-        BindingError::Unknown { name, .. } => usage!("{flag} {name}=...: {error}"),
-        BindingError::Twice { name, .. } => usage!("{flag} {name}=... is given twice"),
+        // The name is the caller's text: said once, escaped and cut (the error quotes it).
+        BindingError::Unknown { .. } => usage!("{flag}: {error}"),
+        BindingError::Twice { name, .. } => usage!("{flag} {}=... is given twice", escaped(name)),
         BindingError::Missing { name, .. } => usage!(
-            "the plan's {} \"{name}\" needs {flag} {name}=FILE",
-            side.name()
+            "the plan's {} {} needs {flag} {}=FILE",
+            side.name(),
+            lockstep_plan::quoted(name),
+            escaped(name)
         ),
         _ => usage!("{error}"),
     }

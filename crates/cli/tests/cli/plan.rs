@@ -5,7 +5,7 @@ use std::fs;
 use lockstep_plan::{Array, Plan, RunOptions, npy};
 use lockstep_shard::{Control, Pool};
 
-use crate::{fails, fails_with, ok, with};
+use crate::{fails, fails_with, lockstep_in, ok, with};
 
 const PLAN: &str = r#"{ "version": 1,
   "inputs": [{ "id": "x", "dtype": "f32" }, { "id": "k", "dtype": "i32", "view": { "stride": 2 } }],
@@ -172,8 +172,33 @@ fn wrong_files_and_bindings_are_clear_errors_and_write_nothing() {
             ],
         ),
         2,
-        "--input q=...: the plan has no input named \"q\" (it has: x, k)",
+        "--input: the plan has no input named \"q\" (it has: x, k)",
     );
+    // An unbound name of 100 KB with control bytes (an argument holds at most 128 KiB): said once, escaped and cut.
+    let hostile = format!("q\u{1b}[2J\u{7}{}", "z".repeat(100_000));
+    let r = lockstep_in(
+        Some(d),
+        &with(
+            &base,
+            &[
+                "--input",
+                "x=x.npy",
+                "--input",
+                "k=k.raw",
+                "--input",
+                &format!("{hostile}=x.npy"),
+            ],
+        ),
+        &[],
+    );
+    assert!(!r.ok);
+    assert!(
+        !r.stderr.contains('\u{1b}') && !r.stderr.contains('\u{7}'),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.len() < 4_000, "{} bytes", r.stderr.len());
+    assert_eq!(r.stderr.matches("q\\u{1b}").count(), 1, "{}", r.stderr);
     fails_with(
         d,
         &["plan", "run", "plan.json", "--input", "x"],
