@@ -40,7 +40,7 @@ use lockstep_plan::{ArrayMut, ArrayRef, CompiledPlan, GRAIN, Plan, RunError, Run
 use lockstep_shard::{Control, Pool, Pools, Progress, ShardPolicy};
 use napi::Env;
 use napi::bindgen_prelude::{
-    Either8, Float32Array, Float64Array, Int8Array, Int16Array, Int32Array, Uint8Array,
+    Either, Either8, Float32Array, Float64Array, Int8Array, Int16Array, Int32Array, Uint8Array,
     Uint16Array, Uint32Array,
 };
 use napi_derive::napi;
@@ -79,6 +79,23 @@ type CodedError = napi::Error<String>;
 
 fn coded(message: String, code: &str) -> CodedError {
     napi::Error::new(code.to_owned(), message)
+}
+
+/// # Outcome
+/// The `try*` calls a front end makes on its own thread return a failure as `[code, message]`
+/// instead of throwing it: Node treats an exception an addon throws as uncaught even when the
+/// JS around the call catches it, so under `--abort-on-uncaught-exception` a refused plan or
+/// layout would end the process (nodejs/node#28409). `runAsync` already settles so.
+fn outcome<T>(result: Result<T, CodedError>) -> Either<T, Vec<String>> {
+    match result {
+        Ok(value) => Either::A(value),
+        Err(error) => Either::B(failure(&error)),
+    }
+}
+
+/// A failure as `[code, message]`.
+fn failure(error: &CodedError) -> Vec<String> {
+    vec![error.status.clone(), error.reason.clone()]
 }
 
 fn run_error(error: &RunError) -> CodedError {
@@ -145,6 +162,16 @@ impl JsPlan {
         })
     }
 
+    /// [`from_json`](Self::from_json) with its failure returned as `[code, message]`, not thrown
+    /// (`outcome`, "Outcome").
+    #[napi(
+        js_name = "tryFromJson",
+        ts_return_type = "PlanProgram | [string, string]"
+    )]
+    pub fn try_from_json(text: String) -> Either<JsPlan, Vec<String>> {
+        outcome(Self::from_json(text))
+    }
+
     /// The plan's inputs and outputs (ids and dtypes, in order) as JSON
     /// ([`Plan::signature_json`]).
     #[napi]
@@ -186,6 +213,27 @@ impl JsPlan {
         .map_err(|e| run_error(&e))
     }
 
+    /// [`layout`](Self::layout) with its failure returned as `[code, message]`, not thrown
+    /// (`outcome`, "Outcome"): the layout comes as a `Float64Array`, a failure as an `Array`.
+    #[napi(
+        js_name = "tryLayout",
+        ts_return_type = "Float64Array | [string, string]"
+    )]
+    pub fn try_layout(
+        &self,
+        dtypes: Vec<String>,
+        lengths: Vec<f64>,
+        out_dtypes: Option<Vec<String>>,
+        out_lengths: Option<Vec<f64>>,
+        workers: u32,
+        budget: Option<f64>,
+    ) -> Either<Float64Array, Vec<String>> {
+        outcome(
+            self.layout(dtypes, lengths, out_dtypes, out_lengths, workers, budget)
+                .map(Float64Array::from),
+        )
+    }
+
     /// Runs the plan on the calling thread (blocking it) over `inputs`, writing `outputs` in
     /// place through their views, on `workers` native workers (0: the policy's count).
     ///
@@ -201,6 +249,21 @@ impl JsPlan {
     ) -> Result<(), CodedError> {
         run_plan(&self.plan, &inputs, &mut outputs, workers, &Control::new())
             .map_err(|e| run_error(&e))
+    }
+
+    /// [`run`](Self::run) with its failure returned as `[code, message]` (`null`: done), not
+    /// thrown (`outcome`, "Outcome").
+    #[napi(js_name = "tryRun", ts_return_type = "[string, string] | null")]
+    pub fn try_run(
+        &self,
+        inputs: Vec<JsArray>,
+        outputs: Vec<JsArray>,
+        workers: u32,
+    ) -> Option<Vec<String>> {
+        match self.run(inputs, outputs, workers) {
+            Ok(()) => None,
+            Err(error) => Some(failure(&error)),
+        }
     }
 
     /// [`run`](Self::run) on a thread of the addon's own: resolves to `null` when done, or to

@@ -25,6 +25,9 @@ import { ARRAY_OF, copiedInto, copyOf, dtypeOf, lengthOfArray, needsCopies } fro
  * @property {() => string} describe
  * @property {(dtypes: string[], lengths: number[], outDtypes: string[] | undefined | null,
  *             outLengths: number[] | undefined | null, workers: number, budget: number | undefined | null) => ArrayLike<number>} layout
+ * @property {(dtypes: string[], lengths: number[], outDtypes: string[] | undefined | null,
+ *             outLengths: number[] | undefined | null, workers: number, budget: number | undefined | null) => ArrayLike<number> | [string, string]} [tryLayout]
+ *   the addon's: `layout` with its failure returned, not thrown (see `refusedOrValue`)
  * @property {() => boolean} canFailMidway
  * @property {() => void} free
  */
@@ -109,14 +112,15 @@ function program(engine, run, start) {
     layout(inputs, outputs, workers, budget) {
       let raw;
       try {
-        raw = engine.layout(
+        raw = refusedOrValue((engine.tryLayout ?? engine.layout).call(
+          engine,
           inputs.map((s) => s.dtype),
           inputs.map((s) => s.length),
           outputs?.map((s) => s.dtype),
           outputs?.map((s) => s.length),
           workers,
           budget,
-        );
+        ));
       } catch (error) {
         throw asPlanError(error);
       }
@@ -196,6 +200,23 @@ export async function wasmBackend(flavour, assetBase) {
 }
 
 /**
+ * What the addon's `try*` calls return, as a value or a thrown PlanError: they return a failure
+ * as `[code, message]` (an `Array`; a value is never one: a program, a `Float64Array`, `null`)
+ * instead of throwing it, because Node treats an exception an addon throws as uncaught even where
+ * JS catches it, and so ends the process under `--abort-on-uncaught-exception`
+ * (nodejs/node#28409; bindings/node/src/lib.rs, "Outcome"). The wasm module throws from its JS
+ * glue, which JS catches as any exception: its values pass through.
+ *
+ * @template T
+ * @param {T | [string, string]} result
+ * @returns {T}
+ */
+function refusedOrValue(result) {
+  if (Array.isArray(result)) throw new PlanError(String(result[1]), String(result[0]));
+  return /** @type {T} */ (result);
+}
+
+/**
  * The native backend over the addon's exports.
  *
  * @param {any} addon
@@ -210,7 +231,7 @@ export function nativeBackend(addon) {
     compile(json) {
       let engine;
       try {
-        engine = addon.PlanProgram.fromJson(json);
+        engine = refusedOrValue(addon.PlanProgram.tryFromJson(json));
       } catch (error) {
         throw asPlanError(error);
       }
@@ -220,12 +241,12 @@ export function nativeBackend(addon) {
         (inputs, outputs, layout) => {
           if (!needsCopies(inputs, outputs)) {
             const all = allocated(outputs, layout, signature);
-            engine.run(inputs, all, layout.workers);
+            refusedOrValue(engine.tryRun(inputs, all, layout.workers));
             return all;
           }
           // Through copies (a copy of a caller's output keeps what its view skips).
           const copies = allocated(outputs.map((array) => array && copyOf(array)), layout, signature);
-          engine.run(inputs.map(copyOf), copies, layout.workers);
+          refusedOrValue(engine.tryRun(inputs.map(copyOf), copies, layout.workers));
           return copiedInto(outputs, copies);
         },
         (inputs, outputs, workers, progress) => {

@@ -3,6 +3,11 @@
 // one face, the same results, shapes and codes for the same calls, and both refuse a step
 // started from another step's progress callback (which would otherwise re-enter the engine
 // mid-step).
+//
+// In test/engines/, not test/node/: these call the addon's PSI exports on Node's main thread,
+// where an error the addon throws ends the process under --abort-on-uncaught-exception even
+// inside try/catch (nodejs/node#28409), and npm test runs test/node/ under that flag. The
+// package calls them only on its pool's workers, where the flag does not abort.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadAddon } from '../../src/native.js';

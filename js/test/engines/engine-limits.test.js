@@ -3,6 +3,11 @@
 // from a progress callback, a run or a free from inside a step. The native addon
 // (bindings/node) and the wasm module (bindings/wasm) must refuse with the same codes, and the
 // process must stay up (an abort or a segfault ends this file's process, failing it).
+//
+// In test/engines/, not test/node/: these call the addon's PSI exports on Node's main thread,
+// where an error the addon throws ends the process under --abort-on-uncaught-exception even
+// inside try/catch (nodejs/node#28409), and npm test runs test/node/ under that flag. The
+// package calls them only on its pool's workers, where the flag does not abort.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadAddon } from '../../src/native.js';
