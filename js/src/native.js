@@ -3,9 +3,11 @@
 // machine (lockstep-<platform>-<arch>-<libc>, an optional dependency of the package), loaded
 // once per realm. Its absence (MODULE_NOT_FOUND) or a binary this machine refuses
 // (ERR_DLOPEN_FAILED: another libc, a missing library such as OpenSSL's libcrypto.so.3) is a
-// reason to fall back to wasm, said in words; any other failure is an error, never a silent
+// reason to fall back to wasm, said in words, and so is an addon of another ABI version
+// (abi.js); any other failure is an error, never a silent
 // fallback. Plans (plan/backends.js) and PSI (psi-worker.js, psiInfo) both load it from here.
 
+import { ABI_VERSION } from './abi.js';
 import { fieldOf, messageOf } from './fields.js';
 import { isNode } from './platform.js';
 
@@ -44,8 +46,9 @@ async function load() {
   if (name === undefined) return { reason: 'the native addon runs in Node only' };
   const { createRequire } = await import('node:module');
   const require = createRequire(import.meta.url);
+  let addon;
   try {
-    return { addon: require(name) };
+    addon = require(name);
   } catch (error) {
     const code = fieldOf(error, 'code');
     if (code === 'MODULE_NOT_FOUND' || code === 'ERR_DLOPEN_FAILED') {
@@ -53,6 +56,22 @@ async function load() {
     }
     throw error;
   }
+  // An addon of another ABI is a reason to fall back, as a missing one is: the one number decides.
+  const mismatch = abiMismatch(addon);
+  return mismatch === undefined ? { addon } : { reason: mismatch };
+}
+
+/**
+ * Why `addon` cannot serve this package, by the one ABI number (abi.js), or undefined when it can.
+ *
+ * @param {any} addon
+ * @returns {string | undefined}
+ */
+function abiMismatch(addon) {
+  const abi = typeof addon.abiVersion === 'function' ? addon.abiVersion() : undefined;
+  if (abi === ABI_VERSION) return undefined;
+  const has = abi === undefined ? 'no ABI version' : `ABI version ${abi}`;
+  return `${platformPackage()} has ${has}; this package needs ABI version ${ABI_VERSION}`;
 }
 
 /** @typedef {'auto' | 'native' | 'simd' | 'scalar'} PsiAsset */
@@ -79,10 +98,8 @@ export async function psiEngine(asked) {
     throw new Error(`asset must be 'auto', 'native', 'simd' or 'scalar', not ${JSON.stringify(asked)}`);
   }
   if (asked === 'simd' || asked === 'scalar') return { asset: `wasm-${asked}` };
-  const { addon, reason: why } = await loadAddon();
-  // A platform package built before the addon held PSI has the same ABI for plans and no PSI.
-  const reason = addon && typeof addon.PsiParty !== 'function' ? `${platformPackage()} has no PSI exports (an older build)` : why;
-  if (addon && reason === undefined) return { addon, asset: 'native' };
+  const { addon, reason } = await loadAddon();
+  if (addon) return { addon, asset: 'native' };
   if (asked === 'native') throw new Error(`asset 'native': ${reason}`);
   return { asset: `wasm-${PSI_WASM_AUTO}`, reason };
 }

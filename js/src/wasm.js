@@ -3,15 +3,13 @@
 // simd128 build, from the package's wasm/ folder (or another), in Node or a browser, in a
 // worker or on the page. One instance per call of `loadWasm`.
 
+import { ABI_VERSION } from './abi.js';
 import { AssetError } from './worker.js';
 import { fieldOf, messageOf } from './fields.js';
 import { isNode } from './platform.js';
 
-/**
- * The ABI version of the wasm module this package speaks (bindings/wasm ABI_VERSION; the native
- * addon's plan exports share it): 5.
- */
-export const WASM_ABI = 5;
+/** The ABI version of the wasm module (and the native addon) this package speaks: abi.js's. */
+export const WASM_ABI = ABI_VERSION;
 
 // (module (func (result v128) i32.const 0 i8x16.splat i8x16.popcnt)): valid only where the
 // engine has simd128.
@@ -50,7 +48,8 @@ async function readAsset(url) {
  * A new instance of the `flavour` build, from `assetBase` (the folder holding scalar/ and
  * simd/; default the package's wasm/), checked to be that build. Throws AssetError (code
  * ERR_ASSET_MISSING, with the path) for a file it cannot read or import, an Error for a simd
- * build where the engine has no simd128 or a file of the other build.
+ * build where the engine has no simd128, a file of the other build, or a module of another ABI
+ * version (abi.js).
  *
  * @template G
  * @param {'simd' | 'scalar'} flavour
@@ -73,5 +72,10 @@ export async function loadWasm(flavour, assetBase) {
   // replace the first's. Each caller here imports it once per realm (a worker, the page).
   const exports = await glue.default({ module_or_path: bytes });
   if (glue.simd() !== (flavour === 'simd')) throw new Error(`${shown(wasmUrl)} is not the ${flavour} build`);
+  // The one number (abi.js) decides here too, for a module run on the calling thread as in a worker.
+  const abi = glue.abiVersion();
+  if (abi !== ABI_VERSION) {
+    throw new Error(`${shown(wasmUrl)} has ABI version ${abi}; this package needs ABI version ${ABI_VERSION}`);
+  }
   return { glue, memory: exports.memory };
 }

@@ -4,17 +4,21 @@
 //!
 //! # Brief overview
 //!
-//! - [`abi_version`] (`abiVersion`): the version of the plan exports, shared with the wasm
-//!   module's (`bindings/wasm`), so the package's JS drives both the same way.
+//! - [`abi_version`] (`abiVersion`): the version of the exports, `lockstep_face`'s
+//!   [`ABI_VERSION`], the wasm module's too (`bindings/wasm`), so the package's JS drives both
+//!   the same way and refuses a build of another version by that one number.
 //! - [`JsPlan`] (`PlanProgram`): a plan of format v1, validated; `layout` checks a run over
 //!   arrays of given dtypes and lengths (the engine's binding checks and budget) before any
 //!   array is touched; `run` runs on the calling thread, reading and writing the caller's typed
 //!   arrays in place (no copy); `runAsync` runs on the addon's threads and resolves when done,
 //!   so the calling thread's event loop keeps turning.
 //! - [`JsControl`] (`PlanControl`): a run's cancel flag (checked between blocks) and progress.
-//! - `PsiParty`, `PsiHelper`, `psiRequest`, `psiRanges`, `psiSample` (module `psi`): the wasm
-//!   module's PSI exports of the same ABI on OpenSSL's P-256, byte for byte the same results;
-//!   its notes say where key material travels.
+//! - `PsiParty`, `PsiHelper`, `psiRequest`, `psiRanges`, `psiSample` (module `psi`): the
+//!   face's PSI ([`lockstep_face::psi`]) on OpenSSL's P-256, the wasm module's exports of the
+//!   same ABI, byte for byte the same results; its notes say where key material travels.
+//!
+//! Every argument check, limit and message is the face's (`lockstep_face`); this crate converts
+//! napi-rs's types to the face's and back. Its one `unsafe` file is `js_memory`.
 //! - `flights` (internal): the runs in flight on the addon's threads per JS environment, which
 //!   the environment's teardown cancels and waits for.
 //!
@@ -33,11 +37,14 @@
 //! environment that started a run is torn down (a worker terminated), the run is cancelled and
 //! waited for, which takes at most a block.
 
+#![deny(unsafe_code)]
+
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use lockstep_plan::{ArrayMut, ArrayRef, CompiledPlan, GRAIN, Plan, RunError, RunOptions};
-use lockstep_shard::{Control, Pool, Pools, Progress, ShardPolicy};
+use lockstep_face::{ABI_VERSION, Coded};
+use lockstep_plan::{ArrayMut, ArrayRef, CompiledPlan, RunError, RunOptions};
+use lockstep_shard::{Control, Pool, Pools, Progress};
 use napi::Env;
 use napi::bindgen_prelude::{
     Either, Either8, Float32Array, Float64Array, Int8Array, Int16Array, Int32Array, Uint8Array,
@@ -46,17 +53,13 @@ use napi::bindgen_prelude::{
 use napi_derive::napi;
 
 mod flights;
+#[allow(unsafe_code, reason = "the addon's one fenced file of unsafe code")]
 mod js_memory;
 pub mod psi;
 
 use js_memory::{check_disjoint, output_mut};
 
-/// The version of the exports: the wasm module's `ABI_VERSION` for the same exports
-/// (`PlanProgram` with `fromJson`, `describe`, `layout`, `canFailMidway`; the PSI exports the
-/// package's PSI worker uses).
-pub const ABI_VERSION: u32 = 5;
-
-/// The version of this addon's plan exports ([`ABI_VERSION`]).
+/// The version of this addon's exports: the face's [`ABI_VERSION`], the wasm module's too.
 #[napi(js_name = "abiVersion")]
 pub fn abi_version() -> u32 {
     ABI_VERSION
@@ -79,6 +82,11 @@ type CodedError = napi::Error<String>;
 
 fn coded(message: String, code: &str) -> CodedError {
     napi::Error::new(code.to_owned(), message)
+}
+
+/// A refusal of the face as a JS error with its `code`.
+fn from_face(refused: Coded) -> CodedError {
+    coded(refused.message, refused.code)
 }
 
 /// # Outcome
@@ -126,22 +134,6 @@ fn pool(workers: usize) -> Result<Arc<Pool>, CodedError> {
         .map_err(|e| coded(format!("a pool of {workers} workers: {e}"), "PLAN_RUNTIME"))
 }
 
-/// The workers a run of `elements` takes: `asked`, or (0) the shard policy's count for the
-/// plan's grain on this machine.
-/// The most workers a run may ask for.
-const MAX_WORKERS: u32 = 256;
-
-fn workers_for(asked: u32, elements: usize) -> usize {
-    // Detecting the parallelism reads the cgroup's files: once a process, not once a run.
-    static POLICY: OnceLock<ShardPolicy> = OnceLock::new();
-    match asked {
-        0 => POLICY
-            .get_or_init(ShardPolicy::detected)
-            .workers_for(elements, GRAIN),
-        n => n as usize,
-    }
-}
-
 /// A validated plan.
 #[napi(js_name = "PlanProgram")]
 pub struct JsPlan {
@@ -156,9 +148,9 @@ impl JsPlan {
     /// `PLAN_INVALID`, naming the item and field.
     #[napi(factory, js_name = "fromJson")]
     pub fn from_json(text: String) -> Result<JsPlan, CodedError> {
-        let plan = Plan::from_json(&text).map_err(|e| coded(e.to_string(), e.code()))?;
+        let plan = lockstep_face::plan::compile(&text).map_err(from_face)?;
         Ok(JsPlan {
-            plan: Arc::new(CompiledPlan::new(plan)),
+            plan: Arc::new(plan),
         })
     }
 
@@ -173,13 +165,13 @@ impl JsPlan {
     }
 
     /// The plan's inputs and outputs (ids and dtypes, in order) as JSON
-    /// ([`Plan::signature_json`]).
+    /// ([`lockstep_plan::Plan::signature_json`]).
     #[napi]
     pub fn describe(&self) -> String {
         self.plan.plan().signature_json()
     }
 
-    /// Whether a run can fail after writing part of its outputs ([`Plan::can_fail_midway`]).
+    /// Whether a run can fail after writing part of its outputs ([`lockstep_plan::Plan::can_fail_midway`]).
     #[napi(js_name = "canFailMidway")]
     pub fn can_fail_midway(&self) -> bool {
         self.plan.plan().can_fail_midway()
@@ -203,14 +195,14 @@ impl JsPlan {
         workers: u32,
         budget: Option<f64>,
     ) -> Result<Vec<f64>, CodedError> {
-        lockstep_plan::js::packed_layout(
+        lockstep_face::plan::packed_layout(
             &self.plan,
             (&dtypes, &lengths),
             out_dtypes.as_deref().zip(out_lengths.as_deref()),
-            |elements| workers_for(workers, elements),
+            |elements| lockstep_face::plan::workers(workers, elements),
             budget,
         )
-        .map_err(|e| run_error(&e))
+        .map_err(from_face)
     }
 
     /// [`layout`](Self::layout) with its failure returned as `[code, message]`, not thrown
@@ -243,7 +235,13 @@ impl JsPlan {
     #[napi]
     pub fn run(
         &self,
+        #[napi(
+            ts_arg_type = "Array<Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array | Float32Array | Float64Array>"
+        )]
         inputs: Vec<JsArray>,
+        #[napi(
+            ts_arg_type = "Array<Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array | Float32Array | Float64Array>"
+        )]
         mut outputs: Vec<JsArray>,
         workers: u32,
     ) -> Result<(), CodedError> {
@@ -256,7 +254,13 @@ impl JsPlan {
     #[napi(js_name = "tryRun", ts_return_type = "[string, string] | null")]
     pub fn try_run(
         &self,
+        #[napi(
+            ts_arg_type = "Array<Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array | Float32Array | Float64Array>"
+        )]
         inputs: Vec<JsArray>,
+        #[napi(
+            ts_arg_type = "Array<Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array | Float32Array | Float64Array>"
+        )]
         outputs: Vec<JsArray>,
         workers: u32,
     ) -> Option<Vec<String>> {
@@ -284,7 +288,13 @@ impl JsPlan {
     pub fn run_async<'env>(
         &self,
         env: &'env Env,
+        #[napi(
+            ts_arg_type = "Array<Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array | Float32Array | Float64Array>"
+        )]
         inputs: Vec<JsArray>,
+        #[napi(
+            ts_arg_type = "Array<Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array | Float32Array | Float64Array>"
+        )]
         outputs: Vec<JsArray>,
         workers: u32,
         control: &JsControl,
@@ -330,20 +340,15 @@ fn run_plan(
     workers: u32,
     control: &Control,
 ) -> Result<(), RunError> {
-    if workers > MAX_WORKERS {
-        return Err(RunError::Binding {
-            at: "workers".to_owned(),
-            message: format!("at most {MAX_WORKERS}, not {workers}"),
-        });
-    }
+    lockstep_face::plan::check_workers(workers)?;
     check_disjoint(inputs, outputs).map_err(|(i, other)| RunError::Binding {
         at: format!("outputs[{i}]"),
         message: format!("shares memory with {other}"),
     })?;
     let refs: Vec<ArrayRef<'_>> = inputs.iter().map(input_ref).collect();
     let elements = plan.plan().element_count(&refs)?;
-    let pool =
-        pool(workers_for(workers, elements)).map_err(|e| RunError::Runtime(e.reason.clone()))?;
+    let pool = pool(lockstep_face::plan::workers(workers, elements)?)
+        .map_err(|e| RunError::Runtime(e.reason.clone()))?;
     let mut views: Vec<ArrayMut<'_>> = outputs.iter_mut().map(output_mut).collect();
     plan.run(&pool, control, &refs, &mut views, &RunOptions::default())
 }

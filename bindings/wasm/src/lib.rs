@@ -6,16 +6,20 @@
 //! the pool, so every call here runs on the runtime's current-thread pool and gives the bytes a
 //! native run gives at any worker count.
 //!
-//! - [`abi_version`] (`abiVersion` in JS): the version of the exports below; a worker reports it
-//!   in its handshake and the pool refuses a module of another version.
+//! - [`abi_version`] (`abiVersion` in JS): the version of the exports below, the face's
+//!   [`ABI_VERSION`]; a worker reports it in its handshake and the pool refuses a module of
+//!   another version.
 //! - [`simd`]: whether this is the simd128 build (the package ships a scalar and a simd128 build;
 //!   both give the same bytes).
 //! - [`psi_request`] (`psiRequest`): a joiner's OpenMined `psi_proto.Request` over its rows'
 //!   values, grouped into distinct keys as `lockstep psi request` groups a file's rows (through
 //!   `lockstep_psi::linkage`, the CLI's own code), on the portable P-256 backend.
 //! - [`JsParty`] (`PsiParty`) and [`JsHelper`] (`PsiHelper`): a party of a round and its
-//!   helpers, the JS face of [`lockstep_psi::party`] on the portable backend (the Node addon,
-//!   `bindings/node`, is the same face on the native one).
+//!   helpers, [`lockstep_face::psi`] on the portable backend (the Node addon, `bindings/node`,
+//!   is the same face on the native one).
+//!
+//! Every argument check, limit and message is the face's (`lockstep_face`); this crate converts
+//! wasm-bindgen's types to the face's and back.
 //!
 //! - [`JsPlan`] (`PlanProgram`): a plan of format v1, validated, and its runs on the engine's
 //!   fused executor (`lockstep_plan`), bytes equal to `lockstep plan run`'s.
@@ -42,21 +46,13 @@ mod js_party;
 mod plan;
 mod stack;
 
-use lockstep_psi::Backend;
-use lockstep_psi::party::{RequestError, request};
+use lockstep_face::ABI_VERSION;
 use wasm_bindgen::prelude::*;
 
 pub use js_party::{JsHelper, JsParty, psi_ranges, psi_sample};
 pub use plan::JsPlan;
 
-/// The version of this module's exports. It changes whenever an export's name, arguments or
-/// meaning change; the JS worker sends it in its handshake. 2: `psiRequest` masks distinct keys
-/// and takes `normalize`. 3: `PsiParty`, both roles' steps with the key inside the module.
-/// 4: steps in parts (`*Begin`, `*Part`, `*Finish`), `PsiHelper`, `psiRanges`, `psiSample`.
-/// 5: `PlanProgram`, plans on the fused executor.
-pub const ABI_VERSION: u32 = 5;
-
-/// The version of this module's exports ([`ABI_VERSION`]).
+/// The version of this module's exports: the face's [`ABI_VERSION`], the Node addon's too.
 #[wasm_bindgen(js_name = abiVersion)]
 pub fn abi_version() -> u32 {
     ABI_VERSION
@@ -68,13 +64,11 @@ pub fn simd() -> bool {
     cfg!(target_feature = "simd128")
 }
 
-/// A joiner's request message (`psi_proto.Request` bytes, as `lockstep psi request` writes them):
-/// the rows whose values are `values[ends[i-1]..ends[i]]` (with `ends[-1] = 0`), grouped into
-/// distinct keys (empty values left out, each key once in order of first appearance; trimmed,
-/// lowercased and whitespace-collapsed first when `normalize`), masked with `key` (32-byte
-/// big-endian scalar); `reveal` false makes a size-only request. The bytes equal
-/// `lockstep psi request --input FILE [--normalize]` for a plain-text FILE of the values, one per
-/// line.
+/// A joiner's request message (`psi_proto.Request` bytes, as `lockstep psi request` writes them)
+/// over packed values, on the portable backend ([`lockstep_face::psi::request`]: the rows
+/// grouped into distinct keys, empty values left out, normalized when `normalize`; `reveal`
+/// false makes a size-only request). The bytes equal `lockstep psi request --input FILE
+/// [--normalize]` for a plain-text FILE of the values, one per line.
 ///
 /// `progress`, if given, is called as `progress(done, total)` after each block of values; an
 /// exception it throws ends the call with that exception.
@@ -82,47 +76,25 @@ pub fn simd() -> bool {
 /// `key` is wiped (set to zeros) before this returns, on success and on error.
 ///
 /// # Errors
-/// A JS `Error` naming the problem, its `code` the engine's ([`RequestError::code`]): a key out
-/// of range or weak, packed values whose offsets do not describe `values` (naming the first bad
-/// index), no non-empty value, a value that is not UTF-8 under normalization.
+/// As [`lockstep_face::psi::request`], the code on the JS `Error`'s `code`.
 #[wasm_bindgen(js_name = psiRequest)]
 pub fn psi_request(
     key: &mut [u8],
-    values: &[u8],
-    ends: &[u32],
+    values: Vec<u8>,
+    ends: Vec<u32>,
     reveal: bool,
     normalize: bool,
     progress: Option<js_sys::Function>,
 ) -> Result<Vec<u8>, JsValue> {
     let _wipe = stack::StackWipe;
-    let mut report = |done: usize, total: usize| -> Result<(), JsValue> {
-        match &progress {
-            Some(callback) => callback
-                .call2(
-                    &JsValue::NULL,
-                    &JsValue::from(done as f64),
-                    &JsValue::from(total as f64),
-                )
-                .map(|_| ()),
-            None => Ok(()),
-        }
-    };
-    match request(
+    lockstep_face::psi::request(
         key,
         values,
         ends,
         reveal,
         normalize,
-        Backend::Portable,
-        &mut report,
-    ) {
-        Ok(bytes) => Ok(bytes),
-        Err(RequestError::Callback(thrown)) => Err(thrown),
-        Err(error) => {
-            let out = js_sys::Error::new(&error.to_string());
-            // Setting a property on a fresh Error cannot fail.
-            let _ = js_sys::Reflect::set(&out, &"code".into(), &error.code().into());
-            Err(out.into())
-        }
-    }
+        lockstep_psi::Backend::Portable,
+        progress.map(js_party::Beat),
+    )
+    .map_err(js_party::thrown)
 }

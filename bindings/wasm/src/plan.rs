@@ -9,24 +9,20 @@
 //! Every error is a JS `Error` with the engine's message and `code` (`PLAN_INVALID`,
 //! `PLAN_BINDING`, `PLAN_BUDGET`, `PLAN_DIVISION_BY_ZERO`, ...: [`lockstep_plan::RunError::code`]).
 
-use std::cell::RefCell;
-
-use js_sys::{Function, Reflect};
-use lockstep_plan::{Array, ArrayMut, ArrayRef, CompiledPlan, Plan, RunError, RunOptions};
-use lockstep_shard::{Control, Pool, Progress};
+use js_sys::Function;
+use lockstep_face::progress::{Domain, with_progress};
+use lockstep_face::{Coded, plan as face};
+use lockstep_plan::{Array, ArrayMut, ArrayRef, CompiledPlan, RunOptions};
+use lockstep_shard::Pool;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
-/// A JS `Error` with `message` and a `code` property.
-fn coded(message: &str, code: &str) -> JsValue {
-    let error = js_sys::Error::new(message);
-    // Setting a property on a fresh Error cannot fail.
-    let _ = Reflect::set(&error, &"code".into(), &code.into());
-    error.into()
-}
+use crate::js_party::{Beat, thrown};
 
-fn run_error(error: &RunError) -> JsValue {
-    coded(&error.to_string(), error.code())
+/// A JS `Error` with `message` and `code`: this binding's refusals of the arrays and slots it
+/// holds (copies in this module's memory, which no other front end has).
+fn coded(message: &str, code: &'static str) -> JsValue {
+    crate::js_party::coded(&Coded::new(code, message))
 }
 
 /// A validated plan, the arrays of its next run (`inputs`, `preset`: the caller's outputs copied
@@ -41,39 +37,6 @@ pub struct JsPlan {
     node_by_node: bool,
 }
 
-thread_local! {
-    /// The progress callback of the run in flight: the runtime's progress sink must be `Send`,
-    /// a JS function is not, and this module runs on one thread.
-    static BEAT: RefCell<Option<Function>> = const { RefCell::new(None) };
-    /// What that callback threw (the run is then cancelled and ends with it).
-    static THROWN: RefCell<Option<JsValue>> = const { RefCell::new(None) };
-    /// Whether a run is in flight on this thread: a run started from its progress callback is
-    /// refused (it would replace the callback of the run around it).
-    static RUNNING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Marks a run in flight for as long as it lives, however the run ends.
-struct InFlight;
-
-impl InFlight {
-    fn enter() -> Result<InFlight, JsValue> {
-        if RUNNING.replace(true) {
-            return Err(coded(
-                "a run cannot start from another run's progress callback",
-                "PLAN_BINDING",
-            ));
-        }
-        Ok(InFlight)
-    }
-}
-
-impl Drop for InFlight {
-    fn drop(&mut self) {
-        BEAT.with(|beat| *beat.borrow_mut() = None);
-        RUNNING.set(false);
-    }
-}
-
 #[wasm_bindgen(js_class = PlanProgram)]
 impl JsPlan {
     /// The plan of format v1 in `text`, validated.
@@ -82,12 +45,12 @@ impl JsPlan {
     /// `PLAN_INVALID`, naming the item and field.
     #[wasm_bindgen(js_name = fromJson)]
     pub fn from_json(text: &str) -> Result<JsPlan, JsValue> {
-        let plan = Plan::from_json(text).map_err(|e| coded(&e.to_string(), e.code()))?;
+        let plan = face::compile(text).map_err(|e| crate::js_party::coded(&e))?;
         Ok(JsPlan {
-            inputs: vec![None; plan.inputs().len()],
-            preset: vec![None; plan.outputs().len()],
-            results: vec![None; plan.outputs().len()],
-            plan: CompiledPlan::new(plan),
+            inputs: vec![None; plan.plan().inputs().len()],
+            preset: vec![None; plan.plan().outputs().len()],
+            results: vec![None; plan.plan().outputs().len()],
+            plan,
             node_by_node: false,
         })
     }
@@ -99,7 +62,7 @@ impl JsPlan {
     }
 
     /// The layout of a run over inputs of these dtypes and lengths, into outputs of these
-    /// (`None`: outputs this module allocates), on `workers` workers ([`Plan::layout`]), held to
+    /// (`None`: outputs this module allocates), on `workers` workers ([`lockstep_plan::Plan::layout`]), held to
     /// `budget` bytes of inputs, outputs and working memory together:
     /// `[elements, input bytes, output bytes, working bytes, output lengths..., output covered
     /// (1) or not (0)...]` ([`lockstep_plan::Layout`]).
@@ -115,25 +78,25 @@ impl JsPlan {
         workers: u32,
         budget: Option<f64>,
     ) -> Result<Vec<f64>, JsValue> {
-        lockstep_plan::js::packed_layout(
+        face::packed_layout(
             &self.plan,
             (&dtypes, &lengths),
             out_dtypes.as_deref().zip(out_lengths.as_deref()),
-            |_| workers as usize,
+            |_| face::check_workers(workers).map(|()| workers as usize),
             budget,
         )
-        .map_err(|e| run_error(&e))
+        .map_err(|e| crate::js_party::coded(&e))
     }
 
     /// Runs node by node from now on (`true`) or fused (`false`, the default): the bench's
-    /// baseline of the prior system's way ([`Plan::node_by_node_executor`]: the same kernels, no
+    /// baseline of the prior system's way ([`lockstep_plan::Plan::node_by_node_executor`]: the same kernels, no
     /// fused runs, every node a full pass into a full-size intermediate). Same bytes.
     #[wasm_bindgen(js_name = setNodeByNode)]
     pub fn set_node_by_node(&mut self, on: bool) {
         self.node_by_node = on;
     }
 
-    /// Whether a run can fail after writing part of its outputs ([`Plan::can_fail_midway`]).
+    /// Whether a run can fail after writing part of its outputs ([`lockstep_plan::Plan::can_fail_midway`]).
     #[wasm_bindgen(js_name = canFailMidway)]
     pub fn can_fail_midway(&self) -> bool {
         self.plan.plan().can_fail_midway()
@@ -285,78 +248,38 @@ impl JsPlan {
         inputs: &[ArrayRef<'_>],
         progress: Option<Function>,
     ) -> Result<(), JsValue> {
-        let _in_flight = InFlight::enter()?;
-        let layout = self
-            .plan
-            .layout(
-                &inputs
-                    .iter()
-                    .map(|a| (a.dtype(), a.len()))
-                    .collect::<Vec<_>>(),
-                None,
-                1,
-            )
-            .map_err(|e| run_error(&e))?;
-        self.results = vec![None; self.plan.plan().outputs().len()];
-        let mut outputs: Vec<Array> = Vec::with_capacity(self.preset.len());
-        for (i, (slot, output)) in self
-            .preset
-            .iter_mut()
-            .zip(self.plan.plan().outputs())
-            .enumerate()
-        {
-            outputs.push(match slot.take() {
-                Some(array) => array,
-                None => Array::try_zeros(output.dtype, layout.outputs[i]).ok_or_else(|| {
-                    coded(
-                        &format!(
-                            "outputs[{i}]: {} elements of {} cannot be allocated",
-                            layout.outputs[i], output.dtype
-                        ),
-                        "PLAN_BINDING",
-                    )
-                })?,
-            });
-        }
-        let control = Control::new();
-        let control = match progress {
-            None => control,
-            Some(callback) => {
-                BEAT.with(|beat| *beat.borrow_mut() = Some(callback));
-                let cancel = control.cancel_token().clone();
-                control.with_progress(Progress::new(move |report| {
-                    // Taken out of the cell before it is called: nothing is borrowed while
-                    // JS runs.
-                    let Some(callback) = BEAT.with(|beat| beat.borrow().clone()) else {
-                        return;
-                    };
-                    let total = report.total.unwrap_or(report.done) as f64;
-                    if let Err(error) =
-                        callback.call2(&JsValue::NULL, &(report.done as f64).into(), &total.into())
-                    {
-                        THROWN.with(|thrown| *thrown.borrow_mut() = Some(error));
-                        cancel.cancel();
-                    }
-                }))
+        let (plan, preset, node_by_node) = (&self.plan, &mut self.preset, self.node_by_node);
+        let outputs = with_progress(Domain::Plan, progress.map(Beat), |control| {
+            let shapes: Vec<_> = inputs.iter().map(|a| (a.dtype(), a.len())).collect();
+            let layout = plan.layout(&shapes, None, 1)?;
+            let mut outputs: Vec<Array> = Vec::with_capacity(preset.len());
+            for (i, (slot, output)) in preset.iter_mut().zip(plan.plan().outputs()).enumerate() {
+                outputs.push(match slot.take() {
+                    Some(array) => array,
+                    None => Array::try_zeros(output.dtype, layout.outputs[i]).ok_or_else(|| {
+                        Coded::new(
+                            "PLAN_BINDING",
+                            format!(
+                                "outputs[{i}]: {} elements of {} cannot be allocated",
+                                layout.outputs[i], output.dtype
+                            ),
+                        )
+                    })?,
+                });
             }
-        };
-        let result = {
             let mut views: Vec<ArrayMut<'_>> =
                 outputs.iter_mut().map(Array::as_array_mut).collect();
             let (pool, options) = (Pool::current_thread(), RunOptions::default());
-            if self.node_by_node {
-                self.plan
-                    .plan()
+            if node_by_node {
+                plan.plan()
                     .node_by_node_executor(layout.elements)
-                    .run(&pool, &control, inputs, &mut views, &options)
+                    .run(&pool, control, inputs, &mut views, &options)?;
             } else {
-                self.plan.run(&pool, &control, inputs, &mut views, &options)
+                plan.run(&pool, control, inputs, &mut views, &options)?;
             }
-        };
-        if let Some(error) = THROWN.with(|thrown| thrown.borrow_mut().take()) {
-            return Err(error);
-        }
-        result.map_err(|e| run_error(&e))?;
+            Ok::<_, Coded>(outputs)
+        })
+        .map_err(thrown)?;
         self.results = outputs.into_iter().map(Some).collect();
         Ok(())
     }

@@ -64,7 +64,6 @@ mod elem;
 mod error;
 mod exec;
 pub mod format;
-pub mod js;
 mod kernels;
 pub mod npy;
 mod op;

@@ -1,5 +1,5 @@
-//! A party of a PSI round as a front end holds it (the npm package's wasm module and its Node
-//! addon): its key is made (or imported) inside the party and leaves only through
+//! A party of a PSI round as a front end holds it (through `lockstep-face`: the npm package's
+//! wasm module and its Node addon): its key is made (or imported) inside the party and leaves only through
 //! [`Party::export_key`]; what it keeps between steps (its records, a raw setup's permutation,
 //! its request) stays there too. Every front end drives these types, so each gives the same
 //! bytes; the backend a party computes on ([`Backend`]) is its front end's choice and changes
@@ -22,7 +22,8 @@
 //! holding the same key ([`Keyed`]).
 //!
 //! Values and keys cross as packed byte strings ([`unpack`], [`Items`]): one byte array back to back and a
-//! `u32` end offset each, so a million values are two buffers, not a million strings.
+//! `u32` end offset each, so a million values are two buffers, not a million strings. How a
+//! front end's numbers and names become these arguments is `lockstep-face`'s.
 
 mod error;
 mod keyed;
@@ -86,7 +87,7 @@ impl std::str::FromStr for Role {
     }
 }
 
-/// A party's rows as they arrive from JS.
+/// A party's rows as a front end passes them.
 #[derive(Clone, Copy, Debug)]
 pub enum Rows<'a> {
     /// One value per row, packed: `values[ends[i-1]..ends[i]]` (see [`unpack`]);
@@ -102,70 +103,26 @@ pub enum Rows<'a> {
     File(&'a [u8]),
 }
 
-impl<'a> Rows<'a> {
-    /// `values` with `ends` when `packed`, else `values` as a record file (`ends` unused): the
-    /// two ways a front end passes rows.
-    pub fn new(values: &'a [u8], ends: &'a [u32], packed: bool) -> Self {
-        if packed {
-            Self::Packed { values, ends }
-        } else {
-            Self::File(values)
-        }
-    }
-}
-
-/// The parameters of `psi setup --format FORMAT [--fpr FPR] --joiner-count N` as a front end
-/// passes them (`fpr` defaults to the CLI's; `joiner_count` a JS number), checked in that order
-/// here and against the rows when the setup begins.
-///
-/// # Errors
-/// [`PartyError::Usage`] for a format other than `raw`, `gcs`, `bloom`, or a joiner count that
-/// is not a whole number.
-pub fn setup_params(
-    format: &str,
-    fpr: Option<f64>,
-    joiner_count: f64,
-) -> Result<SetupParams, PartyError> {
-    let format = format.parse().map_err(PartyError::Usage)?;
-    Ok(SetupParams {
-        format,
-        fpr: fpr.unwrap_or(SetupParams::DEFAULT_FPR),
-        joiner_count: whole_count(joiner_count, "joinerCount")?,
-    })
-}
-
-/// The largest setup a joiner accepts, as a front end passes it: a JS number of bytes, or
-/// [`DEFAULT_MAX_SETUP_BYTES`] when none is given.
-///
-/// # Errors
-/// [`PartyError::Usage`] for a limit that is not a whole number.
-pub fn setup_limit(max_setup_bytes: Option<f64>) -> Result<u64, PartyError> {
-    max_setup_bytes.map_or(Ok(DEFAULT_MAX_SETUP_BYTES), |bytes| {
-        whole_count(bytes, "maxSetupBytes")
-    })
-}
-
-/// The most parts a step is cut into ([`part_bounds`]): far more helpers than a machine runs,
+/// The most parts a step is cut into ([`part_ranges`]): far more helpers than a machine runs,
 /// so the list of bounds a caller can ask for stays small.
 pub const MAX_PARTS: u64 = 4096;
 
-/// The parts of `items` for `count` instances (at least one), as the engine splits them
-/// ([`crate::parts::ranges`]), flat for JS: `[start0, end0, start1, end1, ...]`, in order.
-/// Both are JS numbers: `items` a whole number of at most `u32::MAX`, `count` of at most
-/// [`MAX_PARTS`] (0 counts as 1).
+/// The most items a step split into parts holds: a part's bounds are `u32`s, as JS and the
+/// packed formats ([`unpack`]) index them.
+pub const MAX_PART_ITEMS: u64 = u32::MAX as u64;
+
+/// The parts of `items` for `count` instances (0 counts as 1), as the engine splits them
+/// ([`crate::parts::ranges`]): `(start, end)` of each, in order, covering `0..items`.
 ///
 /// # Errors
-/// [`PartyError::Usage`] for a number that is not whole; [`PartyError::Limit`] past a limit.
+/// [`PartyError::Limit`] for more than [`MAX_PART_ITEMS`] items or [`MAX_PARTS`] parts.
 ///
 /// # Panics
 /// Never: every bound is at most `items`, a `u32`.
-pub fn part_bounds(items: f64, count: f64) -> Result<Vec<u32>, PartyError> {
-    let items = whole_count(items, "items")?;
-    let count = whole_count(count, "count")?;
-    if items > u64::from(u32::MAX) {
+pub fn part_ranges(items: u64, count: u64) -> Result<Vec<(u32, u32)>, PartyError> {
+    if items > MAX_PART_ITEMS {
         return Err(PartyError::Limit(format!(
-            "items must be at most {}, not {items}",
-            u32::MAX
+            "items must be at most {MAX_PART_ITEMS}, not {items}"
         )));
     }
     if count > MAX_PARTS {
@@ -178,45 +135,11 @@ pub fn part_bounds(items: f64, count: f64) -> Result<Vec<u32>, PartyError> {
         reason = "both checked against u32 bounds above"
     )]
     let (items, count) = (items as usize, count as usize);
+    let bound = |i: usize| u32::try_from(i).expect("invariant: the bounds of u32 items fit u32");
     Ok(parts::ranges(items, count.max(1))
         .into_iter()
-        .flat_map(|r| [r.start, r.end])
-        .map(|i| u32::try_from(i).expect("invariant: the bounds of u32 items fit u32"))
+        .map(|r| (bound(r.start), bound(r.end)))
         .collect())
-}
-
-/// The built-in sample data ([`crate::sample::organisations`]) for a starter of `rows` people,
-/// a JS number (a whole number of at most [`crate::sample::MAX_PEOPLE`]).
-///
-/// # Errors
-/// [`PartyError::Usage`] for a number that is not whole; [`PartyError::Sample`] past the limit
-/// or for files that do not fit.
-pub fn sample(rows: f64) -> Result<crate::sample::Organisations, PartyError> {
-    let rows = whole_count(rows, "rows")?;
-    match usize::try_from(rows) {
-        Ok(rows) => Ok(crate::sample::organisations(rows)?),
-        Err(_) => Err(crate::sample::SampleError::TooMany(rows).into()),
-    }
-}
-
-/// A JS number that must be a whole count (in `[0, 2^53]`): a joiner count, a byte limit.
-///
-/// # Errors
-/// [`PartyError::Usage`] naming `name` and the value.
-pub fn whole_count(value: f64, name: &str) -> Result<u64, PartyError> {
-    if value.is_finite() && value >= 0.0 && value.fract() == 0.0 && value <= 9_007_199_254_740_992.0
-    {
-        #[allow(
-            clippy::cast_possible_truncation,
-            clippy::cast_sign_loss,
-            reason = "a whole number in [0, 2^53]"
-        )]
-        Ok(value as u64)
-    } else {
-        Err(PartyError::Usage(format!(
-            "{name} must be a whole number, not {value}"
-        )))
-    }
 }
 
 /// What a starter keeps after its setup.
@@ -327,15 +250,6 @@ impl Party {
             requested: None,
             pending: None,
         }
-    }
-
-    /// [`import`](Self::import) with the role as a front end names it (`"starter"` or
-    /// `"joiner"`); `key` is wiped on every path, a bad role included.
-    ///
-    /// # Errors
-    /// [`PartyError::Usage`] for another role; as [`import`](Self::import).
-    pub fn import_as(role: &str, key: &mut [u8], backend: Backend) -> Result<Self, PartyError> {
-        Ok(Self::with_key(Keyed::from_key_as(role, key, backend)?))
     }
 
     /// This party's role.

@@ -1,5 +1,5 @@
 // @ts-check
-// How many workers a sharded PSI step asks for (DESIGN.md, "Browser pool"): the hardware's
+// How many workers a sharded PSI step asks for (js/README.md, "Sharded steps"): the hardware's
 // concurrency capped at 4, one on macOS in a browser (Chromium's renderer crashes there with
 // several busy wasm instances), never more than the pool's workers; a number given by the caller
 // overrides all but the pool's size. The count and the reason are reported with the step.

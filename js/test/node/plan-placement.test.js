@@ -4,6 +4,7 @@
 // worker does it ('plan.describe', then 'plan.run'), for the cap's 200,000-node chain too, with
 // the refusals the calling thread gives; a repeat over the same shapes reuses the description.
 // Placement 'sync' compiles on the calling thread.
+import { ABI_VERSION } from '../../src/abi.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Pool, PlanError, runPlan } from '../../src/index.js';
@@ -62,7 +63,7 @@ async function longestGap(run) {
 for (const { label, backend, wasm } of BACKENDS) {
   test(`${label}: placement 'worker' reads, validates and compiles the plan on its worker, never on the calling thread`, { timeout: 120_000 }, async (t) => {
     const compiles = await countCompiles(backend, wasm);
-    const pool = new CountingPool({ worker: PLAN_WORKER, workers: 1, abi: 5, config: { backend, wasm } });
+    const pool = new CountingPool({ worker: PLAN_WORKER, workers: 1, abi: ABI_VERSION, config: { backend, wasm } });
     const options = { backend, wasm, pool };
     try {
       // The cap: a chain of 200,000 nodes, 10.4 MB of JSON (0.5 s to read and validate on the

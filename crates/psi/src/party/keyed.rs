@@ -38,21 +38,6 @@ impl Keyed {
         })
     }
 
-    /// [`from_key`](Self::from_key) with the role as a front end names it (`"starter"` or
-    /// `"joiner"`); `key` is wiped on every path, a bad role included.
-    ///
-    /// # Errors
-    /// [`PartyError::Usage`] for another role; as [`from_key`](Self::from_key).
-    pub fn from_key_as(role: &str, key: &mut [u8], backend: Backend) -> Result<Self, PartyError> {
-        match role.parse::<Role>() {
-            Ok(role) => Self::from_key(role, key, backend),
-            Err(error) => {
-                key.zeroize();
-                Err(error)
-            }
-        }
-    }
-
     /// The role this key masks for.
     pub fn role(&self) -> Role {
         self.role

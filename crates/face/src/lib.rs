@@ -1,0 +1,44 @@
+//! The one face of lockstep's engines that every binding stands on: the Node addon
+//! (`bindings/node`, napi-rs), the wasm module (`bindings/wasm`, wasm-bindgen), and a Python
+//! module to come (PyO3). No binding framework is named here; a binding converts its types to
+//! the plain ones below and back, and nothing else, so every front end refuses the same
+//! arguments with the same words and codes and gives the same bytes.
+//!
+//! - [`ABI_VERSION`]: the version of the exports every binding makes from this face, defined
+//!   here alone; each binding exports it as `abiVersion`, and the package refuses a binary of
+//!   another.
+//! - [`number`]: the numbers a JS (or Python) caller passes, read as whole counts by one rule.
+//! - [`progress`]: one bridge from the runtime's progress to a caller's callback ([`Callback`]):
+//!   a step started from a callback is refused, and what a callback throws ends the step and is
+//!   handed back as it was thrown ([`Failure::Thrown`]).
+//! - [`psi`]: a PSI party ([`PsiParty`]) and its helper ([`PsiHelper`]) as a front end holds
+//!   them, their steps' arguments and results as plain types, the one-call request, the parts'
+//!   split and the sample data.
+//! - [`plan`]: a plan run's arguments (shapes by dtype name, a byte budget, a worker count) and
+//!   its layout as numbers.
+//! - [`Coded`]: a refusal as every front end reports it, a stable code and the engine's words.
+//!
+//! The engines keep their own concepts ([`lockstep_psi::party::Party`],
+//! [`lockstep_psi::party::Keyed`], [`lockstep_plan::CompiledPlan`]); this crate only reads a
+//! front end's arguments into them and their results out.
+
+mod error;
+pub mod number;
+pub mod plan;
+pub mod progress;
+pub mod psi;
+
+pub use error::{Coded, Failure};
+pub use progress::{Callback, Domain, with_progress};
+pub use psi::{PartMaps, PsiHelper, PsiParty};
+
+/// The version of the exports every binding makes from this face. It changes whenever an
+/// export's name, arguments or meaning change; a worker reports it in its handshake and the
+/// npm package (`js/src/abi.js`) refuses a module or an addon of another version.
+///
+/// 2: `psiRequest` masks distinct keys and takes `normalize`. 3: `PsiParty`, both roles' steps
+/// with the key inside the module. 4: steps in parts (`*Begin`, `*Part`, `*Finish`),
+/// `PsiHelper`, `psiRanges`, `psiSample`. 5: `PlanProgram`, plans on the fused executor.
+/// 6: one face under every binding: the addon holds PSI too, the wasm module's whole-step
+/// methods (`setup`, `respond`, `request`, `intersect`) are gone (steps come in parts alone).
+pub const ABI_VERSION: u32 = 6;
