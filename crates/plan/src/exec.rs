@@ -25,13 +25,18 @@
 //! - `ir`: the program as data (operands, instructions, fused runs, steps);
 //! - `program`: compiling a plan (slots by liveness, loads, constants, stores);
 //! - `fusion`: grouping chains into fused runs, and evaluating a run tile by tile;
-//! - `task`: a task's blocks, and the run that cuts elements into tasks on the pool;
+//! - `parts`: the arrays' parts a task touches (inputs as views, outputs cut into blocks), the
+//!   leaf every other module reads through;
+//! - `block`: a task's work block by block (instructions, fused runs, a division by zero);
+//! - `task`: the run that cuts elements into tasks on the pool;
 //! - `dispatch`: the instruction set a task runs with (AVX2 + FMA or the baseline, overridable
 //!   with `LOCKSTEP_PLAN_ISA`; the only `unsafe` of the crate).
 
+mod block;
 mod dispatch;
 mod fusion;
 mod ir;
+mod parts;
 mod program;
 mod task;
 

@@ -289,6 +289,22 @@ impl PsiError {
     }
 }
 
+/// Maps a multiplication failure on a message's element to the engine's error.
+pub(crate) fn element_error(
+    kind: MessageKind,
+    index: usize,
+    error: crate::backend::CipherError,
+) -> PsiError {
+    match error {
+        crate::backend::CipherError::Point(reason) => PsiError::Element {
+            kind,
+            index,
+            reason,
+        },
+        crate::backend::CipherError::Backend(error) => error,
+    }
+}
+
 impl From<lockstep_shard::Error<PsiError>> for PsiError {
     fn from(error: lockstep_shard::Error<PsiError>) -> Self {
         match error {

@@ -5,7 +5,7 @@ use lockstep_shard::{Control, Pool};
 use crate::backend::{BLOCK, Cipher};
 use crate::curve::Element;
 use crate::error::MessageKind;
-use crate::starter::element_error;
+use crate::error::element_error;
 use crate::{Backend, Key, Mode, PsiError, Request, Response, ServerSetup, bloom, gcs};
 
 /// One matching pair of the association table.

@@ -6,9 +6,9 @@
 //! iteration, sorting and matching are its own, and deliberately naive.
 
 use crate::error::MessageKind;
+use crate::error::element_error;
 use crate::joiner::Match;
 use crate::params::Sizing;
-use crate::starter::element_error;
 use crate::{
     Bloom, Gcs, Joiner, Mode, PsiError, Request, Response, ServerSetup, Setup, SetupParams,
     Starter, bloom, gcs,

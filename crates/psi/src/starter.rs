@@ -2,9 +2,10 @@
 
 use lockstep_shard::{Control, Pool, SortedShard, merge_sorted_by_bytes, split};
 
-use crate::backend::{BLOCK, Cipher, CipherError};
+use crate::backend::{BLOCK, Cipher};
 use crate::curve::Element;
 use crate::error::MessageKind;
+use crate::error::element_error;
 use crate::params::Sizing;
 use crate::{
     Backend, Bloom, Gcs, Key, Mode, PsiError, Request, Response, ServerSetup, SetupParams, bloom,
@@ -242,17 +243,5 @@ pub(crate) fn sorted_shard(elements: &[Element], offset: usize) -> SortedShard<E
         items: order.iter().map(|&i| elements[i]).collect(),
         permutation: order,
         offset,
-    }
-}
-
-/// Maps a multiplication failure on a message's element to the engine's error.
-pub(crate) fn element_error(kind: MessageKind, index: usize, error: CipherError) -> PsiError {
-    match error {
-        CipherError::Point(reason) => PsiError::Element {
-            kind,
-            index,
-            reason,
-        },
-        CipherError::Backend(error) => error,
     }
 }

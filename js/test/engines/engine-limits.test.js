@@ -8,7 +8,7 @@
 // where an error the addon throws ends the process under --abort-on-uncaught-exception even
 // inside try/catch (nodejs/node#28409), and npm test runs test/node/ under that flag. The
 // package calls them only on its pool's workers, where the flag does not abort.
-import { test } from 'node:test';
+import { test } from '../bounded.js';
 import assert from 'node:assert/strict';
 import { loadAddon } from '../../src/native.js';
 import { loadWasm } from '../../src/wasm.js';

@@ -3,7 +3,7 @@
 // headless Chromium, once (the bench repeats; this test does not). Each step's memory, as its
 // report gives it and as Chromium's performance.measureUserAgentSpecificMemory sees it, must stay
 // within the stated bounds; the figures go to test/artifacts/largest.json.
-import { test } from 'node:test';
+import { test } from '../bounded.js';
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

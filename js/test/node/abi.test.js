@@ -3,7 +3,7 @@
 // names another number refuses the real addon and the real wasm module by that number, on every
 // path that loads one (PSI's 'auto' and 'native', a PSI worker, a plan on the calling thread and
 // on a worker), naming both numbers; 'auto' falls back past the addon, saying why.
-import { test } from 'node:test';
+import { test } from '../bounded.js';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';

@@ -7,7 +7,7 @@
 // from /proc/self/task/*/comm (`lockstep-worker-N`, `lockstep-watchdog`; a name is cut to 15
 // bytes there). Before the bound, 24 runs with `workers` 1..24 left every pool running: 11 threads
 // became 335 (1 + 2 + ... + 24 workers and 24 watchdogs), and 1..256 would pass the pid limit.
-import { test } from 'node:test';
+import { test } from '../bounded.js';
 import assert from 'node:assert/strict';
 import { availableParallelism } from 'node:os';
 import { readFileSync, readdirSync } from 'node:fs';

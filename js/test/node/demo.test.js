@@ -3,7 +3,7 @@
 // data, operated from the keyboard, the round finds the matches `lockstep psi demo` finds (the
 // starter's resolved file byte for byte, the joiner's matched rows), checked in the DOM and in
 // the downloads; a screenshot of each, wide and narrow, goes to test/artifacts/ (demo-*.png).
-import { after, before, test } from 'node:test';
+import { after, before, test } from '../bounded.js';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';

@@ -2,7 +2,7 @@
 // (wasm-bindgen's wasm/scalar/lockstep_wasm.d.ts, napi-rs's index.d.ts in the platform
 // package): in a scratch copy of the sources, renaming one export the JS uses in either file
 // makes `tsc --checkJs` (npm run check's project) fail, naming it; the copy as built passes.
-import { test } from 'node:test';
+import { test } from '../bounded.js';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';

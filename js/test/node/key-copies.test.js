@@ -8,7 +8,7 @@
 // sends its helper. Each scenario runs in a process of its own (key-copies-run.js) started with a
 // young generation no scavenge empties during it, so that a copy left on a JS heap is still
 // there when the scan reads it: the same counts every run.
-import { test } from 'node:test';
+import { test } from '../bounded.js';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';

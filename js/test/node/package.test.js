@@ -5,7 +5,7 @@
 // bundler), with the native CLI's bytes; and a plan and a PSI request on the addon where both
 // packages are installed, on wasm (saying why) where the platform package is absent or its
 // binary is refused, with the CLI's bytes each time.
-import { after, before, test } from 'node:test';
+import { after, before, test } from '../bounded.js';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

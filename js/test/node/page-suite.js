@@ -1,7 +1,7 @@
 // The pool's scenarios (test/scenarios.js) in a headless browser, on Web Workers: each scenario
 // is a test, run in one page (test/browser/index.html) served from 127.0.0.1. browser.test.js
 // runs them in Chromium, firefox.test.js in Firefox.
-import { after, before, test } from 'node:test';
+import { after, before, test } from '../bounded.js';
 import assert from 'node:assert/strict';
 import { psiRound } from './psi-round.js';
 import { psiVector } from './psi-vector.js';

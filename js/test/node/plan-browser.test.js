@@ -1,7 +1,7 @@
 // Plans through the package in headless Chromium and Firefox (test/browser/plan.html): every op
 // x dtype on both wasm builds, on the page and on a Web Worker, with subviews and an odd length,
 // byte for byte against `lockstep plan run`; and 'auto' falls back to wasm, saying why.
-import { after, before, test } from 'node:test';
+import { after, before, test } from '../bounded.js';
 import assert from 'node:assert/strict';
 import { openPage as openChromium } from './chromium.js';
 import { openPage as openFirefox } from './firefox.js';

@@ -5,7 +5,7 @@
 // worker, only the task that reads and lays out the plan there), nothing written into the
 // caller's outputs.
 import { ABI_VERSION } from '../../src/abi.js';
-import { test } from 'node:test';
+import { test } from '../bounded.js';
 import assert from 'node:assert/strict';
 import { AbortError, BudgetError, Pool, PlanError, WorkerCrashError, WorkerHangError, closePlanPools, createPlanPool, runPlan } from '../../src/index.js';
 import { chain } from '../plan-chain.js';

@@ -5,7 +5,7 @@
 // the refusals the calling thread gives; a repeat over the same shapes reuses the description.
 // Placement 'sync' compiles on the calling thread.
 import { ABI_VERSION } from '../../src/abi.js';
-import { test } from 'node:test';
+import { test } from '../bounded.js';
 import assert from 'node:assert/strict';
 import { Pool, PlanError, runPlan } from '../../src/index.js';
 import { loadBackend } from '../../src/plan/backends.js';

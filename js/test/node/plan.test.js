@@ -1,7 +1,7 @@
 // Plans through the package in Node: every op x dtype on the native addon and both wasm builds,
 // on the calling thread and on a worker, byte for byte against `lockstep plan run`
 // (plan-cases.js, test/plan-check.js); what each backend reports; and refusals before any work.
-import { before, test } from 'node:test';
+import { before, test } from '../bounded.js';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,7 +1,7 @@
 // The pool's parts (src/pool/) on their own, without workers: the slot state machine, the
 // queue's bound, the reservation ledger, the silence limit, the handshake's verdict and the
 // option defaults. The scenarios (test/scenarios.js) check the rules they add up to.
-import { test } from 'node:test';
+import { test } from '../bounded.js';
 import assert from 'node:assert/strict';
 import { BudgetError, QueueFullError, StartupError } from '../../src/errors.js';
 import { PROTOCOL_VERSION } from '../../src/protocol.js';

@@ -1,5 +1,5 @@
 // The pool's scenarios (test/scenarios.js) on Node's worker_threads.
-import { test } from 'node:test';
+import { test } from '../bounded.js';
 import { scenarios } from '../scenarios.js';
 import { psiRound } from './psi-round.js';
 import { psiVector } from './psi-vector.js';

@@ -4,7 +4,7 @@
 // Host is the bound address (a page elsewhere rebinding its name to 127.0.0.1 reads nothing),
 // only GET and HEAD, and says nosniff on every response; the demo's and the package's pages
 // still get every module they import. Talks to 127.0.0.1 only; every request is bounded.
-import { after, before, test } from 'node:test';
+import { after, before, test } from '../bounded.js';
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';

@@ -1,7 +1,7 @@
 // Where a party's key goes when a step is sharded (src/shard/coordinator.js, helper.js): to
 // each helper in a fresh buffer of its own, transferred, never serialized into a message; and,
 // once a sharded round is over (dispose, close), in no memory of this process a scan can read.
-import { test } from 'node:test';
+import { test } from '../bounded.js';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { runSharded } from '../../src/shard/coordinator.js';

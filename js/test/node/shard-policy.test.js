@@ -1,7 +1,7 @@
 // The shard count a PSI step asks for (src/shard/policy.js), over the platform reports Chrome,
 // Safari and Firefox send on macOS and elsewhere (user agent, navigator.platform, Chromium's
 // userAgentData.platform).
-import { test } from 'node:test';
+import { test } from '../bounded.js';
 import assert from 'node:assert/strict';
 import { MAX_AUTO_WORKERS, hostOf, namesMac, shardChoice } from '../../src/shard/policy.js';
 

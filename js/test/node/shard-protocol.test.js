@@ -3,7 +3,7 @@
 // a helper before it merges, what it makes of a helper task that resolves without its part,
 // which error a step gets when several parts fail, and how a helper stops when its step ends.
 // The real engines and workers run the same code in test/scenarios.js.
-import { test } from 'node:test';
+import { test } from '../bounded.js';
 import assert from 'node:assert/strict';
 import { runSharded } from '../../src/shard/coordinator.js';
 import { runHelper } from '../../src/shard/helper.js';

@@ -1,6 +1,6 @@
 // The TypeScript declarations (src/*.d.ts) compile against real use and refuse misuse
 // (test/types/usage.ts, with @ts-expect-error lines that fail the build if they stop failing).
-import { test } from 'node:test';
+import { test } from '../bounded.js';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';

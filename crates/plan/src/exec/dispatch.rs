@@ -12,10 +12,11 @@ use std::sync::OnceLock;
 
 use lockstep_shard::Check;
 
+use super::block::{TaskFailure, run_task_inline};
 use super::fusion::{FusedRunner, execute_run};
 use super::ir::Run;
+use super::parts::{InPart, Outs};
 use super::program::Program;
-use super::task::{InPart, Outs, TaskFailure, run_task_inline};
 use crate::elem::Typed;
 use crate::{Array, RunError};
 

@@ -3,7 +3,7 @@
 //! chain value in registers (one load per operand and one store per tile, not per instruction).
 
 use super::ir::{Instr, Operand, Run, RunOp, Step, TILE};
-use super::task::{InPart, read};
+use super::parts::{InPart, read};
 use crate::elem::{Elem, Typed};
 use crate::{Array, Op};
 
