@@ -158,17 +158,7 @@ pub(crate) enum Phase2Command {
     },
     /// Add your secret randomness (delta, and a sigma per commitment) to the last object, and
     /// print the hash to publish.
-    Contribute {
-        /// The last object of the chain.
-        #[arg(long = "in", value_name = "FILE")]
-        input: PathBuf,
-        /// Your contribution (never the input file).
-        #[arg(long, value_name = "FILE")]
-        out: PathBuf,
-        /// Text mixed into the operating system's randomness; `-` reads it from standard input.
-        #[arg(long, value_name = "TEXT")]
-        entropy: Option<String>,
-    },
+    Contribute(ContributeArgs),
     /// Verify a chain of contributions; with --r1cs and --phase1, the initial object is
     /// re-derived and compared too. One verdict line per file.
     Verify {
@@ -198,12 +188,8 @@ pub(crate) enum Phase2Command {
         /// The sealed phase 1 the chain was initialized from.
         #[arg(long, value_name = "FILE")]
         phase1: PathBuf,
-        /// The beacon value, hex.
-        #[arg(long, value_name = "HEX")]
-        beacon: String,
-        /// SHA-256 iterations applied to the beacon first (0 passes it to gnark's `Seal` as is).
-        #[arg(long, value_name = "N", default_value_t = 0)]
-        iterations: u64,
+        #[command(flatten)]
+        beacon: BeaconArgs,
         /// The proving key to write.
         #[arg(long, value_name = "FILE")]
         pk: PathBuf,
@@ -211,6 +197,33 @@ pub(crate) enum Phase2Command {
         #[arg(long, value_name = "FILE")]
         vk: PathBuf,
     },
+}
+
+/// What `phase1 contribute` and `phase2 contribute` are given.
+#[derive(Debug, Args)]
+pub(crate) struct ContributeArgs {
+    /// The last object of the chain.
+    #[arg(long = "in", value_name = "FILE")]
+    pub(crate) input: PathBuf,
+    /// Your contribution (never the input file).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) out: PathBuf,
+    /// Text mixed into the operating system's randomness (keyboard mashing, dice rolls);
+    /// `-` reads it from standard input, out of sight of other users' `ps`.
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) entropy: Option<String>,
+}
+
+/// The public beacon `phase1 seal` and `phase2 seal` apply.
+#[derive(Debug, Args)]
+pub(crate) struct BeaconArgs {
+    /// The beacon value, hex (a value no contributor could know in advance).
+    #[arg(long, value_name = "HEX")]
+    pub(crate) beacon: String,
+    /// SHA-256 iterations applied to the beacon first (a delay; 0 passes it to gnark's
+    /// `Seal` as is).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub(crate) iterations: u64,
 }
 
 /// Groth16 with the ceremony's keys.
@@ -244,18 +257,7 @@ pub(crate) enum Phase1Command {
         out: PathBuf,
     },
     /// Add your secret randomness to the last object of the chain, and print the hash to publish.
-    Contribute {
-        /// The last object of the chain.
-        #[arg(long = "in", value_name = "FILE")]
-        input: PathBuf,
-        /// Your contribution (never the input file).
-        #[arg(long, value_name = "FILE")]
-        out: PathBuf,
-        /// Text mixed into the operating system's randomness (keyboard mashing, dice rolls);
-        /// `-` reads it from standard input, out of sight of other users' `ps`.
-        #[arg(long, value_name = "TEXT")]
-        entropy: Option<String>,
-    },
+    Contribute(ContributeArgs),
     /// Verify a chain of contributions (from the initial object), or one file against its
     /// predecessor (--previous); with --sealed, also the seal of the chain.
     Verify {
@@ -280,13 +282,8 @@ pub(crate) enum Phase1Command {
         /// The last contribution.
         #[arg(long = "in", value_name = "FILE")]
         input: PathBuf,
-        /// The beacon value, hex (a value no contributor could know in advance).
-        #[arg(long, value_name = "HEX")]
-        beacon: String,
-        /// SHA-256 iterations applied to the beacon first (a delay; 0 passes it to gnark's
-        /// `Seal` as is).
-        #[arg(long, value_name = "N", default_value_t = 0)]
-        iterations: u64,
+        #[command(flatten)]
+        beacon: BeaconArgs,
         /// The sealed SRS file.
         #[arg(long, value_name = "FILE")]
         out: PathBuf,

@@ -6,7 +6,6 @@ use std::time::Instant;
 
 use lockstep_ceremony::{FileKind, Limits};
 
-use super::phase1::timing;
 use super::{Context, hex};
 
 /// Prints what a phase 1 object or a sealed SRS holds, after reading (and checking) all of it.
@@ -71,7 +70,7 @@ pub(crate) fn print(ctx: &Context, path: &Path) -> anyhow::Result<()> {
         ),
     };
     ctx.session.print(&out)?;
-    ctx.done("info", timing(points, started), &pool);
+    ctx.done("info", points, started, &pool);
     Ok(())
 }
 

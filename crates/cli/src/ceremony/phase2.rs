@@ -1,6 +1,8 @@
-//! `ceremony phase2 new | contribute | verify | seal` and `ceremony groth16 verify`.
+//! `ceremony phase2 new | verify | seal` and `ceremony groth16 verify`, and phase 2 objects as
+//! a contribution chain (`phase2 contribute`: [`super::contribute`]).
 
 use std::borrow::Cow;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -9,12 +11,52 @@ use lockstep_ceremony::groth16::{self, Proof};
 use lockstep_ceremony::phase1::Srs;
 use lockstep_ceremony::phase2::{self, Origin, Phase2, Secrets, VerifyError, VerifyingKey};
 use lockstep_ceremony::r1cs::R1cs;
-use lockstep_ceremony::{FileKind, Limits};
-use lockstep_files::Files;
-use lockstep_shard::Pool;
+use lockstep_ceremony::{CodecError, FileKind, Limits};
+use lockstep_shard::{Control, Pool};
 
-use super::phase1::{check_iterations, delayed_beacon, entropy_text, timing};
-use super::{Context, Opened, hex, parse_beacon};
+use super::contribute::Chained;
+use super::{Beacon, Context, Opened, hex};
+use crate::args::BeaconArgs;
+
+impl Chained for Phase2 {
+    type Secrets = Secrets;
+    const COMMAND: &'static str = "phase2 contribute";
+
+    fn read(ctx: &Context, pool: &Pool, opened: Opened) -> anyhow::Result<(Self, [u8; 32])> {
+        read_phase2(ctx, pool, opened)
+    }
+
+    fn points(&self) -> u64 {
+        points(self)
+    }
+
+    fn counted(&self) -> Option<u64> {
+        None
+    }
+
+    fn secrets(&self, entropy: &[u8]) -> Secrets {
+        Secrets::random(entropy, self.sigma_g2.len())
+    }
+
+    fn contribute(
+        self,
+        pool: &Pool,
+        control: &Control,
+        hash: &[u8; 32],
+        secrets: &Secrets,
+    ) -> anyhow::Result<Self> {
+        Ok(phase2::contribute(pool, control, self, hash, secrets)?)
+    }
+
+    fn write<W: Write>(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        out: W,
+    ) -> Result<[u8; 32], CodecError> {
+        Phase2::write(self, pool, control, out)
+    }
+}
 
 /// Reads the circuit, naming the file in any error.
 fn read_r1cs(ctx: &Context, path: &Path) -> anyhow::Result<R1cs> {
@@ -89,11 +131,10 @@ pub(crate) fn new(
     out: &Path,
 ) -> anyhow::Result<()> {
     let started = Instant::now();
-    let mut files = Files::new();
-    files.input("--r1cs", r1cs_path).input("--phase1", phase1);
-    let id = files.public_output("--out", out);
-    let printed = files.printed();
-    let mut staged = ctx.session.prepare(&files)?;
+    let mut outputs = ctx.stage(
+        &[("--r1cs", r1cs_path), ("--phase1", phase1)],
+        &[("--out", out)],
+    )?;
     let r1cs = read_r1cs(ctx, r1cs_path)?;
     let pool = ctx.pool(1u64 << r1cs.domain_power())?;
     let srs = read_phase1_for(ctx, &pool, phase1, &r1cs)?;
@@ -102,69 +143,17 @@ pub(crate) fn new(
         .context("initializing phase 2")?;
     step.finish();
     let n = points(&object);
-    let hash = ctx.write_staged(&mut staged, id, n, |control, w| {
+    let hash = ctx.write_output(&mut outputs, 0, n, |control, w| {
         object.write(&pool, control, w)
     })?;
-    staged.write(
-        printed,
-        format!(
-            "initial phase 2 object for {} constraints, {} wires, {} commitment(s): {}\n",
-            r1cs.constraints(),
-            r1cs.wires(),
-            r1cs.commitments().len(),
-            hex(&hash)
-        )
-        .as_bytes(),
-    )?;
-    staged.commit()?;
-    ctx.done("phase2 new", timing(n, started), &pool);
-    Ok(())
-}
-
-/// `phase2 contribute`.
-pub(crate) fn contribute(
-    ctx: &Context,
-    input: &Path,
-    out: &Path,
-    entropy: Option<&str>,
-) -> anyhow::Result<()> {
-    let started = Instant::now();
-    let mut files = Files::new();
-    files.input("--in", input);
-    let id = files.public_output("--out", out);
-    let printed = files.printed();
-    let mut staged = ctx.session.prepare(&files)?;
-    let mut text = entropy_text(ctx, entropy)?;
-    let opened = ctx.open("--in", input)?;
-    let pool = ctx.pool_for(&opened)?;
-    let (previous, previous_hash) = match read_phase2(ctx, &pool, opened) {
-        Ok(read) => read,
-        Err(error) => {
-            zeroize::Zeroize::zeroize(&mut text);
-            return Err(error);
-        }
-    };
-    let n = points(&previous);
-    let secrets = Secrets::random(&text, previous.sigma_g2.len());
-    zeroize::Zeroize::zeroize(&mut text);
-    let step = ctx.session.step("contributing", None, "points");
-    let next = phase2::contribute(&pool, step.control(), previous, &previous_hash, &secrets)
-        .context("contributing")?;
-    step.finish();
-    drop(secrets);
-    let hash = ctx.write_staged(&mut staged, id, n, |control, w| {
-        next.write(&pool, control, w)
-    })?;
-    staged.write(
-        printed,
-        format!("contribution hash: {}\n", hex(&hash)).as_bytes(),
-    )?;
-    staged.commit()?;
-    ctx.done("phase2 contribute", timing(n, started), &pool);
-    ctx.session.note(&format!(
-        "contribution written to {}; publish the hash above",
-        out.display()
-    ));
+    outputs.commit(&format!(
+        "initial phase 2 object for {} constraints, {} wires, {} commitment(s): {}\n",
+        r1cs.constraints(),
+        r1cs.wires(),
+        r1cs.commitments().len(),
+        hex(&hash)
+    ))?;
+    ctx.done("phase2 new", n, started, &pool);
     Ok(())
 }
 
@@ -191,7 +180,7 @@ impl<'a> Derived<'a> {
         r1cs: &Path,
         phase1: &Path,
     ) -> anyhow::Result<Self> {
-        let hash = object.write(pool, &lockstep_shard::Control::new(), std::io::sink())?;
+        let hash = object.write(pool, &Control::new(), std::io::sink())?;
         Ok(Self {
             object,
             hash,
@@ -345,7 +334,8 @@ pub(crate) fn verify(
     };
     ctx.done(
         "phase2 verify",
-        timing(points(&last) * chain.len() as u64, started),
+        points(&last) * chain.len() as u64,
+        started,
         &pool,
     );
     ctx.session.print(&format!(
@@ -358,8 +348,7 @@ pub(crate) struct SealArgs<'a> {
     pub(crate) chain: &'a [PathBuf],
     pub(crate) r1cs: &'a Path,
     pub(crate) phase1: &'a Path,
-    pub(crate) beacon: &'a str,
-    pub(crate) iterations: u64,
+    pub(crate) beacon: &'a BeaconArgs,
     pub(crate) pk: &'a Path,
     pub(crate) vk: &'a Path,
 }
@@ -368,20 +357,15 @@ pub(crate) struct SealArgs<'a> {
 /// gnark's `VerifyPhase2`, which seals only what it verified), then the beacon's update and the
 /// keys. Nothing is written unless every check holds.
 pub(crate) fn seal(ctx: &Context, args: &SealArgs<'_>) -> anyhow::Result<()> {
-    let beacon = parse_beacon(args.beacon)?;
-    check_iterations(args.iterations)?;
+    let beacon = Beacon::from_args(args.beacon)?;
     let started = Instant::now();
-    let mut files = Files::new();
-    for path in args.chain {
-        files.input("FILE", path);
-    }
-    files
-        .input("--r1cs", args.r1cs)
-        .input("--phase1", args.phase1);
-    let pk_id = files.public_output("--pk", args.pk);
-    let vk_id = files.public_output("--vk", args.vk);
-    let printed = files.printed();
-    let mut staged = ctx.session.prepare(&files)?;
+    let inputs: Vec<_> = args
+        .chain
+        .iter()
+        .map(|path| ("FILE", path.as_path()))
+        .chain([("--r1cs", args.r1cs), ("--phase1", args.phase1)])
+        .collect();
+    let mut outputs = ctx.stage(&inputs, &[("--pk", args.pk), ("--vk", args.vk)])?;
     let pool = ctx.pool_for(&ctx.open("FILE", &args.chain[0])?)?;
     let r1cs = read_r1cs(ctx, args.r1cs)?;
     let srs = read_phase1_for(ctx, &pool, args.phase1, &r1cs)?;
@@ -406,32 +390,25 @@ pub(crate) fn seal(ctx: &Context, args: &SealArgs<'_>) -> anyhow::Result<()> {
         evaluations: &evaluations,
     };
     // Before the beacon's delay, which may take minutes.
-    phase2::check_sealable(&pool, &lockstep_shard::Control::new(), origin, &last)
+    phase2::check_sealable(&pool, &Control::new(), origin, &last)
         .map_err(|error| anyhow::anyhow!("{shown}: REJECTED: {error}"))?;
-    let challenge = delayed_beacon(ctx, &beacon, args.iterations)?;
+    let challenge = beacon.delayed(ctx)?;
     let step = ctx.session.step("sealing", None, "points");
     let last = last.into_owned();
     let (pk, vk) = phase2::seal(&pool, step.control(), origin, last, &last_hash, &challenge)
         .context("sealing")?;
     step.finish();
     let n = (pk.a.len() + pk.b.len() + pk.z.len() + pk.k.len() + pk.b2.len()) as u64;
-    let pk_hash = ctx.write_staged(&mut staged, pk_id, n, |control, w| {
-        pk.write(&pool, control, w)
-    })?;
-    let vk_hash = ctx.write_staged(&mut staged, vk_id, vk.k.len() as u64, |control, w| {
+    let pk_hash = ctx.write_output(&mut outputs, 0, n, |control, w| pk.write(&pool, control, w))?;
+    let vk_hash = ctx.write_output(&mut outputs, 1, vk.k.len() as u64, |control, w| {
         vk.write(&pool, control, w)
     })?;
-    staged.write(
-        printed,
-        format!(
-            "proving key hash: {}\nverifying key hash: {}\n",
-            hex(&pk_hash),
-            hex(&vk_hash)
-        )
-        .as_bytes(),
-    )?;
-    staged.commit()?;
-    ctx.done("phase2 seal", timing(n, started), &pool);
+    outputs.commit(&format!(
+        "proving key hash: {}\nverifying key hash: {}\n",
+        hex(&pk_hash),
+        hex(&vk_hash)
+    ))?;
+    ctx.done("phase2 seal", n, started, &pool);
     ctx.session.note(&format!(
         "sealed after {contributions} verified contribution(s)"
     ));

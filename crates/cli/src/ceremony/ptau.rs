@@ -7,9 +7,8 @@ use std::time::Instant;
 use anyhow::Context as _;
 use lockstep_ceremony::phase1::{Phase1, Proofs, Srs};
 use lockstep_ceremony::{FileKind, Limits, SNIFF_LEN, points_at_most, ptau};
-use lockstep_files::{Files, Kind, check_readable, open_input};
+use lockstep_files::{Kind, check_readable, open_input};
 
-use super::phase1::timing;
 use super::{Context, hex};
 
 /// `ptau import`: read and check a `.ptau`, write its powers as a phase 1 object or an SRS.
@@ -17,11 +16,7 @@ use super::{Context, hex};
 /// clearly, before anything is read).
 pub(crate) fn import(ctx: &Context, input: &Path, out: &Path, as_srs: bool) -> anyhow::Result<()> {
     let started = Instant::now();
-    let mut files = Files::new();
-    files.input("FILE", input);
-    let id = files.public_output("--out", out);
-    let printed = files.printed();
-    let mut staged = ctx.session.prepare(&files)?;
+    let mut outputs = ctx.stage(&[("FILE", input)], &[("--out", out)])?;
     let shown = input.display();
     if check_readable("FILE", input)? == Kind::Fifo {
         anyhow::bail!(
@@ -71,7 +66,7 @@ pub(crate) fn import(ctx: &Context, input: &Path, out: &Path, as_srs: bool) -> a
     ));
     let points = read.srs.stored_points();
     let hash = if as_srs {
-        ctx.write_staged(&mut staged, id, points, |control, w| {
+        ctx.write_output(&mut outputs, 0, points, |control, w| {
             read.srs.write(&pool, control, w)
         })?
     } else {
@@ -80,13 +75,12 @@ pub(crate) fn import(ctx: &Context, input: &Path, out: &Path, as_srs: bool) -> a
             srs: read.srs,
             challenge: None,
         };
-        ctx.write_staged(&mut staged, id, points, |control, w| {
+        ctx.write_output(&mut outputs, 0, points, |control, w| {
             object.write(&pool, control, w)
         })?
     };
-    staged.write(printed, format!("imported: {}\n", hex(&hash)).as_bytes())?;
-    staged.commit()?;
-    ctx.done("ptau import", timing(points, started), &pool);
+    outputs.commit(&format!("imported: {}\n", hex(&hash)))?;
+    ctx.done("ptau import", points, started, &pool);
     Ok(())
 }
 
@@ -94,11 +88,7 @@ pub(crate) fn import(ctx: &Context, input: &Path, out: &Path, as_srs: bool) -> a
 /// works).
 pub(crate) fn export(ctx: &Context, input: &Path, out: &Path) -> anyhow::Result<()> {
     let started = Instant::now();
-    let mut files = Files::new();
-    files.input("FILE", input);
-    let id = files.public_output("--out", out);
-    let printed = files.printed();
-    let mut staged = ctx.session.prepare(&files)?;
+    let mut outputs = ctx.stage(&[("FILE", input)], &[("--out", out)])?;
     let opened = ctx.open("FILE", input)?;
     let pool = ctx.pool_for(&opened)?;
     let srs: Srs = match opened.kind() {
@@ -119,11 +109,10 @@ pub(crate) fn export(ctx: &Context, input: &Path, out: &Path) -> anyhow::Result<
         _ => ctx.read_phase1(&pool, opened, &Limits::default())?.0.srs,
     };
     let points = srs.stored_points();
-    let hash = ctx.write_staged(&mut staged, id, points, |control, w| {
+    let hash = ctx.write_output(&mut outputs, 0, points, |control, w| {
         ptau::write(&pool, control, &srs, w)
     })?;
-    staged.write(printed, format!("exported: {}\n", hex(&hash)).as_bytes())?;
-    staged.commit()?;
-    ctx.done("ptau export", timing(points, started), &pool);
+    outputs.commit(&format!("exported: {}\n", hex(&hash)))?;
+    ctx.done("ptau export", points, started, &pool);
     Ok(())
 }
