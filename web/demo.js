@@ -148,8 +148,8 @@ async function run() {
   const pool = createPsiPool({ workers: poolWorkers });
   const started = performance.now();
   try {
-    const starter = await createStarter(pool, { workers: asked });
-    const joiner = await createJoiner(pool, { workers: asked });
+    const starter = await createStarter(pool, { shards: asked });
+    const joiner = await createJoiner(pool, { shards: asked });
     const plan = ['joiner: request', 'starter: setup (raw)', 'starter: respond', 'joiner: intersect', 'starter: resolve'];
     let index = 0;
     /** Runs a step with its progress on the bar and its rate in the list. */

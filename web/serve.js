@@ -61,8 +61,8 @@ export const PSI_JS = fileURLToPath(new URL('../peers/node_modules/@openmined/ps
  * folder) or exact path (a file) to where it is on disk.
  * - /web/: the pages themselves (index.html, bench.html, their scripts and style.css).
  * - /js/src/: the npm package's sources the pages import (demo.js, bench.js), with its workers
- *   (psi-worker.js, plan-worker.js) that load by URL relative to the sources.
- * - /js/wasm/: the wasm builds src/wasm.js fetches from `../wasm/{scalar,simd}/`.
+ *   (psi/worker.js, plan/worker.js) that load by URL relative to the sources.
+ * - /js/wasm/: the wasm builds src/engines/wasm.js fetches from the package's `wasm/{scalar,simd}/`.
  * - /js/bench/psi-steps.js: the one bench module web/bench.js imports (the measures it shares
  *   with the package's own bench), not the rest of js/bench/.
  * - /peers/psi.js/: @openmined/psi.js's web build, the bench page's peer (psi_wasm_web.js).

@@ -1,4 +1,4 @@
 // The bench's worker for lockstep's pool: one op that returns its input.
-import { serve } from '../src/worker.js';
+import { serve } from '../src/pool/worker.js';
 
 serve({ ops: { noop: (input) => input } });

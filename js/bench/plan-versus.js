@@ -18,7 +18,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { runPlan } from '../src/index.js';
-import { loadAddon } from '../src/native.js';
+import { loadAddon } from '../src/engines/native.js';
 import { chain } from '../test/plan-chain.js';
 
 const { values: args } = parseArgs({

@@ -18,6 +18,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Pool, closePlanPools, createPlanPool, planInfo, runPlan } from '../src/index.js';
+import { defaultWorkers } from '../src/limits.js';
 import { chain } from '../test/plan-chain.js';
 
 const { values: args } = parseArgs({
@@ -188,7 +189,7 @@ const BACKENDS = [
   { label: 'wasm simd128', options: { backend: 'wasm', wasm: 'simd' } },
   { label: 'wasm scalar', options: { backend: 'wasm', wasm: 'scalar' } },
 ];
-const pools = new Map(BACKENDS.map((b) => [b.label, new TimedPool({ worker: new URL('../src/plan-worker.js', import.meta.url), workers: 1, abi: 5, config: { ...b.options } })]));
+const pools = new Map(BACKENDS.map((b) => [b.label, new TimedPool({ worker: new URL('../src/plan/worker.js', import.meta.url), workers: 1, abi: 5, config: { ...b.options } })]));
 
 // The simd128 build's glue, as the package loaded it in this realm: node by node on it.
 await runPlan(chain(1), [new Float32Array(1)], { backend: 'wasm', wasm: 'simd', placement: 'sync' });
@@ -228,7 +229,7 @@ for (const nodes of NODES) {
       row.runs[label] = { sync, worker, handed };
     }
     // Into the caller's outputs (as the CLI's in-process bench reuses its output arrays): the
-    // addon on the policy's workers and on one, wasm simd128.
+    // addon on the default workers (limits.js) and on one, wasm simd128.
     const outputs = [new Float32Array(n)];
     row.nativeInto = await timed(() => runPlan(plan, [x], { backend: 'native', placement: 'sync', outputs }));
     row.native1 = await timed(() => runPlan(plan, [x], { backend: 'native', placement: 'sync', workers: 1, outputs }));
@@ -320,7 +321,7 @@ for (const { label, options } of BACKENDS) {
 for (const pool of pools.values()) await pool.close();
 await closePlanPools();
 
-console.log(`plan bench (Node ${process.version}): f32 addition chains, medians of ${REPEATS}; addon workers: the policy's (2 here at 256K+, 1 below)`);
+console.log(`plan bench (Node ${process.version}): f32 addition chains, medians of ${REPEATS}; addon workers: the package's default (LOCKSTEP_WORKERS, else the cores: ${defaultWorkers()} here)`);
 console.log('\n| nodes | elements | backend | sync ms | worker ms | worker - sync ms | submission ms | worker, transfer ms | transfer - sync ms | sync gap ms | worker gap ms |');
 console.log('|---|---|---|---|---|---|---|---|---|---|---|');
 for (const row of rows) {

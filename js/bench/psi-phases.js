@@ -2,7 +2,7 @@
 // read and checked) and finish (the merge: setup sorted, messages encoded, matches written),
 // each one call into the wasm module (scalar build), timed on this thread over `--values`
 // values a party; the maps between them are not timed. These bound how long a step's party
-// worker stays silent, and so the silence floor party.js gives it.
+// worker stays silent, and so the silence floor src/psi/party.js gives it.
 //
 //   node bench/psi-phases.js [--values 200000]
 import { readFileSync } from 'node:fs';

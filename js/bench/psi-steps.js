@@ -41,8 +41,8 @@ export async function ours(lockstep, asset, count, rounds, workers = 1) {
   const { starter: starterValues, joiner: joinerValues } = sets(count);
   const pool = lockstep.createPsiPool({ workers, asset });
   try {
-    const starter = await lockstep.createStarter(pool, { workers });
-    const joiner = await lockstep.createJoiner(pool, { workers });
+    const starter = await lockstep.createStarter(pool, { shards: workers });
+    const joiner = await lockstep.createJoiner(pool, { shards: workers });
     let setup;
     let request;
     let response;

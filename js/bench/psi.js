@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import * as lockstep from '../src/index.js';
-import { availableParallelism } from '../src/platform.js';
+import { availableParallelism } from '../src/pool/platform.js';
 import { measureAll } from './psi-steps.js';
 import { openPage } from '../test/node/chromium.js';
 import { serve } from '../test/node/serve.js';

@@ -1,16 +1,19 @@
 // Types of the `lockstep` package. The behaviour each promises is documented in README.md and in
 // the source files named below.
 
-/** The version of the pool/worker messages (protocol.js); a worker of another is refused. */
+/** The version of the pool/worker messages (pool/protocol.js); a worker of another is refused. */
 export declare const PROTOCOL_VERSION: number;
 
-/** Whether this is Node (platform.js). */
+/** Whether this is Node (pool/platform.js). */
 export declare const isNode: boolean;
 
-/** Node's os.availableParallelism() or navigator.hardwareConcurrency, at least 1. */
+/**
+ * Node's os.availableParallelism() or navigator.hardwareConcurrency, at least 1: the hardware's
+ * count, which the default worker count below falls back to.
+ */
 export declare function availableParallelism(): number;
 
-/** A started worker as the pool drives it (platform.js); what a custom `spawn` returns. */
+/** A started worker as the pool drives it (pool/platform.js); what a custom `spawn` returns. */
 export interface WorkerHandle {
   post(message: unknown, transfer?: Transferable[]): void;
   listen(listeners: {
@@ -51,10 +54,18 @@ export declare const SILENCE_DEFAULTS: Readonly<Required<SilenceOptions>>;
 /** The default reservation of a task whose input holds `bytes`: 4 x bytes + 4096. */
 export declare function defaultReservation(bytes: number): number;
 
+/**
+ * The default worker count, one rule for every pool (new Pool, createPsiPool, createPlanPool;
+ * limits.js) and for runPlan's native threads (the engine's policy), as the CLI's: in Node, the LOCKSTEP_WORKERS
+ * environment variable when it is set (a whole number 1..256; any other value makes the call that
+ * needs the default throw a RangeError naming the variable and the value), else
+ * availableParallelism(); in a browser, navigator.hardwareConcurrency. Read when the caller gives
+ * no count; a count given wins. At most 256.
+ */
 export interface PoolOptions {
   /** The worker module: it calls `serve` from 'lockstep/worker'. */
   worker: URL | string;
-  /** How many workers at most. Default: availableParallelism(). */
+  /** How many workers at most. Default: the default worker count (LOCKSTEP_WORKERS in Node, else availableParallelism()). */
   workers?: number;
   /** The ABI version the worker's module must report; unchecked when absent. */
   abi?: number;
@@ -127,7 +138,7 @@ export interface PoolStats {
   broken: boolean;
 }
 
-/** The supervised pool (pool.js). */
+/** The supervised pool (pool/pool.js). */
 export declare class Pool {
   constructor(options: PoolOptions);
   readonly workers: number;
@@ -228,25 +239,37 @@ export type PsiStepOptions = Omit<RunOptions, 'owned' | 'validate' | 'affinity' 
 
 /**
  * How a party shards its setup, request, respond and intersect over the pool: the same bytes at
- * every count. `workers`: 'auto' (the default: the hardware concurrency capped at 4, 1 in a
- * browser on macOS, at most the pool's workers) or a whole number >= 1 (at most the pool's).
- * `shardWait`: the ms the party's worker waits for its helpers to start before it splits
- * (default 5,000); a helper not started by then is left out, and the step says so.
+ * every count.
  */
 export interface ShardOptions {
-  workers?: number | 'auto';
+  /**
+   * How many workers a step is split over: 'auto' (the default: the hardware concurrency capped
+   * at MAX_AUTO_WORKERS, 1 in a browser on macOS, at most the pool's workers) or a whole number
+   * >= 1 (at most the pool's). Anything else is a TypeError. Named `workers` before this release.
+   */
+  shards?: number | 'auto';
+  /**
+   * Renamed `shards`: given, it is a TypeError ("`workers` is now `shards` (how many workers a
+   * step is split over)"). A pool's `workers` (its slots) and runPlan's (its native threads) keep
+   * their name.
+   */
+  workers?: never;
+  /**
+   * The ms the party's worker waits for its helpers to start before it splits (default 5,000); a
+   * helper not started by then is left out, and the step says so.
+   */
   shardWait?: number;
 }
 
 /** How a step ran. */
 export interface PsiSharding {
-  /** The workers it ran on: the party's and its helpers'. */
+  /** The workers it ran on: the party's and its helpers' (the shards it was split into). */
   workers: number;
   /** Its items: the distinct keys a setup or request masked (a request's count is the joinerCount to tell the starter), the elements a response or intersection mapped. */
   items: number;
-  /** What was asked. */
+  /** The `shards` asked for. */
   asked: number | 'auto';
-  /** What the choice gave, before helpers that did not start were left out. */
+  /** The workers the choice gave, before helpers that did not start were left out. */
   chosen: number;
   /** Why, in words: the choice's reason, the count it ran on, each helper left out. */
   reason: string;
@@ -280,8 +303,13 @@ export declare function psiSample(pool: Pool, options?: { rows?: number } & PsiS
   columns: string[];
 }>;
 
-/** The shard choice for `asked` on a pool of `poolWorkers` in this environment (or `host`). */
+/** The most workers an automatic count takes: a step's shards with 'auto', a plan pool's workers from the hardware. */
 export declare const MAX_AUTO_WORKERS: 4;
+/**
+ * The shard choice for `asked` (a step's `shards`) on a pool of `poolWorkers` in this environment
+ * (or `host`): the workers it is split over, what was asked, and why. A TypeError for an `asked`
+ * that is neither 'auto' nor a whole number >= 1.
+ */
 export declare function shardChoice(
   asked: number | 'auto' | undefined,
   poolWorkers: number,
@@ -311,7 +339,7 @@ export interface PsiIntersection {
   sharding: PsiSharding;
 }
 
-/** What both parties share (party.js). */
+/** What both parties share (psi/party.js). */
 declare class PsiParty {
   /** Whether the party's worker is gone: every step now rejects with WorkerLostError. */
   readonly lost: boolean;
@@ -345,9 +373,9 @@ export declare class PsiJoiner extends PsiParty {
   intersect(setup: Uint8Array, response: Uint8Array, intersect?: { maxSetupBytes?: number }, options?: PsiStepOptions & ShardOptions): Promise<PsiIntersection>;
 }
 
-/** A starter in a worker of `pool` (createPsiPool), with a fresh key made there or `key`; `workers` and `shardWait` are its steps' defaults. */
+/** A starter in a worker of `pool` (createPsiPool), with a fresh key made there or `key`; `shards` and `shardWait` are its steps' defaults. */
 export declare function createStarter(pool: Pool, options?: { key?: Uint8Array } & ShardOptions & PsiStepOptions): Promise<PsiStarter>;
-/** A joiner in a worker of `pool` (createPsiPool), with a fresh key made there or `key`; `workers` and `shardWait` are its steps' defaults. */
+/** A joiner in a worker of `pool` (createPsiPool), with a fresh key made there or `key`; `shards` and `shardWait` are its steps' defaults. */
 export declare function createJoiner(pool: Pool, options?: { key?: Uint8Array } & ShardOptions & PsiStepOptions): Promise<PsiJoiner>;
 
 export declare class LockstepError extends Error {
@@ -439,7 +467,11 @@ export interface RunPlanOptions {
   outputs?: PlanArray[] | Record<string, PlanArray>;
   /** The most bytes the run may hold: inputs, outputs and working memory (the engine's figures). */
   budget?: number;
-  /** Native worker threads for the run (0 or absent: the engine's policy for the plan's size). wasm runs on one. */
+  /**
+   * Native worker threads for the run, at most 256 (0 or absent: the engine's policy, the CLI's
+   * rule: LOCKSTEP_WORKERS where it is set, else the cores, lowered for a run smaller than the
+   * plan's grain; a bad LOCKSTEP_WORKERS is refused, PLAN_BINDING). wasm runs on one.
+   */
   workers?: number;
   /** The pool for worker placement (createPlanPool). Default: one shared pool per backend. */
   pool?: Pool;
@@ -477,7 +509,11 @@ export interface PlanPoolOptions extends Omit<PoolOptions, 'worker' | 'abi' | 'c
   assetBase?: URL | string;
 }
 
-/** A supervised pool whose workers run plans (runPlan's `pool`). Default min(availableParallelism(), 4) workers. */
+/**
+ * A supervised pool whose workers run plans (runPlan's `pool`). Default workers: LOCKSTEP_WORKERS
+ * in Node when set, else min(availableParallelism(), MAX_AUTO_WORKERS) (each worker's native runs
+ * start threads of their own).
+ */
 export declare function createPlanPool(options?: PlanPoolOptions): Pool;
 
 /** Closes the shared pools runPlan made. */

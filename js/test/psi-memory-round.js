@@ -35,8 +35,8 @@ export async function memoryRound(lockstep, count, workers, measure) {
     return out;
   };
   try {
-    const starter = await lockstep.createStarter(starterPool, { workers });
-    const joiner = await lockstep.createJoiner(joinerPool, { workers });
+    const starter = await lockstep.createStarter(starterPool, { shards: workers });
+    const joiner = await lockstep.createJoiner(joinerPool, { shards: workers });
     const setup = await timed('setup', starter, () => starter.setup(starterValues, { joinerCount: count, format: 'raw' }));
     const request = await timed('request', joiner, () => joiner.request(joinerValues));
     const response = await timed('respond', starter, () => starter.respond(request, { joinerCount: count }));

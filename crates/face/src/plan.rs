@@ -1,13 +1,11 @@
 //! A plan run's arguments as a front end passes them, read the same way by each: shapes as
 //! dtype names and JS numbers, a byte budget as a JS number, a worker count (0: the shard
-//! policy's), and the layout packed into the numbers a caller reads back. The checks and their
+//! policy's, the CLI's rule), and the layout packed into the numbers a caller reads back. The checks and their
 //! messages are these functions', so every front end refuses the same arguments with the same
 //! words (`PLAN_BINDING`, `PLAN_BUDGET`).
 
-use std::sync::OnceLock;
-
 use lockstep_plan::{CompiledPlan, DType, GRAIN, Layout, Plan, RunError};
-use lockstep_shard::{DEFAULT_CAP, ShardPolicy};
+use lockstep_shard::{DEFAULT_CAP, ShardPolicy, WORKERS_ENV};
 
 use crate::Coded;
 use crate::number::whole;
@@ -88,16 +86,27 @@ pub fn check_workers(asked: u32) -> Result<(), RunError> {
 }
 
 /// The workers a run of `elements` takes: `asked` (at most [`MAX_WORKERS`]), or for 0 the shard
-/// policy's count for the plan's grain on this machine (detected once a process).
+/// policy's count for the plan's grain, by the CLI's rule ([`ShardPolicy::from_env`]):
+/// `LOCKSTEP_WORKERS` where the process has it set (read at each call), else the detected
+/// parallelism, lowered for a run smaller than the grain.
 ///
 /// # Errors
-/// As [`check_workers`].
+/// As [`check_workers`]; [`RunError::Binding`] at `workers` for a `LOCKSTEP_WORKERS` that is not
+/// a worker count, in the policy's words.
 pub fn workers(asked: u32, elements: usize) -> Result<usize, RunError> {
-    static POLICY: OnceLock<ShardPolicy> = OnceLock::new();
+    workers_by(asked, elements, std::env::var(WORKERS_ENV).ok().as_deref())
+}
+
+/// [`workers`] with `env` as the value of `LOCKSTEP_WORKERS` (`None`: unset).
+fn workers_by(asked: u32, elements: usize, env: Option<&str>) -> Result<usize, RunError> {
     check_workers(asked)?;
     Ok(match asked {
-        0 => POLICY
-            .get_or_init(ShardPolicy::detected)
+        0 => ShardPolicy::detected()
+            .with_env_value(env)
+            .map_err(|error| RunError::Binding {
+                at: "workers".to_owned(),
+                message: error.to_string(),
+            })?
             .workers_for(elements, GRAIN),
         n => n as usize,
     })
@@ -215,6 +224,14 @@ mod tests {
             "workers: at most 256, not 257"
         );
         assert!(workers(0, 1 << 24).unwrap() >= 1);
+        // 0: LOCKSTEP_WORKERS as the CLI reads it, lowered for a small run; refused in its words.
+        assert_eq!(workers_by(0, 1 << 24, Some(" 5 ")).unwrap(), 5);
+        assert_eq!(workers_by(0, 1, Some("5")).unwrap(), 1);
+        assert_eq!(workers_by(3, 1 << 24, Some("5")).unwrap(), 3);
+        assert_eq!(
+            workers_by(0, 1 << 24, Some("two")).unwrap_err().to_string(),
+            "workers: LOCKSTEP_WORKERS must be a positive whole number of workers, got \"two\""
+        );
         assert_eq!(compile("{").unwrap_err().code, "PLAN_INVALID");
     }
 

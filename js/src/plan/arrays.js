@@ -6,13 +6,13 @@
 // engine's `layout`.
 //
 // Every fact about an array is read through the built-in getters of %TypedArray%.prototype and
-// SharedArrayBuffer.prototype (../typed.js), not through the array's own properties: a caller's
+// SharedArrayBuffer.prototype (pool/typed.js), not through the array's own properties: a caller's
 // object can shadow `buffer` or `length`, or change its prototype, but not the internal slots
 // these read.
 // The native addon's soundness rests on `isShared` and `copyOf` (bindings/node/src/js_memory.rs).
 
-import { PlanError } from '../errors.js';
-import { bufferOf, byteLengthOf, lengthOf, nameOf, offsetOf, sharedByteLengthOf as sharedLength } from '../typed.js';
+import { PlanError } from '../pool/errors.js';
+import { bufferOf, byteLengthOf, lengthOf, nameOf, offsetOf, sharedByteLengthOf as sharedLength } from '../pool/typed.js';
 
 /** @typedef {'i8' | 'u8' | 'i16' | 'u16' | 'i32' | 'u32' | 'f32' | 'f64'} DType */
 /**

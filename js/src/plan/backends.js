@@ -4,14 +4,14 @@
 // the same engine (lockstep_plan), so both give the bytes `lockstep plan run` gives; this file
 // makes them one shape (`Backend`, `Program`) and says which one loaded and why (`info`).
 //
-// 'auto' tries the native addon (native.js), then falls back to wasm when its platform package is
+// 'auto' tries the native addon (engines/native.js), then falls back to wasm when its platform package is
 // not installed (MODULE_NOT_FOUND) or its binary cannot be loaded (ERR_DLOPEN_FAILED: another
 // libc, a missing library); any other failure of the addon is an error, not a silent fallback.
 
-import { PlanError } from '../errors.js';
-import { fieldOf, messageOf } from '../fields.js';
-import { loadAddon, platformPackage } from '../native.js';
-import { loadWasm, simdSupported } from '../wasm.js';
+import { PlanError } from '../pool/errors.js';
+import { fieldOf, messageOf } from '../pool/fields.js';
+import { loadAddon, platformPackage } from '../engines/native.js';
+import { loadWasm, simdSupported } from '../engines/wasm.js';
 import { ARRAY_OF, copiedInto, copyOf, dtypeOf, lengthOfArray, needsCopies } from './arrays.js';
 
 /** @typedef {import('./arrays.js').DType} DType */
@@ -227,7 +227,8 @@ export function nativeBackend(addon) {
   return {
     kind: 'native',
     abi: addon.abiVersion(),
-    // 0: the addon asks the shard policy (the plan's grain over this machine's cores).
+    // 0: the addon asks the engine's shard policy, the CLI's rule: LOCKSTEP_WORKERS where it is
+    // set, else this machine's cores, lowered for a run smaller than the plan's grain.
     defaultWorkers: 0,
     compile(json) {
       let engine;

@@ -19,14 +19,14 @@
 //      engine's figures), the inputs snapshotted, the run on a worker, its outputs checked and
 //      copied into the caller's on success.
 
-import { AbortError, PlanError, TaskError } from '../errors.js';
-import { fieldOf } from '../fields.js';
-import { availableParallelism } from '../platform.js';
-import { Pool } from '../pool.js';
+import { AbortError, PlanError, TaskError } from '../pool/errors.js';
+import { fieldOf } from '../pool/fields.js';
+import { Pool } from '../pool/pool.js';
 import { ARRAY_OF, copiedInto, copyOf, dtypeOf, isShared, lengthOfArray, shapesOf, sharesMemoryWith } from './arrays.js';
 import { allocated, checkTarget, loadBackend } from './backends.js';
-import { snapshot } from '../snapshot.js';
-import { WASM_ABI } from '../wasm.js';
+import { snapshot } from '../pool/snapshot.js';
+import { WASM_ABI } from '../engines/wasm.js';
+import { MAX_WORKERS, defaultWorkers } from '../limits.js';
 
 /** @typedef {import('./arrays.js').PlanArray} PlanArray */
 /** @typedef {import('./backends.js').Program} Program */
@@ -38,10 +38,7 @@ import { WASM_ABI } from '../wasm.js';
 /** @typedef {import('./worker-ops.js').PlanDescription} PlanDescription */
 
 /** The module a plan pool's workers run. */
-export const PLAN_WORKER_URL = new URL('../plan-worker.js', import.meta.url);
-
-/** The most native workers a run may ask for (each count keeps a pool of threads in the addon). */
-const MAX_WORKERS = 256;
+export const PLAN_WORKER_URL = new URL('./worker.js', import.meta.url);
 
 /**
  * What a 'plan.describe' task reserves against the pool's memory budget: a bound on what reading,
@@ -189,14 +186,16 @@ const pools = new Map();
 /**
  * A supervised pool whose workers run plans on `backend` ('native', 'wasm', 'auto'; `wasm`:
  * the build, 'simd' or 'scalar', default the best the engine runs). Other options are the
- * Pool's; the default is `min(availableParallelism(), 4)` workers.
+ * Pool's; the default worker count is the package's (limits.js: LOCKSTEP_WORKERS in Node, else
+ * the hardware's concurrency), a count from the hardware at most MAX_AUTO_WORKERS: each worker's
+ * native runs start threads of their own.
  *
  * @param {import('../index.js').PlanPoolOptions} [options]
  */
-export function createPlanPool({ backend = 'auto', wasm, assetBase, ...options } = {}) {
+export function createPlanPool({ backend = 'auto', wasm, assetBase, workers = defaultWorkers({ capped: true }), ...options } = {}) {
   return new Pool({
     name: 'lockstep-plan',
-    workers: Math.min(availableParallelism(), 4),
+    workers,
     ...options,
     worker: PLAN_WORKER_URL,
     abi: WASM_ABI,

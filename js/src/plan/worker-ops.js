@@ -1,5 +1,5 @@
 // @ts-check
-// What a plan worker does (plan-worker.js serves it; test fixtures wrap it): load one backend
+// What a plan worker does (plan/worker.js serves it; test fixtures wrap it): load one backend
 // per worker, and serve runPlan's two tasks on it: 'plan.describe' (read, validate and compile
 // the plan, and lay out a run over the shapes the page found) and 'plan.run'. A worker keeps
 // the plans it compiled (run.js `compiled`, by their JSON), so a run after its description on
@@ -10,7 +10,7 @@
 // worker's teardown cancels the addon's run and waits for it (a block at most) before the
 // arrays it holds are freed (bindings/node/src/flights.rs).
 
-import { PlanError } from '../errors.js';
+import { PlanError } from '../pool/errors.js';
 import { copiedInto, copyOf, needsCopies, shapesOf } from './arrays.js';
 import { allocated, loadBackend } from './backends.js';
 import { compiled } from './run.js';
@@ -30,7 +30,8 @@ import { compiled } from './run.js';
  * @property {string} plan
  * @property {Shape[] | Record<string, Shape> | null} inputs
  * @property {Shape[] | Record<string, Shape> | null | undefined} outputs
- * @property {number | undefined} workers  the native workers asked for (undefined: the backend's default)
+ * @property {number | undefined} workers  the native workers asked for (undefined: the backend's
+ *   default, for the addon the engine's policy, which reads LOCKSTEP_WORKERS as the CLI does)
  * @property {number | undefined} budget
  */
 /**
@@ -78,7 +79,7 @@ function ordered(given, signature) {
  * throws it as it came) and described (PlanDescription).
  *
  * @param {DescribeTask} task
- * @param {import('../worker.js').OpContext} op
+ * @param {import('../pool/worker.js').OpContext} op
  * @returns {PlanDescription}
  */
 export function describePlanOp({ plan, inputs, outputs, workers, budget }, { context }) {
@@ -103,7 +104,7 @@ export function describePlanOp({ plan, inputs, outputs, workers, budget }, { con
  * The 'plan.run' op: the run's outputs (the caller's, when the task carried them, else new).
  *
  * @param {PlanTask} task
- * @param {import('../worker.js').OpContext} op
+ * @param {import('../pool/worker.js').OpContext} op
  */
 export async function runPlanOp({ plan, inputs, outputs, workers }, { progress, context }) {
   const backend = /** @type {import('./backends.js').Backend} what load returned */ (context);
@@ -125,5 +126,5 @@ export async function runPlanOp({ plan, inputs, outputs, workers }, { progress, 
   return program.run(inputs, given, layout, progress);
 }
 
-/** The ops a plan worker serves, by name (plan-worker.js; a fixture may wrap one). */
+/** The ops a plan worker serves, by name (plan/worker.js; a fixture may wrap one). */
 export const PLAN_OPS = Object.freeze({ 'plan.describe': describePlanOp, 'plan.run': runPlanOp });

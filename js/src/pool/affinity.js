@@ -7,7 +7,7 @@
 // reject with WorkerLostError, whose cause is what ended the worker. A lost affinity never moves
 // to another worker: the state it stood for is gone, and no task must silently run without it.
 
-import { WorkerLostError } from '../errors.js';
+import { WorkerLostError } from './errors.js';
 
 /** @typedef {import('./slots.js').Slot} Slot */
 

@@ -3,11 +3,11 @@
 // protocol) either is a `hello` this pool accepts, or says why the worker cannot serve it, as the
 // StartupError that breaks the pool (supervision.js).
 
-import { StartupError } from '../errors.js';
-import { PROTOCOL_VERSION } from '../protocol.js';
+import { StartupError } from './errors.js';
+import { PROTOCOL_VERSION } from './protocol.js';
 
-/** @typedef {import('../protocol.js').WorkerMessage} WorkerMessage */
-/** @typedef {import('../protocol.js').HelloMessage} HelloMessage */
+/** @typedef {import('./protocol.js').WorkerMessage} WorkerMessage */
+/** @typedef {import('./protocol.js').HelloMessage} HelloMessage */
 
 /**
  * The `hello` in `message` if the worker named `name` may serve a pool that needs ABI version

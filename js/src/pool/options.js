@@ -3,10 +3,11 @@
 // option throws (TypeError / RangeError: a programming error, seen at construction); a bad run
 // option is thrown here for `run` to reject with, since `run` never throws.
 
-import { AbortError, InputError } from '../errors.js';
-import { messageOf } from '../fields.js';
-import { availableParallelism, spawnWorker } from '../platform.js';
-import { inputBytes } from '../snapshot.js';
+import { AbortError, InputError } from './errors.js';
+import { messageOf } from './fields.js';
+import { defaultWorkers } from '../limits.js';
+import { spawnWorker } from './platform.js';
+import { inputBytes } from './snapshot.js';
 import { defaultReservation } from './reservations.js';
 import { SILENCE_DEFAULTS } from './silence.js';
 import { bounded } from './timing.js';
@@ -94,7 +95,9 @@ export function parsePoolOptions(options) {
     throw new TypeError('Pool: options.spawn must be a function (url, { name }) -> worker handle');
   }
   return {
-    workers: count('workers', options.workers, availableParallelism()),
+    // The default is read only when none is given: a bad LOCKSTEP_WORKERS cannot fail a pool
+    // whose caller named its count.
+    workers: options.workers === undefined ? defaultWorkers() : count('workers', options.workers, 1),
     worker,
     abi: options.abi,
     config: options.config,

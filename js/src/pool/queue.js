@@ -3,7 +3,7 @@
 // a worker that is starting is not waiting (it is BOUND), so with `maxQueue: 0` a task runs now,
 // on an idle or starting worker, or is refused.
 
-import { QueueFullError } from '../errors.js';
+import { QueueFullError } from './errors.js';
 import { TaskState } from './tasks.js';
 
 /** @typedef {import('./tasks.js').Task} Task */

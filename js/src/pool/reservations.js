@@ -4,7 +4,7 @@
 // because its worker is being terminated, the worker may still be using that memory: the bytes
 // stay reserved, held by that worker, until it has really exited.
 
-import { BudgetError } from '../errors.js';
+import { BudgetError } from './errors.js';
 
 /** @typedef {import('./tasks.js').Task} Task */
 /** @typedef {import('./slots.js').Slot} Slot */

@@ -20,9 +20,9 @@
 //   every worker is terminated; close() resolves when all are gone, and so every reservation
 //   has returned (reservations.js).
 
-import { AbortError, InputError, PoolClosedError, ProtocolError, StartupError, TaskError, TaskTimeoutError, WorkerCrashError, WorkerHangError } from '../errors.js';
-import { fieldOf, messageOf } from '../fields.js';
-import { PROTOCOL_VERSION, checkWorkerMessage } from '../protocol.js';
+import { AbortError, InputError, PoolClosedError, ProtocolError, StartupError, TaskError, TaskTimeoutError, WorkerCrashError, WorkerHangError } from './errors.js';
+import { fieldOf, messageOf } from './fields.js';
+import { PROTOCOL_VERSION, checkWorkerMessage } from './protocol.js';
 import { acceptHandshake } from './handshake.js';
 import { TaskQueue } from './queue.js';
 import { Reservations } from './reservations.js';
@@ -34,8 +34,8 @@ import { afterPendingMessages, now } from './timing.js';
 /** @typedef {import('./options.js').PoolSettings} PoolSettings */
 /** @typedef {import('./slots.js').Slot} Slot */
 /** @typedef {import('./tasks.js').Task} Task */
-/** @typedef {import('../protocol.js').WorkerMessage} WorkerMessage */
-/** @typedef {import('../protocol.js').HelloMessage} HelloMessage */
+/** @typedef {import('./protocol.js').WorkerMessage} WorkerMessage */
+/** @typedef {import('./protocol.js').HelloMessage} HelloMessage */
 /** @typedef {import('../index.js').PoolStats} PoolStats */
 
 /**

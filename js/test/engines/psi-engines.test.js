@@ -10,9 +10,9 @@
 // package calls them only on its pool's workers, where the flag does not abort.
 import { test } from '../bounded.js';
 import assert from 'node:assert/strict';
-import { loadAddon } from '../../src/native.js';
-import { loadWasm } from '../../src/wasm.js';
-import { packValues } from '../../src/psi.js';
+import { loadAddon } from '../../src/engines/native.js';
+import { loadWasm } from '../../src/engines/wasm.js';
+import { packValues } from '../../src/psi/psi.js';
 
 const engines = async () => {
   const { addon, reason } = await loadAddon();

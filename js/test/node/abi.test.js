@@ -1,4 +1,4 @@
-// The one ABI number (src/abi.js, which crates/face/src/lib.rs's ABI_VERSION names) decides for
+// The one ABI number (src/engines/abi.js, which crates/face/src/lib.rs's ABI_VERSION names) decides for
 // both engines: the addon and the wasm builds report it, and a copy of the package whose abi.js
 // names another number refuses the real addon and the real wasm module by that number, on every
 // path that loads one (PSI's 'auto' and 'native', a PSI worker, a plan on the calling thread and
@@ -10,13 +10,13 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, sym
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ABI_VERSION } from '../../src/abi.js';
-import { loadAddon, platformPackage } from '../../src/native.js';
-import { loadWasm } from '../../src/wasm.js';
+import { ABI_VERSION } from '../../src/engines/abi.js';
+import { loadAddon, platformPackage } from '../../src/engines/native.js';
+import { loadWasm } from '../../src/engines/wasm.js';
 
 const js = fileURLToPath(new URL('../../', import.meta.url));
 
-test('the face, the addon and both wasm builds name the number src/abi.js names', async () => {
+test('the face, the addon and both wasm builds name the number src/engines/abi.js names', async () => {
   const face = readFileSync(join(js, '../crates/face/src/lib.rs'), 'utf8');
   assert.match(face, new RegExp(`pub const ABI_VERSION: u32 = ${ABI_VERSION};`));
   const { addon, reason } = await loadAddon();
@@ -33,10 +33,10 @@ test('a package expecting another number refuses the addon and the wasm module b
   const dir = mkdtempSync(join(tmpdir(), 'lockstep-abi-'));
   try {
     cpSync(join(js, 'src'), join(dir, 'src'), { recursive: true });
-    const abi = readFileSync(join(dir, 'src/abi.js'), 'utf8');
+    const abi = readFileSync(join(dir, 'src/engines/abi.js'), 'utf8');
     const changed = abi.replace(/ABI_VERSION = \d+;/, `ABI_VERSION = ${other};`);
     assert.notEqual(changed, abi, 'abi.js holds the number once');
-    writeFileSync(join(dir, 'src/abi.js'), changed);
+    writeFileSync(join(dir, 'src/engines/abi.js'), changed);
     symlinkSync(join(js, 'wasm'), join(dir, 'wasm'));
     writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'scratch', private: true, type: 'module' }));
     mkdirSync(join(dir, 'node_modules'));

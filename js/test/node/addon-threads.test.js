@@ -11,7 +11,7 @@ import { test } from '../bounded.js';
 import assert from 'node:assert/strict';
 import { availableParallelism } from 'node:os';
 import { readFileSync, readdirSync } from 'node:fs';
-import { loadAddon } from '../../src/native.js';
+import { loadAddon } from '../../src/engines/native.js';
 import { runPlan } from '../../src/index.js';
 
 /** The threads of this process now. */

@@ -1,4 +1,4 @@
-// The pool's scenarios (test/scenarios.js) in headless Chromium (page-suite.js).
+// The pool's scenarios (test/scenarios/) in headless Chromium (page-suite.js).
 import { openPage } from './chromium.js';
 import { scenariosInPage } from './page-suite.js';
 

@@ -1,8 +1,9 @@
-// The demo page (web/index.html) and its bench page, in headless Chromium and Firefox, served
-// as the README serves them (web/serve.js, no cross-origin isolation): on the built-in sample
-// data, operated from the keyboard, the round finds the matches `lockstep psi demo` finds (the
-// starter's resolved file byte for byte, the joiner's matched rows), checked in the DOM and in
-// the downloads; a screenshot of each, wide and narrow, goes to test/artifacts/ (demo-*.png).
+// The demo page (web/index.html) in headless Chromium, Firefox and WebKit, and its bench page in
+// Chromium, served as the README serves them (web/serve.js, no cross-origin isolation): on the
+// built-in sample data, operated from the keyboard, the round finds the matches `lockstep psi
+// demo` finds (the starter's resolved file byte for byte, the joiner's matched rows), checked in
+// the DOM and in the downloads; a screenshot of each, wide and narrow, goes to test/artifacts/
+// (demo-*.png; WebKit's are of the viewport: WebDriver takes no full-page shot).
 import { after, before, test } from '../bounded.js';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -14,6 +15,7 @@ import { serveStatic } from '../../../web/serve.js';
 import { LOCKSTEP_BIN } from './psi-vector.js';
 import { openPage as chromium } from './chromium.js';
 import { openPage as firefox } from './firefox.js';
+import { openPage as webkit } from './webkit.js';
 
 const ROWS = 1_200;
 const ARTIFACTS = fileURLToPath(new URL('../artifacts/', import.meta.url));
@@ -48,8 +50,8 @@ before(async () => {
 });
 after(() => server?.close());
 
-for (const [label, openPage] of [['chromium', chromium], ['firefox', firefox]]) {
-  test(`${label}: the demo page finds the CLI's matches on the sample data${label === 'chromium' ? ', from the keyboard' : ''}`, { timeout: 120_000 }, async () => {
+for (const [label, openPage] of [['chromium', chromium], ['firefox', firefox], ['webkit', webkit]]) {
+  test(`${label}: the demo page finds the CLI's matches on the sample data${label === 'firefox' ? '' : ', from the keyboard'}`, { timeout: 120_000 }, async () => {
     const browser = await openPage();
     try {
       const { page } = browser;

@@ -1,4 +1,4 @@
-// The pool's scenarios (test/scenarios.js) in headless Firefox (page-suite.js).
+// The pool's scenarios (test/scenarios/) in headless Firefox (page-suite.js).
 import { openPage } from './firefox.js';
 import { scenariosInPage } from './page-suite.js';
 

@@ -9,7 +9,7 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, sym
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { platformPackage } from '../../src/native.js';
+import { platformPackage } from '../../src/engines/native.js';
 
 const js = fileURLToPath(new URL('../../', import.meta.url));
 const tsc = join(js, 'node_modules/typescript/bin/tsc');
@@ -52,10 +52,10 @@ test('a renamed export of either binding fails the type check of the JS that use
     const wasm = readFileSync(wasmTypes, 'utf8');
     const addon = readFileSync(addonTypes, 'utf8');
     for (const [file, original, name, pattern, user] of [
-      // PSI: the helper's part map (psi-worker.js hands PsiHelper to shard/helper.js), on the wasm glue.
-      [wasmTypes, wasm, 'maskPart', /maskPart\(values/, 'src/psi-worker.js'],
+      // PSI: the helper's part map (psi/worker.js hands PsiHelper to psi/shard/helper.js), on the wasm glue.
+      [wasmTypes, wasm, 'maskPart', /maskPart\(values/, 'src/psi/worker.js'],
       // PSI: a party's step, on the addon.
-      [addonTypes, addon, 'setupBegin', /setupBegin\(values/, 'src/psi-worker.js'],
+      [addonTypes, addon, 'setupBegin', /setupBegin\(values/, 'src/psi/worker.js'],
       // Plans: the addon's refusal-returning layout (plan/backends.js).
       [addonTypes, addon, 'tryFromJson', /static tryFromJson\(/, 'src/plan/backends.js'],
       // Plans: the wasm glue's output copy.

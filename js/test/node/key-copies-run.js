@@ -35,7 +35,7 @@ const values = Array.from({ length: 3_000 }, (_, i) => `person-${i}@example.org`
  * the key crosses to the helper), the key exported (and wiped on arrival), and dispose().
  */
 async function starterRound(name, workers) {
-  const made = createStarter(p, { key: keys[name].key, workers, shardWait: 10_000 });
+  const made = createStarter(p, { key: keys[name].key, shards: workers, shardWait: 10_000 });
   keys[name].key.fill(0);
   const starter = await made;
   await starter.setup(values, { joinerCount: 100 });

@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { canScan } from './key-scan.js';
-import { loadAddon } from '../../src/native.js';
+import { loadAddon } from '../../src/engines/native.js';
 
 const runner = fileURLToPath(new URL('./key-copies-run.js', import.meta.url));
 

@@ -1,7 +1,7 @@
 // The packages as users get them (scripts/pack-npm: the main package, whose manifest lists the
 // platform package lockstep-linux-x64-gnu as an optional dependency, and that platform
 // package), installed offline into fresh folders: a wasm PSI request through the pool in Node,
-// in Chromium and in Firefox (a page that imports node_modules/lockstep/src/index.js without a
+// in Chromium, Firefox and WebKit (a page that imports node_modules/lockstep/src/index.js without a
 // bundler), with the native CLI's bytes; and a plan and a PSI request on the addon where both
 // packages are installed, on wasm (saying why) where the platform package is absent or its
 // binary is refused, with the CLI's bytes each time.
@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openPage as openChromium } from './chromium.js';
 import { openPage as openFirefox } from './firefox.js';
+import { openPage as openWebkit } from './webkit.js';
 import { LOCKSTEP_BIN, psiVector } from './psi-vector.js';
 import { serve } from './serve.js';
 
@@ -93,7 +94,7 @@ const page = `<!doctype html><script type="module">
        };
      </script>`;
 
-for (const [name, openPage] of [['Chromium', openChromium], ['Firefox', openFirefox]]) {
+for (const [name, openPage] of [['Chromium', openChromium], ['Firefox', openFirefox], ['WebKit', openWebkit]]) {
   test(`the installed tarball runs a wasm PSI request in ${name} with the CLI bytes`, async () => {
     writeFileSync(join(dir, 'index.html'), page);
     const server = await serve(dir);

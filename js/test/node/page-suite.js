@@ -1,12 +1,12 @@
-// The pool's scenarios (test/scenarios.js) in a headless browser, on Web Workers: each scenario
+// The pool's scenarios (test/scenarios/) in a headless browser, on Web Workers: each scenario
 // is a test, run in one page (test/browser/index.html) served from 127.0.0.1. browser.test.js
-// runs them in Chromium, firefox.test.js in Firefox.
+// runs them in Chromium, firefox.test.js in Firefox, webkit.test.js in WebKit.
 import { after, before, test } from '../bounded.js';
 import assert from 'node:assert/strict';
 import { psiRound } from './psi-round.js';
 import { psiVector } from './psi-vector.js';
 import { serve } from './serve.js';
-import { scenarios } from '../scenarios.js';
+import { scenarios } from '../scenarios/index.js';
 
 /**
  * Defines one test per scenario, named `${label}: ${scenario}`, in the page of the browser
@@ -45,8 +45,10 @@ export function scenariosInPage(label, openPage) {
   });
 
   for (const [name] of scenarios) {
-    test(`${label}: ${name}`, { timeout: 60_000 }, async () => {
+    test(`${label}: ${name}`, { timeout: 60_000 }, async (t) => {
       const outcome = await browser.page.evaluate((n) => window.runScenario(n), name);
+      // Its figures (how soon a helper's worker was free) to the log, as pool.test.js's.
+      for (const [figure, ms] of await browser.page.evaluate(() => window.takeFigures())) t.diagnostic(`${figure}: ${ms} ms`);
       assert.ok(outcome.ok, outcome.error);
       assert.deepEqual(browser.problems, [], 'no uncaught errors in the page');
     });

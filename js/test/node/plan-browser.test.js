@@ -1,10 +1,11 @@
-// Plans through the package in headless Chromium and Firefox (test/browser/plan.html): every op
+// Plans through the package in headless Chromium, Firefox and WebKit (test/browser/plan.html): every op
 // x dtype on both wasm builds, on the page and on a Web Worker, with subviews and an odd length,
 // byte for byte against `lockstep plan run`; and 'auto' falls back to wasm, saying why.
 import { after, before, test } from '../bounded.js';
 import assert from 'node:assert/strict';
 import { openPage as openChromium } from './chromium.js';
 import { openPage as openFirefox } from './firefox.js';
+import { openPage as openWebkit } from './webkit.js';
 import { planCases } from './plan-cases.js';
 import { serve } from './serve.js';
 
@@ -17,7 +18,7 @@ before(async () => {
 });
 after(() => server?.close());
 
-for (const [label, openPage] of [['chromium', openChromium], ['firefox', openFirefox]]) {
+for (const [label, openPage] of [['chromium', openChromium], ['firefox', openFirefox], ['webkit', openWebkit]]) {
   test(`${label}: every op x dtype gives the CLI bytes on both wasm builds, on the page and on a worker`, { timeout: 180_000 }, async () => {
     const browser = await openPage();
     try {

@@ -4,7 +4,7 @@
 // the refusals of bad input: a typed PlanError with a code before any work (no run task: on a
 // worker, only the task that reads and lays out the plan there), nothing written into the
 // caller's outputs.
-import { ABI_VERSION } from '../../src/abi.js';
+import { ABI_VERSION } from '../../src/engines/abi.js';
 import { test } from '../bounded.js';
 import assert from 'node:assert/strict';
 import { AbortError, BudgetError, Pool, PlanError, WorkerCrashError, WorkerHangError, closePlanPools, createPlanPool, runPlan } from '../../src/index.js';
@@ -95,7 +95,7 @@ for (const { backend, wasm } of BACKENDS) {
 
   for (const placement of ['sync', 'worker']) {
     test(`${label} ${placement}: bad input is a typed error before any work, the caller's outputs untouched`, async () => {
-      const pool = new CountingPool({ worker: new URL('../../src/plan-worker.js', import.meta.url), workers: 1, abi: ABI_VERSION, config: { backend, wasm } });
+      const pool = new CountingPool({ worker: new URL('../../src/plan/worker.js', import.meta.url), workers: 1, abi: ABI_VERSION, config: { backend, wasm } });
       const options = { backend, wasm, placement, pool };
       const plan = {
         version: 1,

@@ -4,14 +4,14 @@
 // worker does it ('plan.describe', then 'plan.run'), for the cap's 200,000-node chain too, with
 // the refusals the calling thread gives; a repeat over the same shapes reuses the description.
 // Placement 'sync' compiles on the calling thread.
-import { ABI_VERSION } from '../../src/abi.js';
+import { ABI_VERSION } from '../../src/engines/abi.js';
 import { test } from '../bounded.js';
 import assert from 'node:assert/strict';
 import { Pool, PlanError, runPlan } from '../../src/index.js';
 import { loadBackend } from '../../src/plan/backends.js';
 import { chain } from '../plan-chain.js';
 
-const PLAN_WORKER = new URL('../../src/plan-worker.js', import.meta.url);
+const PLAN_WORKER = new URL('../../src/plan/worker.js', import.meta.url);
 const BACKENDS = [
   { label: 'native', backend: 'native' },
   { label: 'wasm simd', backend: 'wasm', wasm: 'simd' },

@@ -1,10 +1,10 @@
 // The pool's parts (src/pool/) on their own, without workers: the slot state machine, the
 // queue's bound, the reservation ledger, the silence limit, the handshake's verdict and the
-// option defaults. The scenarios (test/scenarios.js) check the rules they add up to.
+// option defaults. The scenarios (test/scenarios/pool.js) check the rules they add up to.
 import { test } from '../bounded.js';
 import assert from 'node:assert/strict';
-import { BudgetError, QueueFullError, StartupError } from '../../src/errors.js';
-import { PROTOCOL_VERSION } from '../../src/protocol.js';
+import { BudgetError, QueueFullError, StartupError } from '../../src/pool/errors.js';
+import { PROTOCOL_VERSION } from '../../src/pool/protocol.js';
 import { acceptHandshake } from '../../src/pool/handshake.js';
 import { parsePoolOptions } from '../../src/pool/options.js';
 import { TaskQueue } from '../../src/pool/queue.js';

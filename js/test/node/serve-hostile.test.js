@@ -322,7 +322,7 @@ test('every response says nosniff: 200, 301, 400, 404, 405, 421, on both servers
 
 test('the demo and bench pages still get everything they load, with its type', { timeout: 60_000 }, async () => {
   const seen = await crawl(demo.url, ['/web/', '/web/index.html', '/web/bench.html']);
-  for (const path of ['/web/style.css', '/web/demo.js', '/web/bench.js', '/js/src/index.js', '/js/src/psi-worker.js', '/js/src/plan-worker.js', '/js/bench/psi-steps.js']) {
+  for (const path of ['/web/style.css', '/web/demo.js', '/web/bench.js', '/js/src/index.js', '/js/src/psi/worker.js', '/js/src/plan/worker.js', '/js/bench/psi-steps.js']) {
     assert.ok(seen.has(path), `${path} is among what the pages load`);
   }
   const index = await get(demo.url, '/web/');
@@ -350,7 +350,7 @@ test('the demo and bench pages still get everything they load, with its type', {
 test("the package's test and bench pages still get everything they load", { timeout: 60_000 }, async () => {
   const pages = ['/test/browser/index.html', '/test/browser/plan.html', '/bench/browser.html', '/bench/plan.html', '/bench/psi.html', '/bench/psi-memory.html'];
   const seen = await crawl(pkg.url, pages);
-  for (const path of ['/test/scenarios.js', '/src/index.js', '/test/plan-check.js', '/bench/noop-worker.js']) {
+  for (const path of ['/test/scenarios/index.js', '/src/index.js', '/test/plan-check.js', '/bench/noop-worker.js']) {
     assert.ok(seen.has(path), `${path} is among what the pages load`);
   }
   // The scenarios' fixtures load by a URL made at run time.

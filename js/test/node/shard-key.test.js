@@ -1,11 +1,11 @@
-// Where a party's key goes when a step is sharded (src/shard/coordinator.js, helper.js): to
+// Where a party's key goes when a step is sharded (src/psi/shard/coordinator.js, helper.js): to
 // each helper in a fresh buffer of its own, transferred, never serialized into a message; and,
 // once a sharded round is over (dispose, close), in no memory of this process a scan can read.
 import { test } from '../bounded.js';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { runSharded } from '../../src/shard/coordinator.js';
-import { ELEMENT_LEN } from '../../src/shard/messages.js';
+import { runSharded } from '../../src/psi/shard/coordinator.js';
+import { ELEMENT_LEN } from '../../src/psi/shard/messages.js';
 import { createPsiPool, createStarter } from '../../src/index.js';
 import { psiRound } from './psi-round.js';
 import { scanForKey } from './key-scan.js';
@@ -88,7 +88,7 @@ test("after sharded rounds, dispose() and close(), no serialized message in this
   // The key is made in its worker, and crosses to this thread once, by exportKey (a buffer
   // moved, not serialized), to be split into shares here at once: this thread holds no copy.
   const p = createPsiPool({ workers: 3, asset: 'scalar', startupTimeout: 20_000 });
-  const starter = await createStarter(p, { workers: 3 });
+  const starter = await createStarter(p, { shards: 3 });
   const exported = await starter.exportKey();
   const shareA = crypto.getRandomValues(new Uint8Array(32));
   const shareB = exported.map((b, i) => b ^ shareA[i]);

@@ -1,9 +1,11 @@
-// The shard count a PSI step asks for (src/shard/policy.js), over the platform reports Chrome,
+// The shard count a PSI step asks for (src/psi/shard/policy.js), over the platform reports Chrome,
 // Safari and Firefox send on macOS and elsewhere (user agent, navigator.platform, Chromium's
-// userAgentData.platform).
+// userAgentData.platform); the one check of the `shards` option, and its old name refused.
 import { test } from '../bounded.js';
 import assert from 'node:assert/strict';
-import { MAX_AUTO_WORKERS, hostOf, namesMac, shardChoice } from '../../src/shard/policy.js';
+import { MAX_AUTO_WORKERS } from '../../src/limits.js';
+import { PsiJoiner, createJoiner, createStarter } from '../../src/psi/party.js';
+import { hostOf, namesMac, shardChoice, shardsOf } from '../../src/psi/shard/policy.js';
 
 const browsers = {
   'Chrome on macOS': {
@@ -74,4 +76,22 @@ test('Node is never taken for a Mac; asked counts are bounded by the pool and ch
   for (const bad of [0, -1, 1.5, '2', Number.NaN]) {
     assert.throws(() => shardChoice(/** @type {any} */ (bad), 4, host({})), TypeError, String(bad));
   }
+});
+
+test('shards: one check wherever it is given; the old name `workers` is refused, naming the new one', async () => {
+  assert.equal(shardsOf(undefined), 'auto');
+  assert.equal(shardsOf('auto'), 'auto');
+  assert.equal(shardsOf(3), 3);
+  for (const bad of [0, -1, 1.5, '2', Number.NaN, null]) {
+    assert.throws(() => shardsOf(bad), { name: 'TypeError', message: `shards must be 'auto' or a whole number >= 1, not ${String(bad)}` });
+  }
+  // Refused before the pool is asked for anything: a pool that throws on every use.
+  const pool = /** @type {any} */ (new Proxy({}, { get: (_, key) => { throw new Error(`the pool was used (${String(key)})`); } }));
+  const renamed = '`workers` is now `shards` (how many workers a step is split over)';
+  await assert.rejects(createStarter(pool, { workers: 2 }), { name: 'TypeError', message: `createStarter: ${renamed}` });
+  await assert.rejects(createJoiner(pool, { workers: 'auto' }), { name: 'TypeError', message: `createJoiner: ${renamed}` });
+  await assert.rejects(createJoiner(pool, { shards: 0 }), { name: 'TypeError', message: "shards must be 'auto' or a whole number >= 1, not 0" });
+  const joiner = new PsiJoiner(pool, /** @type {any} */ ({ lost: false }), 1, { shards: 'auto', wait: 5_000 });
+  await assert.rejects(joiner.request(['a'], {}, /** @type {any} */ ({ workers: 2 })), { name: 'TypeError', message: `request: ${renamed}` });
+  await assert.rejects(joiner.request(['a'], {}, { shards: 'two' }), { name: 'TypeError', message: "shards must be 'auto' or a whole number >= 1, not two" });
 });

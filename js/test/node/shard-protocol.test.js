@@ -1,15 +1,15 @@
-// The shard protocol's two ends (src/shard/coordinator.js, helper.js, page.js) against scripted
+// The shard protocol's two ends (src/psi/shard/coordinator.js, helper.js, page.js) against scripted
 // peers on MessageChannels in this thread, with a stand-in engine: what a coordinator takes from
 // a helper before it merges, what it makes of a helper task that resolves without its part,
 // which error a step gets when several parts fail, and how a helper stops when its step ends.
-// The real engines and workers run the same code in test/scenarios.js.
+// The real engines and workers run the same code in test/scenarios/shard.js.
 import { test } from '../bounded.js';
 import assert from 'node:assert/strict';
-import { runSharded } from '../../src/shard/coordinator.js';
-import { runHelper } from '../../src/shard/helper.js';
-import { runShardedStep } from '../../src/shard/page.js';
-import { ELEMENT_LEN } from '../../src/shard/messages.js';
-import { CHUNK } from '../../src/shard/parts.js';
+import { runSharded } from '../../src/psi/shard/coordinator.js';
+import { runHelper } from '../../src/psi/shard/helper.js';
+import { runShardedStep } from '../../src/psi/shard/page.js';
+import { ELEMENT_LEN } from '../../src/psi/shard/messages.js';
+import { CHUNK } from '../../src/psi/shard/parts.js';
 
 /** The engine's split's shape (lockstep_psi::parts::ranges): `workers` ranges, the first ones a longer by one. */
 function psiRanges(count, workers) {

@@ -54,8 +54,8 @@ createPsiPool({ asset: 'avx2' });
 psiRequest(psi, { key: new Uint8Array(32), values: [] }, { owned: true });
 
 async function round(pool: ReturnType<typeof createPsiPool>) {
-  const starter: PsiStarter = await createStarter(pool);
-  const joiner: PsiJoiner = await createJoiner(pool, { key: new Uint8Array(32), signal: controller.signal });
+  const starter: PsiStarter = await createStarter(pool, { shards: 'auto', shardWait: 1_000 });
+  const joiner: PsiJoiner = await createJoiner(pool, { key: new Uint8Array(32), signal: controller.signal, shards: 2 });
   const request: Uint8Array = await joiner.request('email\nada@x\n', { columns: 'email', normalize: true });
   const setup = await starter.setup(['ada@x'], { joinerCount: 1, format: 'gcs', fpr: 1e-6 });
   const response = await starter.respond(request, { joinerCount: 1, sizeOnly: false });
@@ -71,6 +71,12 @@ async function round(pool: ReturnType<typeof createPsiPool>) {
   starter.setup(['a'], { joinerCount: 1, format: 'zip' });
   // @ts-expect-error: a party's steps choose their own affinity
   joiner.request(['a'], {}, { affinity });
+  // @ts-expect-error: a step's shard count is `shards`, no longer `workers`
+  await createStarter(pool, { workers: 2 });
+  // @ts-expect-error: so too per step
+  joiner.request(['a'], {}, { workers: 2 });
+  // @ts-expect-error: shards are 'auto' or a number
+  starter.setup(['a'], { joinerCount: 1 }, { shards: 'all' });
   return [found.size, resolved.joinerRows, found.rows, starter.lost] as const;
 }
 

@@ -1,17 +1,23 @@
 // @ts-check
 // How many workers a sharded PSI step asks for (js/README.md, "Sharded steps"): the hardware's
-// concurrency capped at 4, one on macOS in a browser (Chromium's renderer crashes there with
-// several busy wasm instances), never more than the pool's workers; a number given by the caller
-// overrides all but the pool's size. The count and the reason are reported with the step.
+// concurrency capped at MAX_AUTO_WORKERS (limits.js), one on macOS in a browser (Chromium's
+// renderer crashes there with several busy wasm instances), never more than the pool's workers;
+// a number of `shards` given by the caller overrides all but the pool's size. The count and the
+// reason are reported with the step. `shardsOf` is the one check of a `shards` value.
 //
 // This is the package's and not an engine crate's: it reads the host (navigator, the pool), which
 // no engine sees. It decides only how many workers share the work, never the bytes: every count
 // gives the same messages.
 
-import { availableParallelism, isNode } from '../platform.js';
+import { MAX_AUTO_WORKERS } from '../../limits.js';
+import { availableParallelism, isNode } from '../../pool/platform.js';
 
-/** The most workers 'auto' asks for. */
-export const MAX_AUTO_WORKERS = 4;
+/**
+ * A step's `shards`, how many workers it is split over: 'auto' (the policy below) or a whole
+ * number >= 1.
+ *
+ * @typedef {number | 'auto'} Shards
+ */
 
 /**
  * What the policy reads of the host; `hostOf()` gives this environment's.
@@ -25,10 +31,27 @@ export const MAX_AUTO_WORKERS = 4;
  */
 
 /**
- * The decision: `workers` to ask for (helpers are `workers - 1`), what was `asked`, and why.
+ * The decision: `workers` to ask for (helpers are `workers - 1`), the `shards` that were
+ * `asked`, and why.
  *
- * @typedef {{ workers: number, asked: number | 'auto', reason: string }} ShardChoice
+ * @typedef {{ workers: number, asked: Shards, reason: string }} ShardChoice
  */
+
+/**
+ * `shards` checked: 'auto' for undefined, else 'auto' or a whole number >= 1; a TypeError naming
+ * the option otherwise. The one check of the option, wherever it is given (createStarter,
+ * createJoiner, a step's options, shardChoice).
+ *
+ * @param {unknown} shards
+ * @returns {Shards}
+ */
+export function shardsOf(shards) {
+  if (shards === undefined) return 'auto';
+  if (shards !== 'auto' && !(Number.isSafeInteger(shards) && /** @type {number} */ (shards) >= 1)) {
+    throw new TypeError(`shards must be 'auto' or a whole number >= 1, not ${String(shards)}`);
+  }
+  return /** @type {Shards} */ (shards);
+}
 
 /** This environment's host. @returns {Host} */
 export function hostOf() {
@@ -62,16 +85,13 @@ export function namesMac(host) {
 /**
  * The workers a step asks for.
  *
- * @param {number | 'auto' | undefined} asked  a whole number >= 1, or 'auto' (the default)
- * @param {number} poolWorkers                 the pool's size
+ * @param {Shards | undefined} asked  the step's `shards`: a whole number >= 1, or 'auto' (the default)
+ * @param {number} poolWorkers        the pool's size
  * @param {Host} [host]
  * @returns {ShardChoice}
  */
 export function shardChoice(asked, poolWorkers, host = hostOf()) {
-  const wanted = asked ?? 'auto';
-  if (wanted !== 'auto' && !(Number.isSafeInteger(wanted) && wanted >= 1)) {
-    throw new TypeError(`workers must be 'auto' or a whole number >= 1, not ${String(wanted)}`);
-  }
+  const wanted = shardsOf(asked);
   const pool = Math.max(1, poolWorkers);
   if (wanted !== 'auto') {
     const workers = Math.min(wanted, pool);

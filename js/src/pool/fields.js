@@ -1,7 +1,8 @@
 // @ts-check
 // Fields of values nothing vouches for: what a `catch` caught (a throw can be any value, null
 // included) and what arrived in a message. Each reads exactly what `value?.[key]` would, without
-// assuming that `value` is an object, and so cannot itself throw on null.
+// assuming that `value` is an object, and so cannot itself throw on null. In pool/, whose
+// messages and caught errors it was written for; engines/, psi/ and plan/ read theirs with it.
 
 /**
  * `value[key]` when `value` is an object or a function, else undefined (as `value?.[key]`

@@ -4,7 +4,7 @@
 // itself is the same code in both. Node's modules are imported only under Node, so a browser
 // imports this file without a bundler.
 
-/** @typedef {import('./index.js').WorkerHandle} WorkerHandle */
+/** @typedef {import('../index.js').WorkerHandle} WorkerHandle */
 /** @typedef {typeof import('node:worker_threads')} NodeThreads */
 
 /**

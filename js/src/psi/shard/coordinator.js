@@ -31,7 +31,7 @@ import { concat, itemCount, mapInChunks, partBuffers, partOf, ranges } from './p
  * @typedef {{ control: MessagePort, helpers: MessagePort[], wait: number }} ShardInput
  */
 /**
- * What a worker holds (psi-worker.js workerMemory): its wasm instance's linear memory (its peak:
+ * What a worker holds (psi/worker.js workerMemory): its wasm instance's linear memory (its peak:
  * it never shrinks) and its JS heap where the host tells it.
  *
  * @typedef {{ wasmBytes: number, heapBytes?: number, externalBytes?: number }} WorkerMemory

@@ -1,37 +1,39 @@
 // @ts-check
 // The supervised pool: a fixed number of workers, each running one task at a time, that never
 // loses track of one. This file is the public face (`Pool`, declared in index.d.ts); the rules
-// live in pool/, one concept a file:
+// live beside it in pool/, one concept a file:
 //
-//   pool/options.js       the pool's and each run's options, checked, with their defaults
-//   pool/tasks.js         a task's record and states (queued, bound, running, done)
-//   pool/slots.js         a worker's record and its state machine (starting, idle, busy, dying)
-//   pool/queue.js         the tasks waiting for a worker, bounded by `maxQueue`
-//   pool/reservations.js  bytes reserved against `memoryBudget`, held until a terminated worker exits
-//   pool/silence.js       the silence limit learnt from measured progress gaps per unit of work
-//   pool/affinity.js      tasks that must run on the one worker holding their state
-//   pool/handshake.js     the handshake's verdict on a starting worker
-//   pool/supervision.js   the rules that drive them: handshake and startup timeout, timeouts,
-//                         hangs, crashes and replacement, the broken pool, closing
-//   pool/timing.js        the clock, the longest delay a timer can wait, and when a timer
-//                         decides (after the messages already waiting)
+//   options.js       the pool's and each run's options, checked, with their defaults
+//   tasks.js         a task's record and states (queued, bound, running, done)
+//   slots.js         a worker's record and its state machine (starting, idle, busy, dying)
+//   queue.js         the tasks waiting for a worker, bounded by `maxQueue`
+//   reservations.js  bytes reserved against `memoryBudget`, held until a terminated worker exits
+//   silence.js       the silence limit learnt from measured progress gaps per unit of work
+//   affinity.js      tasks that must run on the one worker holding their state
+//   handshake.js     the handshake's verdict on a starting worker
+//   supervision.js   the rules that drive them: handshake and startup timeout, timeouts,
+//                    hangs, crashes and replacement, the broken pool, closing
+//   timing.js        the clock, the longest delay a timer can wait, and when a timer
+//                    decides (after the messages already waiting)
 //
-// Inputs are snapshotted at submission (snapshot.js).
+// and the parts the worker side and every domain (engines/, psi/, plan/) share with it:
+// protocol.js and worker.js (the two sides of the messages), platform.js, snapshot.js (inputs
+// are snapshotted at submission), typed.js, errors.js, fatal.js, fields.js.
 
 import { AbortError, InputError, PoolClosedError } from './errors.js';
 import { messageOf } from './fields.js';
 import { ownedBuffers, snapshot } from './snapshot.js';
-import { parsePoolOptions, parseRunOptions } from './pool/options.js';
-import { Supervisor } from './pool/supervision.js';
-import { createTask, isSettled } from './pool/tasks.js';
-import { Affinity } from './pool/affinity.js';
+import { parsePoolOptions, parseRunOptions } from './options.js';
+import { Supervisor } from './supervision.js';
+import { createTask, isSettled } from './tasks.js';
+import { Affinity } from './affinity.js';
 
-export { SILENCE_DEFAULTS } from './pool/silence.js';
-export { defaultReservation } from './pool/reservations.js';
+export { SILENCE_DEFAULTS } from './silence.js';
+export { defaultReservation } from './reservations.js';
 
-/** @typedef {import('./index.js').PoolOptions} PoolOptions */
-/** @typedef {import('./index.js').PoolStats} PoolStats */
-/** @typedef {import('./index.js').Pool} DeclaredPool  the class index.d.ts publishes */
+/** @typedef {import('../index.js').PoolOptions} PoolOptions */
+/** @typedef {import('../index.js').PoolStats} PoolStats */
+/** @typedef {import('../index.js').Pool} DeclaredPool  the class index.d.ts publishes */
 
 /**
  * The well-known symbol `await using` calls, or where a runtime lacks it, the registered one
@@ -92,7 +94,7 @@ export class Pool {
    * @template [T=unknown]
    * @param {string} op
    * @param {unknown} [input]
-   * @param {import('./index.js').RunOptions<T>} [options]
+   * @param {import('../index.js').RunOptions<T>} [options]
    * @returns {Promise<T>}
    */
   run(op, input, options = {}) {
@@ -102,7 +104,7 @@ export class Pool {
       const supervisor = this.#supervisor;
       if (supervisor.closed) return reject(new PoolClosedError('run: the pool is closed'));
       if (supervisor.broken) return reject(supervisor.broken);
-      /** @type {import('./pool/options.js').RunSpec} */
+      /** @type {import('./options.js').RunSpec} */
       let spec;
       try {
         spec = parseRunOptions(options, input, this.#settings.taskTimeout);
@@ -151,7 +153,7 @@ export class Pool {
    * error.
    *
    * @param {string} [label]
-   * @returns {import('./index.js').WorkerAffinity}
+   * @returns {import('../index.js').WorkerAffinity}
    */
   affinity(label = 'the task\'s state') {
     const affinity = new Affinity(String(label));

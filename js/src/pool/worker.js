@@ -100,7 +100,7 @@ export function serve({ load = async () => ({ asset: 'js', abi: 0 }), ops }) {
         // results as ones) into the serialized message without a word, so this catch never sees
         // it. Either copy leaves the bytes in the message's buffer, freed unwiped: an op whose
         // output is a secret returns it in a fresh ArrayBuffer of its own and wipes the engine's
-        // (psi-worker.js, exportedKey).
+        // (psi/worker.js, exportedKey).
         port.post({ type: 'result', id, output });
       }
     } catch (error) {

@@ -5,6 +5,9 @@
 //
 // `details` are fields copied onto the error (exit code, versions, limits), as index.d.ts names
 // them for each class.
+//
+// In pool/ with the pool's own errors, the PSI and plan engines' PsiError and PlanError too: all
+// derive from LockstepError, and the package exports every error class from this one module.
 
 /** @typedef {{ [field: string]: unknown }} Details */
 
@@ -131,12 +134,12 @@ export class WorkerLostError extends LockstepError {
 }
 
 /**
- * The PSI engine refused a step of a party (party.js): `code` is the engine's (PSI_KEY,
+ * The PSI engine refused a step of a party (psi/party.js): `code` is the engine's (PSI_KEY,
  * PSI_PARAMS, PSI_LIMIT, PSI_MEMORY, PSI_INPUT, PSI_MESSAGE, PSI_ROUND, PSI_WRONG_ROLE, PSI_ORDER,
  * PSI_USAGE, PSI_CANCELLED, PSI_INTERNAL; bindings/wasm party.rs and lockstep_psi's
  * PsiError::code), the message is the engine's, `cause` the TaskError that carried it; or
  * PSI_SHARD: a helper of a sharded step failed after the split (its worker crashed, hung or
- * broke; shard/coordinator.js), and the step with it, once, without a retry. The party and its
+ * broke; psi/shard/coordinator.js), and the step with it, once, without a retry. The party and its
  * worker are kept.
  */
 export class PsiError extends LockstepError {

@@ -25,7 +25,8 @@
 // A helper's task is only submitted once the coordinator has begun its step ('started': its
 // input read, more than one item to share), so a helper never occupies a worker waiting for a
 // coordinator that waits for that worker; the coordinator waits for helpers at most `wait` ms
-// before the split, and beats meanwhile.
+// (the party's `shardWait`, by default limits.js SHARD_WAIT_MS) before the split, and beats
+// meanwhile.
 //
 // A helper stops (between chunks), frees its key and returns at the first of: a 'dismiss', the
 // page's 'end', or the 'ack' of its part. The page sends 'end' once the coordinator's task has
@@ -37,9 +38,6 @@
 
 /** Packed elements are 33 bytes each (a compressed P-256 point, lockstep_psi::ELEMENT_LEN). */
 export const ELEMENT_LEN = 33;
-
-/** How long, by default, the coordinator waits for helpers to start before it splits. */
-export const DEFAULT_WAIT_MS = 5_000;
 
 /** How often a worker that waits beats (the pool's silence limit must not take it for hung). */
 export const BEAT_MS = 100;

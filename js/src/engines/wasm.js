@@ -4,9 +4,16 @@
 // worker or on the page. One instance per call of `loadWasm`.
 
 import { ABI_VERSION } from './abi.js';
-import { AssetError } from './worker.js';
-import { fieldOf, messageOf } from './fields.js';
-import { isNode } from './platform.js';
+import { AssetError } from '../pool/worker.js';
+import { fieldOf, messageOf } from '../pool/fields.js';
+import { isNode } from '../pool/platform.js';
+
+/**
+ * What an `assetBase` given as a relative URL is resolved against: the package's src/ folder,
+ * where this file lived before src/ was split by domain, so that a relative folder a caller
+ * names still means the same one. The default, '../wasm/', is the package's wasm/.
+ */
+const SOURCES = new URL('../', import.meta.url);
 
 /** The ABI version of the wasm module (and the native addon) this package speaks: abi.js's. */
 export const WASM_ABI = ABI_VERSION;
@@ -58,7 +65,7 @@ async function readAsset(url) {
  */
 export async function loadWasm(flavour, assetBase) {
   if (flavour === 'simd' && !simdSupported()) throw new Error('this engine has no wasm simd128');
-  const base = new URL(assetBase ?? '../wasm/', import.meta.url);
+  const base = new URL(assetBase ?? '../wasm/', SOURCES);
   const glueUrl = new URL(`${flavour}/lockstep_wasm.js`, base);
   const wasmUrl = new URL(`${flavour}/lockstep_wasm_bg.wasm`, base);
   const bytes = await readAsset(wasmUrl);

@@ -20,18 +20,18 @@
 // The rules (record formats, key columns, normalization, limits, error codes) are the engine's;
 // this file only moves bytes and turns the engine's errors into PsiErrors with its codes.
 
-import { PsiError, TaskError } from './errors.js';
-import { fieldOf } from './fields.js';
+import { PsiError, TaskError } from '../pool/errors.js';
+import { fieldOf } from '../pool/fields.js';
 import { ownCopy, packValues } from './psi.js';
-import { inputBytes } from './snapshot.js';
-import { DEFAULT_WAIT_MS } from './shard/messages.js';
+import { inputBytes } from '../pool/snapshot.js';
+import { SHARD_WAIT_MS } from '../limits.js';
 import { runShardedStep } from './shard/page.js';
-import { shardChoice } from './shard/policy.js';
+import { shardChoice, shardsOf } from './shard/policy.js';
 
-/** @typedef {import('./index.js').Pool} Pool */
-/** @typedef {import('./index.js').WorkerAffinity} WorkerAffinity */
-/** @typedef {import('./index.js').PsiRows} PsiRows */
-/** @typedef {import('./index.js').PsiStepOptions} PsiStepOptions */
+/** @typedef {import('../index.js').Pool} Pool */
+/** @typedef {import('../index.js').WorkerAffinity} WorkerAffinity */
+/** @typedef {import('../index.js').PsiRows} PsiRows */
+/** @typedef {import('../index.js').PsiStepOptions} PsiStepOptions */
 
 /**
  * A party's rows as the worker takes them: packed values (one per row), or a record file's
@@ -102,22 +102,36 @@ const bytesOutput = (what) => (output) => {
 };
 
 /**
- * How a party shards its steps: `workers` ('auto' or a whole number, see shard/policy.js) and
- * `wait`, the ms its worker waits for helpers to start before it splits.
+ * How a party shards its steps: `shards`, how many workers a step is split over ('auto' or a
+ * whole number, shard/policy.js), and `shardWait`, the ms its worker waits for helpers to start
+ * before it splits.
  *
- * @typedef {{ workers?: number | 'auto', shardWait?: number }} ShardOptions
+ * @typedef {{ shards?: import('./shard/policy.js').Shards, shardWait?: number }} ShardOptions
  */
 
 /**
- * @param {ShardOptions} options
- * @returns {{ workers: number | 'auto', wait: number }}
+ * Refuses the option's old name: `workers` said how many workers a step is split over before
+ * it was `shards` (a pool's `workers` are its slots, runPlan's its native threads). Without this
+ * a caller's `workers` would be dropped unseen, its steps run on 'auto'.
+ *
+ * @param {object} options
+ * @param {string} where
  */
-function shardingOf({ workers = 'auto', shardWait = DEFAULT_WAIT_MS } = {}) {
-  if (workers !== 'auto' && !(Number.isSafeInteger(workers) && workers >= 1)) {
-    throw new TypeError(`workers must be 'auto' or a whole number >= 1, not ${String(workers)}`);
+function refuseOldName(options, where) {
+  if (Object.hasOwn(options, 'workers')) {
+    throw new TypeError(`${where}: \`workers\` is now \`shards\` (how many workers a step is split over)`);
   }
-  if (!(Number.isFinite(shardWait) && shardWait >= 0)) throw new TypeError(`shardWait must be a number of ms >= 0, not ${String(shardWait)}`);
-  return { workers, wait: shardWait };
+}
+
+/**
+ * @param {ShardOptions} options
+ * @param {{ shards: import('./shard/policy.js').Shards, wait: number }} [defaults]  the party's
+ * @returns {{ shards: import('./shard/policy.js').Shards, wait: number }}
+ */
+function shardingOf({ shards, shardWait }, defaults = { shards: 'auto', wait: SHARD_WAIT_MS }) {
+  const wait = shardWait === undefined ? defaults.wait : shardWait;
+  if (!(Number.isFinite(wait) && wait >= 0)) throw new TypeError(`shardWait must be a number of ms >= 0, not ${String(wait)}`);
+  return { shards: shards === undefined ? defaults.shards : shardsOf(shards), wait };
 }
 
 /**
@@ -125,7 +139,7 @@ function shardingOf({ workers = 'auto', shardWait = DEFAULT_WAIT_MS } = {}) {
  *
  * @param {import('./shard/policy.js').ShardChoice} choice
  * @param {unknown} shards
- * @returns {import('./index.js').PsiSharding}
+ * @returns {import('../index.js').PsiSharding}
  */
 function shardingReport(choice, shards) {
   const workers = Number(fieldOf(shards, 'workers'));
@@ -133,7 +147,7 @@ function shardingReport(choice, shards) {
   const left = /** @type {any} */ (fieldOf(shards, 'left')) ?? [];
   const ranOn = `ran on ${workers} worker${workers === 1 ? '' : 's'}`;
   const gone = left.length > 0 ? `; ${left.map((l) => `helper ${l.index} ${l.why}`).join('; ')}` : '';
-  /** @type {import('./index.js').PsiWorkerMemory[]} */
+  /** @type {import('../index.js').PsiWorkerMemory[]} */
   const memory = /** @type {any} */ (fieldOf(shards, 'memory')) ?? [];
   const items = Number(fieldOf(shards, 'items'));
   return { workers, items, asked: choice.asked, chosen: choice.workers, reason: `${choice.reason}: ${ranOn}${gone}`, left, memory: { page: pageMemory(), workers: memory } };
@@ -166,12 +180,12 @@ class Party {
   #affinity;
   #id;
   #sharding;
-  /** @type {import('./index.js').PsiSharding | null} */
+  /** @type {import('../index.js').PsiSharding | null} */
   #last = null;
 
   /**
    * @param {Pool} pool @param {WorkerAffinity} affinity @param {number} id
-   * @param {{ workers: number | 'auto', wait: number }} sharding
+   * @param {{ shards: import('./shard/policy.js').Shards, wait: number }} sharding
    */
   constructor(pool, affinity, id, sharding) {
     this.#pool = pool;
@@ -200,10 +214,10 @@ class Party {
    * @returns {Promise<T>}
    */
   async shardedStep(op, input, options, validate) {
-    const { workers, shardWait, ...rest } = options ?? {};
-    const own = this.#sharding;
-    const { wait } = shardingOf({ workers: workers ?? own.workers, shardWait: shardWait ?? own.wait });
-    const choice = shardChoice(workers ?? own.workers, this.#pool.workers);
+    refuseOldName(options ?? {}, op.slice('psi.party.'.length));
+    const { shards: asked, shardWait, ...rest } = options ?? {};
+    const { shards, wait } = shardingOf({ shards: asked, shardWait }, this.#sharding);
+    const choice = shardChoice(shards, this.#pool.workers);
     const built = { party: this.#id, ...input() };
     try {
       const output = await runShardedStep(
@@ -291,7 +305,7 @@ export class PsiStarter extends Party {
    * rows and, for a raw setup, the permutation resolve() needs.
    *
    * @param {PsiRows} rows
-   * @param {import('./index.js').PsiSetupOptions} setup
+   * @param {import('../index.js').PsiSetupOptions} setup
    * @param {PsiStepOptions} [options]
    * @returns {Promise<Uint8Array>}
    */
@@ -346,7 +360,7 @@ export class PsiStarter extends Party {
    *
    * @param {Uint8Array} pairs
    * @param {PsiStepOptions} [options]
-   * @returns {Promise<import('./index.js').PsiResolved>}
+   * @returns {Promise<import('../index.js').PsiResolved>}
    */
   resolve(pairs, options) {
     return this.step('psi.party.resolve', () => ({ pairs: bytesOf(pairs, 'pairs') }), options, (output) => {
@@ -370,7 +384,7 @@ export class PsiJoiner extends Party {
    * and the request for intersect().
    *
    * @param {PsiRows} rows
-   * @param {import('./index.js').PsiRequestOptions} [request]
+   * @param {import('../index.js').PsiRequestOptions} [request]
    * @param {PsiStepOptions} [options]
    * @returns {Promise<Uint8Array>}
    */
@@ -394,11 +408,11 @@ export class PsiJoiner extends Party {
    * @param {Uint8Array} response
    * @param {{ maxSetupBytes?: number }} [intersect]
    * @param {PsiStepOptions} [options]
-   * @returns {Promise<import('./index.js').PsiIntersection>}
+   * @returns {Promise<import('../index.js').PsiIntersection>}
    */
   async intersect(setup, response, intersect, options) {
     const { maxSetupBytes } = intersect ?? {};
-    /** @type {import('./index.js').PsiIntersection} */
+    /** @type {import('../index.js').PsiIntersection} */
     const found = await this.shardedStep(
       'psi.party.intersect',
       () => ({
@@ -414,7 +428,7 @@ export class PsiJoiner extends Party {
         }
       },
     );
-    return { ...found, sharding: /** @type {import('./index.js').PsiSharding} */ (this.lastSharding) };
+    return { ...found, sharding: /** @type {import('../index.js').PsiSharding} */ (this.lastSharding) };
   }
 }
 
@@ -430,8 +444,9 @@ export class PsiJoiner extends Party {
  * @returns {Promise<PsiStarter>}
  */
 export async function createStarter(pool, options = {}) {
-  const { workers, shardWait, ...rest } = options;
-  const sharding = shardingOf({ workers, shardWait });
+  refuseOldName(options, 'createStarter');
+  const { shards, shardWait, ...rest } = options;
+  const sharding = shardingOf({ shards, shardWait });
   const affinity = pool.affinity('the PSI starter');
   const id = await createIn(pool, 'starter', affinity, rest);
   return new PsiStarter(pool, affinity, id, sharding);
@@ -445,8 +460,9 @@ export async function createStarter(pool, options = {}) {
  * @returns {Promise<PsiJoiner>}
  */
 export async function createJoiner(pool, options = {}) {
-  const { workers, shardWait, ...rest } = options;
-  const sharding = shardingOf({ workers, shardWait });
+  refuseOldName(options, 'createJoiner');
+  const { shards, shardWait, ...rest } = options;
+  const sharding = shardingOf({ shards, shardWait });
   const affinity = pool.affinity('the PSI joiner');
   const id = await createIn(pool, 'joiner', affinity, rest);
   return new PsiJoiner(pool, affinity, id, sharding);

@@ -5,11 +5,11 @@
 // (ERR_DLOPEN_FAILED: another libc, a missing library such as OpenSSL's libcrypto.so.3) is a
 // reason to fall back to wasm, said in words, and so is an addon of another ABI version
 // (abi.js); any other failure is an error, never a silent
-// fallback. Plans (plan/backends.js) and PSI (psi-worker.js, psiInfo) both load it from here.
+// fallback. Plans (plan/backends.js) and PSI (psi/worker.js, psiInfo) both load it from here.
 
 import { ABI_VERSION } from './abi.js';
-import { fieldOf, messageOf } from './fields.js';
-import { isNode } from './platform.js';
+import { fieldOf, messageOf } from '../pool/fields.js';
+import { isNode } from '../pool/platform.js';
 
 /** The platform package holding this machine's native addon, or undefined off Node. */
 export function platformPackage() {

@@ -2,7 +2,8 @@
 // Facts about a typed array read through the built-in getters of %TypedArray%.prototype (its
 // internal slots), not through the array's own properties: a caller's object can shadow
 // `buffer` or `length`, or change its prototype, but not the slots these read. The pool's
-// snapshot (snapshot.js) and the plan's checks (plan/arrays.js) both read arrays this way.
+// snapshot (snapshot.js) and the plan's checks (plan/arrays.js) both read arrays this way: in
+// pool/ with the snapshot, the first of them.
 
 const TypedArrayProto = Object.getPrototypeOf(Uint8Array.prototype);
 /** @param {object} proto @param {string | symbol} key */

@@ -4,22 +4,22 @@
 // `lockstep psi request` for the same key and rows: both group the rows' values into distinct
 // keys with the CLI's own code (lockstep_psi::linkage).
 
-import { Pool } from './pool.js';
-import { WASM_ABI } from './wasm.js';
-import { platformPackage, psiEngine } from './native.js';
+import { Pool } from '../pool/pool.js';
+import { WASM_ABI } from '../engines/wasm.js';
+import { platformPackage, psiEngine } from '../engines/native.js';
 
 export { WASM_ABI };
 
 /**
- * The config every PSI worker's `load` gets (psi-worker.js).
+ * The config every PSI worker's `load` gets (psi/worker.js).
  *
  * @typedef {object} PsiConfig
- * @property {import('./native.js').PsiAsset} [asset]
- * @property {string} [assetBase]  the folder holding scalar/ and simd/, resolved against psi-worker.js
+ * @property {import('../engines/native.js').PsiAsset} [asset]
+ * @property {string} [assetBase]  the folder holding scalar/ and simd/, a relative one resolved against the package's src/ (engines/wasm.js)
  */
 
 /**
- * The input of the 'psi.request' op (psi-worker.js): the key and packed values (packValues).
+ * The input of the 'psi.request' op (psi/worker.js): the key and packed values (packValues).
  *
  * @typedef {object} PsiInput
  * @property {Uint8Array} key     a copy, wiped by the wasm module
@@ -30,16 +30,16 @@ export { WASM_ABI };
  */
 
 /** The module the PSI pool's workers run. */
-export const PSI_WORKER_URL = new URL('./psi-worker.js', import.meta.url);
+export const PSI_WORKER_URL = new URL('./worker.js', import.meta.url);
 
 /**
  * A pool whose workers each load a PSI engine. `asset`: 'auto' (the native addon where its
- * platform package loads, else the wasm build faster for PSI, scalar today: see native.js),
+ * platform package loads, else the wasm build faster for PSI, scalar today: see engines/native.js),
  * 'native' (the addon, else a startup error saying why), 'simd' (refused where the engine has
  * no simd128) or 'scalar'; `assetBase`: the folder holding `scalar/` and `simd/` (default: the
  * package's `wasm/`). Other options are the Pool's. Every engine gives the same bytes.
  *
- * @param {import('./index.js').PsiPoolOptions} [options]
+ * @param {import('../index.js').PsiPoolOptions} [options]
  */
 export function createPsiPool({ asset = 'auto', assetBase, ...options } = {}) {
   return new Pool({
@@ -57,7 +57,7 @@ export function createPsiPool({ asset = 'auto', assetBase, ...options } = {}) {
  * saying why 'auto' fell back to wasm (undefined otherwise). Rejects as a worker's start would
  * for 'native' without the addon.
  *
- * @param {{ asset?: import('./native.js').PsiAsset }} [options]
+ * @param {{ asset?: import('../engines/native.js').PsiAsset }} [options]
  */
 export async function psiInfo({ asset = 'auto' } = {}) {
   const { asset: loaded, reason } = await psiEngine(asset);
@@ -123,9 +123,9 @@ export function ownCopy(bytes) {
  * where the engine (the addon or the wasm module) wipes it after use. The caller's array and its
  * buffer are untouched.
  *
- * @param {import('./index.js').Pool} pool
+ * @param {import('../index.js').Pool} pool
  * @param {{ key: Uint8Array, values: Array<string | Uint8Array>, reveal?: boolean, normalize?: boolean }} request
- * @param {Omit<import('./index.js').RunOptions<Uint8Array>, 'owned' | 'validate'>} [options]
+ * @param {Omit<import('../index.js').RunOptions<Uint8Array>, 'owned' | 'validate'>} [options]
  * @returns {Promise<Uint8Array>}
  */
 export function psiRequest(pool, { key, values, reveal = true, normalize = false }, options = {}) {

@@ -14,9 +14,9 @@
 // worker. Only that key-free signal ever travels on it, page to helper.
 
 import { Link } from './messages.js';
-import { fieldOf, messageOf } from '../fields.js';
+import { fieldOf, messageOf } from '../../pool/fields.js';
 
-/** @typedef {import('../index.js').Pool} Pool */
+/** @typedef {import('../../index.js').Pool} Pool */
 
 /**
  * Runs `op` (a party step) with `helpers` helper tasks; resolves with what the coordinator
@@ -25,7 +25,7 @@ import { fieldOf, messageOf } from '../fields.js';
  * @param {Pool} pool
  * @param {string} op
  * @param {Record<string, unknown>} input
- * @param {import('../index.js').RunOptions<unknown>} options  the coordinator's
+ * @param {import('../../index.js').RunOptions<unknown>} options  the coordinator's
  * @param {{ helpers: number, wait: number }} how
  * @returns {Promise<unknown>}
  */
