@@ -19,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Pool, closePlanPools, createPlanPool, planInfo, runPlan } from '../src/index.js';
 import { defaultWorkers } from '../src/limits.js';
+import { ABI_VERSION } from '../src/engines/abi.js';
 import { chain } from '../test/plan-chain.js';
 
 const { values: args } = parseArgs({
@@ -189,7 +190,7 @@ const BACKENDS = [
   { label: 'wasm simd128', options: { backend: 'wasm', wasm: 'simd' } },
   { label: 'wasm scalar', options: { backend: 'wasm', wasm: 'scalar' } },
 ];
-const pools = new Map(BACKENDS.map((b) => [b.label, new TimedPool({ worker: new URL('../src/plan/worker.js', import.meta.url), workers: 1, abi: 5, config: { ...b.options } })]));
+const pools = new Map(BACKENDS.map((b) => [b.label, new TimedPool({ worker: new URL('../src/plan/worker.js', import.meta.url), workers: 1, abi: ABI_VERSION, config: { ...b.options } })]));
 
 // The simd128 build's glue, as the package loaded it in this realm: node by node on it.
 await runPlan(chain(1), [new Float32Array(1)], { backend: 'wasm', wasm: 'simd', placement: 'sync' });

@@ -47,15 +47,18 @@ use lockstep_plan::{ArrayMut, ArrayRef, CompiledPlan, RunError, RunOptions};
 use lockstep_shard::{Control, Pool, Pools, Progress};
 use napi::Env;
 use napi::bindgen_prelude::{
-    Either, Either8, Float32Array, Float64Array, Int8Array, Int16Array, Int32Array, Uint8Array,
-    Uint16Array, Uint32Array,
+    Either, Either8, Float32Array, Float64Array, Int8Array, Int16Array, Int32Array, Object,
+    Uint8Array, Uint16Array, Uint32Array,
 };
 use napi_derive::napi;
 
+mod fields;
 mod flights;
 #[allow(unsafe_code, reason = "the addon's one fenced file of unsafe code")]
 mod js_memory;
 pub mod psi;
+
+use fields::JsFields;
 
 use js_memory::{check_disjoint, output_mut};
 
@@ -177,9 +180,9 @@ impl JsPlan {
         self.plan.plan().can_fail_midway()
     }
 
-    /// The layout of a run over inputs of these dtypes and lengths, into outputs of these
-    /// (`null`: outputs the caller allocates as long as the layout says), on `workers` workers
-    /// (0: the policy's count), held to `budget` bytes of inputs, outputs and working memory:
+    /// The layout of a run ([`lockstep_face::plan::layout_of`]: the inputs' dtypes and
+    /// lengths, the outputs' or none for outputs the caller allocates as long as the layout says,
+    /// `workers`, 0 for the engine's policy, and a `budget` of bytes, in one options object):
     /// `[elements, input bytes, output bytes, working bytes, output lengths..., output covered
     /// (1) or not (0)...]` ([`lockstep_plan::Layout`]).
     ///
@@ -188,21 +191,13 @@ impl JsPlan {
     #[napi]
     pub fn layout(
         &self,
-        dtypes: Vec<String>,
-        lengths: Vec<f64>,
-        out_dtypes: Option<Vec<String>>,
-        out_lengths: Option<Vec<f64>>,
-        workers: u32,
-        budget: Option<f64>,
+        #[napi(
+            ts_arg_type = "{ dtypes: string[]; lengths: number[]; outDtypes?: string[]; outLengths?: number[]; workers?: number; budget?: number }"
+        )]
+        options: Object<'_>,
     ) -> Result<Vec<f64>, CodedError> {
-        lockstep_face::plan::packed_layout(
-            &self.plan,
-            (&dtypes, &lengths),
-            out_dtypes.as_deref().zip(out_lengths.as_deref()),
-            |elements| lockstep_face::plan::workers(workers, elements),
-            budget,
-        )
-        .map_err(from_face)
+        lockstep_face::plan::layout_of(&self.plan, &JsFields(options), lockstep_face::plan::workers)
+            .map_err(from_face)
     }
 
     /// [`layout`](Self::layout) with its failure returned as `[code, message]`, not thrown
@@ -213,17 +208,12 @@ impl JsPlan {
     )]
     pub fn try_layout(
         &self,
-        dtypes: Vec<String>,
-        lengths: Vec<f64>,
-        out_dtypes: Option<Vec<String>>,
-        out_lengths: Option<Vec<f64>>,
-        workers: u32,
-        budget: Option<f64>,
+        #[napi(
+            ts_arg_type = "{ dtypes: string[]; lengths: number[]; outDtypes?: string[]; outLengths?: number[]; workers?: number; budget?: number }"
+        )]
+        options: Object<'_>,
     ) -> Either<Float64Array, Vec<String>> {
-        outcome(
-            self.layout(dtypes, lengths, out_dtypes, out_lengths, workers, budget)
-                .map(Float64Array::from),
-        )
+        outcome(self.layout(options).map(Float64Array::from))
     }
 
     /// Runs the plan on the calling thread (blocking it) over `inputs`, writing `outputs` in
@@ -298,7 +288,7 @@ impl JsPlan {
         outputs: Vec<JsArray>,
         workers: u32,
         control: &JsControl,
-    ) -> Result<napi::bindgen_prelude::Object<'env>, CodedError> {
+    ) -> Result<Object<'env>, CodedError> {
         let runtime = |e: napi::Error| coded(e.reason.clone(), "PLAN_RUNTIME");
         let flight = flights::of(env).map_err(runtime)?;
         let (deferred, promise) = env

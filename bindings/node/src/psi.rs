@@ -20,15 +20,16 @@
 //! ([`lockstep_face::progress`]); what it throws is rethrown as it was. Other failures are JS
 //! `Error`s whose `code` is the face's [`Coded::code`].
 
-use lockstep_face::psi::{self, PartMaps, RowsIn, SetupIn};
+use lockstep_face::psi::{self, PartMaps};
 use lockstep_face::{Callback, Coded, Failure};
 use lockstep_psi::Backend;
 use lockstep_psi::party::Items;
 use napi::Env;
-use napi::bindgen_prelude::{FnArgs, Function, FunctionRef, Uint8Array, Uint32Array};
+use napi::bindgen_prelude::{FnArgs, Function, FunctionRef, Object, Uint8Array, Uint32Array};
 use napi_derive::napi;
 
 use crate::CodedError;
+use crate::fields::JsFields;
 use crate::js_memory::take_key;
 
 /// The backend every party of this addon computes on.
@@ -151,29 +152,17 @@ impl JsParty {
     /// # Errors
     /// As [`psi::PsiParty::setup_begin`].
     #[napi(js_name = "setupBegin")]
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "the flags of `psi setup`, each needed"
-    )]
     pub fn setup_begin(
         &mut self,
         values: &[u8],
         ends: &[u32],
-        packed: bool,
-        columns: Vec<String>,
-        normalize: bool,
-        format: String,
-        fpr: Option<f64>,
-        joiner_count: f64,
+        #[napi(
+            ts_arg_type = "{ packed?: boolean; columns?: string[]; normalize?: boolean; format: string; fpr?: number; joinerCount: number }"
+        )]
+        options: Object<'_>,
     ) -> Result<PackedItems, CodedError> {
-        let rows = RowsIn::new(values, ends, packed, &columns, normalize);
-        let setup = SetupIn {
-            format: &format,
-            fpr,
-            joiner_count,
-        };
         self.0
-            .setup_begin(rows, setup)
+            .setup_begin(values, ends, &JsFields(options))
             .map(PackedItems::from)
             .map_err(refused)
     }
@@ -257,14 +246,13 @@ impl JsParty {
         &mut self,
         values: &[u8],
         ends: &[u32],
-        packed: bool,
-        columns: Vec<String>,
-        normalize: bool,
-        size_only: bool,
+        #[napi(
+            ts_arg_type = "{ packed?: boolean; columns?: string[]; normalize?: boolean; sizeOnly?: boolean }"
+        )]
+        options: Object<'_>,
     ) -> Result<PackedItems, CodedError> {
-        let rows = RowsIn::new(values, ends, packed, &columns, normalize);
         self.0
-            .request_begin(rows, size_only)
+            .request_begin(values, ends, &JsFields(options))
             .map(PackedItems::from)
             .map_err(refused)
     }

@@ -7,10 +7,11 @@
 //! objects and typed arrays, which a worker posts to the page as they are), and wipes the stack
 //! after every call that touches a key ([`StackWipe`]).
 
+use crate::fields::JsFields;
 use crate::stack::StackWipe;
 
 use js_sys::{Function, Object, Reflect, Uint8Array, Uint32Array};
-use lockstep_face::psi::{self, FoundRows, PartMaps, RowsIn, SetupIn};
+use lockstep_face::psi::{self, FoundRows, PartMaps};
 use lockstep_face::{Callback, Coded, Failure};
 use lockstep_psi::Backend;
 use lockstep_psi::party::Items;
@@ -104,34 +105,23 @@ impl JsParty {
     }
 
     /// Begins a setup in parts: `{ values: Uint8Array, ends: Uint32Array }`, the distinct keys
-    /// to mask. Rows: `values` with `ends` when `packed`, else a record file's bytes.
+    /// to mask. Rows: `values` with `ends` when `options.packed`, else a record file's bytes.
     ///
     /// # Errors
     /// As [`psi::PsiParty::setup_begin`].
     #[wasm_bindgen(js_name = setupBegin, unchecked_return_type = "{ values: Uint8Array, ends: Uint32Array }")]
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "the flags of `psi setup`, each needed"
-    )]
     pub fn setup_begin(
         &mut self,
         values: &[u8],
         ends: &[u32],
-        packed: bool,
-        columns: Vec<String>,
-        normalize: bool,
-        format: &str,
-        fpr: Option<f64>,
-        joiner_count: f64,
+        #[wasm_bindgen(
+            unchecked_param_type = "{ packed?: boolean; columns?: string[]; normalize?: boolean; format: string; fpr?: number; joinerCount: number }"
+        )]
+        options: &JsValue,
     ) -> Result<Object, JsValue> {
         let _wipe = StackWipe;
-        let rows = RowsIn::new(values, ends, packed, &columns, normalize);
-        let setup = SetupIn {
-            format,
-            fpr,
-            joiner_count,
-        };
-        items_object(&self.0.setup_begin(rows, setup).map_err(refused)?)
+        let items = self.0.setup_begin(values, ends, &JsFields(options));
+        items_object(&items.map_err(refused)?)
     }
 
     /// Finishes a setup from the masked keys: the setup message.
@@ -214,14 +204,14 @@ impl JsParty {
         &mut self,
         values: &[u8],
         ends: &[u32],
-        packed: bool,
-        columns: Vec<String>,
-        normalize: bool,
-        size_only: bool,
+        #[wasm_bindgen(
+            unchecked_param_type = "{ packed?: boolean; columns?: string[]; normalize?: boolean; sizeOnly?: boolean }"
+        )]
+        options: &JsValue,
     ) -> Result<Object, JsValue> {
         let _wipe = StackWipe;
-        let rows = RowsIn::new(values, ends, packed, &columns, normalize);
-        items_object(&self.0.request_begin(rows, size_only).map_err(refused)?)
+        let items = self.0.request_begin(values, ends, &JsFields(options));
+        items_object(&items.map_err(refused)?)
     }
 
     /// Finishes a request from the masked keys: the request message.

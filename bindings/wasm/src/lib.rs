@@ -42,6 +42,7 @@
 
 #![deny(unsafe_code)]
 
+mod fields;
 mod js_party;
 mod plan;
 mod stack;

@@ -17,6 +17,7 @@ use lockstep_shard::Pool;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
+use crate::fields::JsFields;
 use crate::js_party::{Beat, thrown};
 
 /// A JS `Error` with `message` and `code`: this binding's refusals of the arrays and slots it
@@ -61,30 +62,25 @@ impl JsPlan {
         self.plan.plan().signature_json()
     }
 
-    /// The layout of a run over inputs of these dtypes and lengths, into outputs of these
-    /// (`None`: outputs this module allocates), on `workers` workers ([`lockstep_plan::Plan::layout`]), held to
-    /// `budget` bytes of inputs, outputs and working memory together:
+    /// The layout of a run ([`lockstep_plan::Plan::layout`] through
+    /// [`face::layout_of`]: the inputs' dtypes and lengths, the outputs' or none for outputs this
+    /// module allocates, `workers` and a `budget` of bytes, in one options object):
     /// `[elements, input bytes, output bytes, working bytes, output lengths..., output covered
-    /// (1) or not (0)...]` ([`lockstep_plan::Layout`]).
+    /// (1) or not (0)...]` ([`lockstep_plan::Layout`]). A run here takes the workers asked for
+    /// (the package asks for one: the module runs on its instance's thread).
     ///
     /// # Errors
     /// `PLAN_BINDING`, as a run over such arrays would fail; `PLAN_BUDGET` over the budget.
     pub fn layout(
         &self,
-        dtypes: Vec<String>,
-        lengths: Vec<f64>,
-        out_dtypes: Option<Vec<String>>,
-        out_lengths: Option<Vec<f64>>,
-        workers: u32,
-        budget: Option<f64>,
+        #[wasm_bindgen(
+            unchecked_param_type = "{ dtypes: string[]; lengths: number[]; outDtypes?: string[]; outLengths?: number[]; workers?: number; budget?: number }"
+        )]
+        options: &JsValue,
     ) -> Result<Vec<f64>, JsValue> {
-        face::packed_layout(
-            &self.plan,
-            (&dtypes, &lengths),
-            out_dtypes.as_deref().zip(out_lengths.as_deref()),
-            |_| face::check_workers(workers).map(|()| workers as usize),
-            budget,
-        )
+        face::layout_of(&self.plan, &JsFields(options), |workers, _| {
+            face::check_workers(workers).map(|()| workers as usize)
+        })
         .map_err(|e| crate::js_party::coded(&e))
     }
 

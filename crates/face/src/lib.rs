@@ -7,6 +7,8 @@
 //! - [`ABI_VERSION`]: the version of the exports every binding makes from this face, defined
 //!   here alone; each binding exports it as `abiVersion`, and the package refuses a binary of
 //!   another.
+//! - [`fields`]: a call's options as one object a binding reads by field name ([`Fields`]):
+//!   which fields a call takes and the words a wrong one is refused with are written here.
 //! - [`number`]: the numbers a JS (or Python) caller passes, read as whole counts by one rule.
 //! - [`progress`]: one bridge from the runtime's progress to a caller's callback ([`Callback`]):
 //!   a step started from a callback is refused, and what a callback throws ends the step and is
@@ -23,12 +25,14 @@
 //! front end's arguments into them and their results out.
 
 mod error;
+pub mod fields;
 pub mod number;
 pub mod plan;
 pub mod progress;
 pub mod psi;
 
 pub use error::{Coded, Failure};
+pub use fields::{Fields, Found, Kind, Value};
 pub use progress::{Callback, Domain, with_progress};
 pub use psi::{PartMaps, PsiHelper, PsiParty};
 
@@ -41,4 +45,6 @@ pub use psi::{PartMaps, PsiHelper, PsiParty};
 /// `PsiHelper`, `psiRanges`, `psiSample`. 5: `PlanProgram`, plans on the fused executor.
 /// 6: one face under every binding: the addon holds PSI too, the wasm module's whole-step
 /// methods (`setup`, `respond`, `request`, `intersect`) are gone (steps come in parts alone).
-pub const ABI_VERSION: u32 = 6;
+/// 7: `setupBegin`, `requestBegin` and `layout` (`tryLayout`) take their options as one object
+/// ([`Fields`]), and a plan run's 0 workers reads `LOCKSTEP_WORKERS` as the CLI does.
+pub const ABI_VERSION: u32 = 7;

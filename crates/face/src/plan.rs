@@ -8,6 +8,7 @@ use lockstep_plan::{CompiledPlan, DType, GRAIN, Layout, Plan, RunError};
 use lockstep_shard::{DEFAULT_CAP, ShardPolicy, WORKERS_ENV};
 
 use crate::Coded;
+use crate::fields::{Fields, Reader};
 use crate::number::whole;
 
 /// The most workers a run may ask for: the shard policy's cap ([`DEFAULT_CAP`]).
@@ -145,6 +146,41 @@ pub fn packed_layout(
     Ok(packed(&layout))
 }
 
+/// [`packed_layout`] with its arguments in one options object, as a front end passes them:
+/// `dtypes` and `lengths` (the inputs' dtype names and lengths), `outDtypes` and `outLengths`
+/// (the outputs', both absent for outputs the front end allocates), `workers` (a whole number;
+/// absent counts as 0) and `budget` (bytes; absent: none). `count(asked, elements)` gives the
+/// workers a run of `elements` takes when `asked` for ([`workers`] natively, one for wasm).
+///
+/// # Errors
+/// `PLAN_BINDING` for an option missing or of another kind (`layout: ...`), and a `workers`
+/// that is not a whole number; as [`packed_layout`].
+pub fn layout_of<F: Fields + ?Sized>(
+    plan: &CompiledPlan,
+    options: &F,
+    count: impl FnOnce(u32, usize) -> Result<usize, RunError>,
+) -> Result<Vec<f64>, Coded> {
+    let options = Reader::new(options, "layout", "PLAN_BINDING");
+    let dtypes: Vec<String> = options.required("dtypes")?;
+    let lengths: Vec<f64> = options.required("lengths")?;
+    let out_dtypes: Option<Vec<String>> = options.optional("outDtypes")?;
+    let out_lengths: Option<Vec<f64>> = options.optional("outLengths")?;
+    let asked = match options.optional::<f64>("workers")? {
+        None => 0,
+        Some(n) => whole(n)
+            .and_then(|n| u32::try_from(n).ok())
+            .ok_or_else(|| binding("workers", format!("must be a whole number, not {n}")))?,
+    };
+    let budget_bytes = options.optional("budget")?;
+    packed_layout(
+        plan,
+        (&dtypes, &lengths),
+        out_dtypes.as_deref().zip(out_lengths.as_deref()),
+        |elements| count(asked, elements),
+        budget_bytes,
+    )
+}
+
 /// A layout as numbers: `[elements, input bytes, output bytes, working bytes, output
 /// lengths..., output covered (1) or not (0)...]`.
 #[allow(
@@ -233,6 +269,53 @@ mod tests {
             "workers: LOCKSTEP_WORKERS must be a positive whole number of workers, got \"two\""
         );
         assert_eq!(compile("{").unwrap_err().code, "PLAN_INVALID");
+    }
+
+    #[test]
+    fn a_layout_reads_its_options_object_with_the_packed_layouts_words() {
+        use crate::fields::tests::{Map, V};
+        let plan = plan();
+        let options = || {
+            Map::default()
+                .with("dtypes", V::Ts(vec!["f32"]))
+                .with("lengths", V::Ns(vec![1000.0]))
+        };
+        let one = |_: u32, _: usize| Ok::<_, RunError>(1);
+        let dtypes = ["f32".to_owned()];
+        assert_eq!(
+            layout_of(&plan, &options(), one).unwrap(),
+            packed_layout(&plan, (&dtypes, &[1000.0]), None, |_| Ok(1), None).unwrap()
+        );
+        let asked = std::cell::Cell::new(None);
+        let _ = layout_of(&plan, &options().with("workers", V::N(3.0)), |n, _| {
+            asked.set(Some(n));
+            Ok(1)
+        });
+        assert_eq!(asked.get(), Some(3));
+        for (options, message) in [
+            (
+                Map::default(),
+                "layout: dtypes is missing: it must be an array of strings",
+            ),
+            (
+                options().with("lengths", V::T("1000")),
+                "layout: lengths must be an array of numbers, not a string",
+            ),
+            (
+                options().with("workers", V::N(1.5)),
+                "workers: must be a whole number, not 1.5",
+            ),
+            (
+                options().with("lengths", V::Ns(vec![1.5])),
+                "inputs[0]: 1.5 is not a length",
+            ),
+        ] {
+            let error = layout_of(&plan, &options, one).unwrap_err();
+            assert_eq!(
+                (error.code, error.message.as_str()),
+                ("PLAN_BINDING", message)
+            );
+        }
     }
 
     #[test]

@@ -28,6 +28,7 @@ use lockstep_psi::party::{
 use lockstep_psi::{SetupParams, sample as samples};
 use zeroize::{Zeroize, Zeroizing};
 
+use crate::fields::{Fields, Reader};
 use crate::number::whole;
 use crate::progress::{Callback, Domain, with_progress};
 use crate::{Coded, Failure};
@@ -35,37 +36,39 @@ use crate::{Coded, Failure};
 /// A party's rows as a front end passes them: `values` with `ends` when `packed` (one value a
 /// row, `values[ends[i-1]..ends[i]]`), else `values` is a record file's bytes, read as
 /// `lockstep psi --input` reads one; keyed on `columns` (none: the whole line), normalized when
-/// `normalize`.
-#[derive(Clone, Copy, Debug)]
-pub struct RowsIn<'a> {
+/// `normalize`. A front end passes the three in the step's options object.
+#[derive(Clone, Debug)]
+struct RowsIn<'a> {
     /// The values packed, or a record file's bytes.
-    pub values: &'a [u8],
+    values: &'a [u8],
     /// The values' end offsets (unused for a record file).
-    pub ends: &'a [u32],
+    ends: &'a [u32],
     /// Whether `values` is packed.
-    pub packed: bool,
+    packed: bool,
     /// The columns the key is made of (a record file with a header).
-    pub columns: &'a [String],
+    columns: Vec<String>,
     /// Whether keys are normalized (trimmed, lowercased, whitespace collapsed).
-    pub normalize: bool,
+    normalize: bool,
 }
 
 impl<'a> RowsIn<'a> {
-    /// The rows of a step's arguments in the order every binding takes them.
-    pub fn new(
+    /// The rows of `values` and `ends` as the options of `call` describe them: `packed`,
+    /// `normalize` (booleans, false when absent) and `columns` (strings, none when absent).
+    ///
+    /// # Errors
+    /// `PSI_USAGE` for a field of another kind, naming the call and the field.
+    fn read<F: Fields + ?Sized>(
         values: &'a [u8],
         ends: &'a [u32],
-        packed: bool,
-        columns: &'a [String],
-        normalize: bool,
-    ) -> Self {
-        Self {
+        options: &Reader<'_, F>,
+    ) -> Result<Self, Coded> {
+        Ok(Self {
             values,
             ends,
-            packed,
-            columns,
-            normalize,
-        }
+            packed: options.flag("packed")?,
+            columns: options.optional("columns")?.unwrap_or_default(),
+            normalize: options.flag("normalize")?,
+        })
     }
 
     fn rows(&self) -> Rows<'_> {
@@ -81,7 +84,7 @@ impl<'a> RowsIn<'a> {
 
     fn spec(&self) -> KeySpec {
         KeySpec {
-            columns: self.columns.to_vec(),
+            columns: self.columns.clone(),
             normalize: self.normalize,
         }
     }
@@ -90,17 +93,30 @@ impl<'a> RowsIn<'a> {
 /// The parameters of `psi setup --format FORMAT [--fpr FPR] --joiner-count N` as a front end
 /// passes them: `format` `raw`, `gcs` or `bloom`; `fpr` (none: the CLI's default); the
 /// joiner's count, a whole number.
-#[derive(Clone, Copy, Debug)]
-pub struct SetupIn<'a> {
+#[derive(Clone, Debug)]
+struct SetupIn {
     /// The setup's format.
-    pub format: &'a str,
+    format: String,
     /// Its false-positive rate.
-    pub fpr: Option<f64>,
+    fpr: Option<f64>,
     /// How many values the joiner will request.
-    pub joiner_count: f64,
+    joiner_count: f64,
 }
 
-impl SetupIn<'_> {
+impl SetupIn {
+    /// The parameters in the options of `call`: `format` (a string), `fpr` (a number, may be
+    /// absent), `joinerCount` (a number).
+    ///
+    /// # Errors
+    /// `PSI_USAGE` for a field missing or of another kind, naming the call and the field.
+    fn read<F: Fields + ?Sized>(options: &Reader<'_, F>) -> Result<Self, Coded> {
+        Ok(Self {
+            format: options.required("format")?,
+            fpr: options.optional("fpr")?,
+            joiner_count: options.required("joinerCount")?,
+        })
+    }
+
     /// The engine's parameters, checked in this order: the format, then the count.
     fn params(&self) -> Result<SetupParams, PartyError> {
         let format = self.format.parse().map_err(PartyError::Usage)?;
@@ -221,12 +237,24 @@ impl PsiParty {
         self.0 = None;
     }
 
-    /// Begins a setup ([`Party::setup_begin`]): the distinct keys to mask, packed.
+    /// Begins a setup ([`Party::setup_begin`]) of the rows in `values` and `ends`, as `options`
+    /// describe them and the setup: the distinct keys to mask, packed. `options` is one object:
+    /// `packed` and `normalize` (booleans, false when absent), `columns` (strings, none when
+    /// absent), `format` (`"raw"`, `"gcs"` or `"bloom"`), `fpr` (a number; absent: the CLI's
+    /// default) and `joinerCount` (a whole number).
     ///
     /// # Errors
-    /// `PSI_USAGE` for a bad format or count; as [`Party::setup_begin`].
-    pub fn setup_begin(&mut self, rows: RowsIn<'_>, setup: SetupIn<'_>) -> Result<Items, Coded> {
-        let params = setup.params()?;
+    /// `PSI_USAGE` for an option missing or of another kind (`setupBegin: ...`), a bad format or
+    /// count; as [`Party::setup_begin`].
+    pub fn setup_begin<F: Fields + ?Sized>(
+        &mut self,
+        values: &[u8],
+        ends: &[u32],
+        options: &F,
+    ) -> Result<Items, Coded> {
+        let options = Reader::new(options, "setupBegin", "PSI_USAGE");
+        let rows = RowsIn::read(values, ends, &options)?;
+        let params = SetupIn::read(&options)?.params()?;
         let party = self.party_mut()?;
         Ok(party.setup_begin(rows.rows(), &rows.spec(), &params)?)
     }
@@ -290,11 +318,22 @@ impl PsiParty {
         })
     }
 
-    /// Begins a request: the distinct keys to mask, packed.
+    /// Begins a request of the rows in `values` and `ends`, as `options` describe them: the
+    /// distinct keys to mask, packed. `options` is one object: `packed`, `normalize` and
+    /// `sizeOnly` (booleans, false when absent) and `columns` (strings, none when absent).
     ///
     /// # Errors
-    /// As [`Party::request_begin`].
-    pub fn request_begin(&mut self, rows: RowsIn<'_>, size_only: bool) -> Result<Items, Coded> {
+    /// `PSI_USAGE` for an option of another kind (`requestBegin: ...`); as
+    /// [`Party::request_begin`].
+    pub fn request_begin<F: Fields + ?Sized>(
+        &mut self,
+        values: &[u8],
+        ends: &[u32],
+        options: &F,
+    ) -> Result<Items, Coded> {
+        let options = Reader::new(options, "requestBegin", "PSI_USAGE");
+        let rows = RowsIn::read(values, ends, &options)?;
+        let size_only = options.flag("sizeOnly")?;
         let party = self.party_mut()?;
         Ok(party.request_begin(rows.rows(), &rows.spec(), size_only)?)
     }

@@ -6,6 +6,7 @@
 
 /**
  * The ABI version of the engines this package speaks (crates/face/src/lib.rs, ABI_VERSION):
- * 6, one face under both bindings, PSI on the addon, steps in parts only.
+ * 7, one face under both bindings, PSI on the addon, steps in parts only, a step's and a
+ * layout's options in one object.
  */
-export const ABI_VERSION = 6;
+export const ABI_VERSION = 7;

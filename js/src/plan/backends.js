@@ -111,17 +111,16 @@ function program(engine, run, start) {
     layout(inputs, outputs, workers, budget) {
       let raw;
       try {
-        /** @type {[string[], number[], string[] | undefined, number[] | undefined, number, number | undefined]} */
-        const args = [
-          inputs.map((s) => s.dtype),
-          inputs.map((s) => s.length),
-          outputs?.map((s) => s.dtype),
-          outputs?.map((s) => s.length),
+        const options = {
+          dtypes: inputs.map((s) => s.dtype),
+          lengths: inputs.map((s) => s.length),
+          outDtypes: outputs?.map((s) => s.dtype),
+          outLengths: outputs?.map((s) => s.length),
           workers,
           budget,
-        ];
+        };
         // The addon's tryLayout returns its refusal (refusedOrValue); the wasm glue throws it.
-        raw = refusedOrValue('tryLayout' in engine ? engine.tryLayout(...args) : engine.layout(...args));
+        raw = refusedOrValue('tryLayout' in engine ? engine.tryLayout(options) : engine.layout(options));
       } catch (error) {
         throw asPlanError(error);
       }

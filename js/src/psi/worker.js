@@ -151,7 +151,14 @@ serve({
     'psi.party.setup': (input, op) =>
       step(input, op, (party) => ({
         kind: 'mask',
-        ...party.setupBegin(input.values, input.ends, input.packed, input.columns, input.normalize, input.format, input.fpr, input.joinerCount),
+        ...party.setupBegin(input.values, input.ends, {
+          packed: input.packed,
+          columns: input.columns,
+          normalize: input.normalize,
+          format: input.format,
+          fpr: input.fpr,
+          joinerCount: input.joinerCount,
+        }),
       }), (party, masked) => party.setupFinish(masked)),
     /** @param {any} input */
     'psi.party.permutation': (input) => partyOf(input.party).permutationFile(),
@@ -167,7 +174,7 @@ serve({
     'psi.party.request': (input, op) =>
       step(input, op, (party) => ({
         kind: 'mask',
-        ...party.requestBegin(input.values, input.ends, input.packed, input.columns, input.normalize, input.sizeOnly),
+        ...party.requestBegin(input.values, input.ends, { packed: input.packed, columns: input.columns, normalize: input.normalize, sizeOnly: input.sizeOnly }),
       }), (party, masked) => party.requestFinish(masked)),
     /** @param {any} input @param {import('../pool/worker.js').OpContext} op */
     'psi.party.intersect': (input, op) =>

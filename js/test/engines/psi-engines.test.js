@@ -31,9 +31,9 @@ function round(engine) {
   assert.ok(joinerKey.every((b) => b === 0), 'import wipes the key it was given');
   const mine = packValues(['ada@x', 'grace@x', 'alan@x', 'ada@x', '']);
   const theirs = packValues(['alan@x', 'bob@x', 'ada@x']);
-  const items = starter.setupBegin(mine.bytes, mine.ends, true, [], false, 'raw', undefined, 10);
+  const items = starter.setupBegin(mine.bytes, mine.ends, { packed: true, format: 'raw', joinerCount: 10 });
   const setup = starter.setupFinish(starter.maskPart(items.values, items.ends, undefined), undefined);
-  const asked = joiner.requestBegin(theirs.bytes, theirs.ends, true, [], false, false);
+  const asked = joiner.requestBegin(theirs.bytes, theirs.ends, { packed: true });
   const request = joiner.requestFinish(joiner.maskPart(asked.values, asked.ends, undefined));
   const elements = starter.respondBegin(request, 10, false);
   const response = starter.respondFinish(starter.remaskPart(elements, 0, undefined));
@@ -75,7 +75,9 @@ test('both engines refuse the same bad calls with the same codes and words', asy
     ['a zero key', (e) => e.PsiHelper.fromKey('starter', new Uint8Array(32))],
     ['a step of the other role', (e) => e.PsiParty.generate('joiner').respondBegin(new Uint8Array(0), 1, false)],
     ['intersect before a request', (e) => e.PsiParty.generate('joiner').intersectBegin(new Uint8Array(0), new Uint8Array(0), undefined)],
-    ['a bad format', (e) => e.PsiParty.generate('starter').setupBegin(new Uint8Array(1), new Uint32Array([1]), true, [], false, 'xml', undefined, 1.5)],
+    ['a bad format', (e) => e.PsiParty.generate('starter').setupBegin(new Uint8Array(1), new Uint32Array([1]), { packed: true, format: 'xml', joinerCount: 1.5 })],
+    ['an option of another kind', (e) => e.PsiParty.generate('starter').setupBegin(new Uint8Array(1), new Uint32Array([1]), { packed: 1, format: 'raw', joinerCount: 1 })],
+    ['an array option holding another kind', (e) => e.PsiParty.generate('joiner').requestBegin(new Uint8Array(1), new Uint32Array([1]), { columns: ['a', 2] })],
     ['a request with bad packing', (e) => e.psiRequest(Uint8Array.from(KEY), new Uint8Array(3), new Uint32Array([2, 1]), true, false, undefined)],
     ['a request with a zero key', (e) => e.psiRequest(new Uint8Array(32), new Uint8Array(1), new Uint32Array([1]), true, false, undefined)],
   ];

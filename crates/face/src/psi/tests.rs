@@ -1,4 +1,5 @@
 use super::*;
+use crate::fields::tests::{Map, V};
 
 /// A callback that never throws.
 struct Quiet;
@@ -28,22 +29,21 @@ fn packed(values: &[&str]) -> (Vec<u8>, Vec<u32>) {
     (bytes, ends)
 }
 
-fn rows<'a>(values: &'a [u8], ends: &'a [u32]) -> RowsIn<'a> {
-    RowsIn {
-        values,
-        ends,
-        packed: true,
-        columns: &[],
-        normalize: false,
-    }
+/// A packed setup's options, as a front end passes them.
+fn setup(joiner_count: f64) -> Map {
+    Map::default()
+        .with("packed", V::B(true))
+        .with("format", V::T("raw"))
+        .with("joinerCount", V::N(joiner_count))
 }
 
-fn setup(joiner_count: f64) -> SetupIn<'static> {
-    SetupIn {
-        format: "raw",
-        fpr: None,
-        joiner_count,
-    }
+/// A packed request's options.
+fn request_options() -> Map {
+    Map::default().with("packed", V::B(true))
+}
+
+fn joiner_of() -> PsiParty {
+    PsiParty::generate("joiner", Backend::Portable).unwrap()
 }
 
 #[test]
@@ -52,13 +52,13 @@ fn a_round_through_the_face_matches_the_engine_and_finds_the_overlap() {
     let (jv, je) = packed(&["c", "x", "a"]);
     let mut starter = PsiParty::generate("starter", Backend::Portable).unwrap();
     let mut joiner = PsiParty::generate("joiner", Backend::Portable).unwrap();
-    let items = starter.setup_begin(rows(&sv, &se), setup(3.0)).unwrap();
+    let items = starter.setup_begin(&sv, &se, &setup(3.0)).unwrap();
     let masked = starter
         .mask_part(items.values, items.ends, NONE)
         .map_err(|_| ())
         .unwrap();
     let setup_message = starter.setup_finish(masked, NONE).map_err(|_| ()).unwrap();
-    let items = joiner.request_begin(rows(&jv, &je), false).unwrap();
+    let items = joiner.request_begin(&jv, &je, &request_options()).unwrap();
     let masked = joiner
         .mask_part(items.values, items.ends, NONE)
         .map_err(|_| ())
@@ -91,17 +91,49 @@ fn numbers_and_names_are_read_with_the_engines_words() {
     let (v, e) = packed(&["a"]);
     let mut starter = PsiParty::generate("starter", Backend::Portable).unwrap();
     assert_eq!(
-        coded(starter.setup_begin(rows(&v, &e), setup(1.5))),
+        coded(starter.setup_begin(&v, &e, &setup(1.5))),
         (
             "PSI_USAGE",
             "joinerCount must be a whole number, not 1.5".to_owned()
         )
     );
-    let bad = SetupIn {
-        format: "xml",
-        ..setup(1.5)
-    };
-    assert_eq!(coded(starter.setup_begin(rows(&v, &e), bad)).0, "PSI_USAGE");
+    let bad = setup(1.5).with("format", V::T("xml"));
+    assert_eq!(coded(starter.setup_begin(&v, &e, &bad)).0, "PSI_USAGE");
+    // The options object: each field missing or of another kind, named with the call.
+    for (options, message) in [
+        (
+            setup(1.0).with("format", V::N(1.0)),
+            "setupBegin: format must be a string, not a number",
+        ),
+        (
+            {
+                let mut o = setup(1.0);
+                o.0.remove("joinerCount");
+                o
+            },
+            "setupBegin: joinerCount is missing: it must be a number",
+        ),
+        (
+            setup(1.0).with("columns", V::Ns(vec![1.0])),
+            "setupBegin: columns must be an array of strings, not an array holding a number",
+        ),
+        (
+            setup(1.0).with("packed", V::T("yes")),
+            "setupBegin: packed must be a boolean, not a string",
+        ),
+    ] {
+        assert_eq!(
+            coded(starter.setup_begin(&v, &e, &options)),
+            ("PSI_USAGE", message.to_owned())
+        );
+    }
+    assert_eq!(
+        coded(joiner_of().request_begin(&v, &e, &request_options().with("sizeOnly", V::N(0.0)))),
+        (
+            "PSI_USAGE",
+            "requestBegin: sizeOnly must be a boolean, not a number".to_owned()
+        )
+    );
     assert_eq!(
         coded(starter.respond_begin(&[], f64::NAN, false)).1,
         "joinerCount must be a whole number, not NaN"
@@ -226,7 +258,7 @@ fn a_request_in_one_call_gives_the_parts_bytes_and_hands_back_a_throw() {
     assert_eq!(key, [0; 32]);
     let mut key = *party.export_key().unwrap();
     let mut again = PsiParty::import("joiner", &mut key, Backend::Portable).unwrap();
-    let items = again.request_begin(rows(&v, &e), false).unwrap();
+    let items = again.request_begin(&v, &e, &request_options()).unwrap();
     let masked = again
         .mask_part(items.values, items.ends, NONE)
         .map_err(|_| ())
