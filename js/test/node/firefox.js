@@ -12,10 +12,15 @@ import puppeteer from 'puppeteer-core';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { contentProcesses } from './processes.js';
 
 export const FIREFOX = process.env.LOCKSTEP_FIREFOX ?? '/usr/bin/firefox-esr';
 
-/** A launched browser and its page; `close()` ends both and removes the profile. */
+/**
+ * A launched browser and its page; `close()` ends both and removes the profile. `webProcesses()`
+ * lists Firefox's content processes (where the page and its workers run) with their peak resident
+ * bytes: Firefox has no performance.memory, so a test bounds what they held instead.
+ */
 export async function openPage() {
   const folder = mkdtempSync(join(tmpdir(), 'lockstep-firefox-'));
   const profile = join(folder, 'profile');
@@ -45,9 +50,11 @@ export async function openPage() {
   const page = (await browser.pages())[0] ?? (await browser.newPage());
   const problems = [];
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  const root = browser.process()?.pid;
   return {
     page,
     problems,
+    webProcesses: () => (root === undefined ? [] : contentProcesses(root, ['Isolated Web Co', 'Web Content'])),
     close: async () => {
       await browser.close();
       rmSync(folder, { recursive: true, force: true });

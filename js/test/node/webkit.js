@@ -17,6 +17,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Builder, By, Key } from 'selenium-webdriver';
+import { contentProcesses } from './processes.js';
 
 export const WEBKIT_DRIVER = process.env.LOCKSTEP_WEBKIT_DRIVER ?? '/usr/bin/WebKitWebDriver';
 export const MINIBROWSER = process.env.LOCKSTEP_MINIBROWSER ?? '/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser';
@@ -25,13 +26,19 @@ const XVFB = process.env.LOCKSTEP_XVFB ?? '/usr/bin/Xvfb';
 /** How long a page's script may run (a scenario's bound is the test's own, below this). */
 const SCRIPT_TIMEOUT_MS = 30 * 60_000;
 
-/** A launched browser and a fresh page; `close()` ends both, the display and the driver. */
+/**
+ * A launched browser and a fresh page; `close()` ends both, the display and the driver.
+ * `webProcesses()` lists the page's content processes (WebKitWebProcess, where its scripts and
+ * workers run) with their peak resident bytes: WebKit has no performance.memory, so a test bounds
+ * what the process held instead.
+ */
 export async function openPage() {
   const folder = mkdtempSync(join(tmpdir(), 'lockstep-webkit-'));
   const home = join(folder, 'home');
   mkdirSync(home);
   const children = [];
   let driver;
+  let driverPid;
   const close = async () => {
     try {
       await driver?.quit();
@@ -60,6 +67,7 @@ export async function openPage() {
     };
     const webDriver = spawn(WEBKIT_DRIVER, [`--port=${port}`, '--host=127.0.0.1'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
     children.push(webDriver);
+    driverPid = webDriver.pid;
     const stderr = [];
     webDriver.stderr.on('data', (chunk) => stderr.push(chunk));
     const url = `http://127.0.0.1:${port}`;
@@ -78,7 +86,9 @@ export async function openPage() {
   }
   const problems = [];
   const page = pageOf(driver, problems);
-  return { page, problems, close };
+  // The driver starts MiniBrowser, which starts them (through bubblewrap where WebKit sandboxes).
+  const webProcesses = () => contentProcesses(driverPid, ['WebKitWebProces']);
+  return { page, problems, close, webProcesses };
 }
 
 /** Starts Xvfb on a display it picks; resolves with the display's number. */
