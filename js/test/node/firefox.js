@@ -33,6 +33,9 @@ export async function openPage() {
       browser: 'firefox',
       executablePath: FIREFOX,
       headless: true,
+      // Each test bounds its own hang (test/bounded.js); puppeteer's protocol default of 180 s
+      // would cut one long evaluate short (the largest set's round is one call of many minutes).
+      protocolTimeout: 1_800_000,
       userDataDir: profile,
       env: { ...process.env, HOME: home, MOZ_CRASHREPORTER_DISABLE: '1' },
       extraPrefsFirefox: {
