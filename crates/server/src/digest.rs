@@ -39,13 +39,9 @@ impl FromStr for Digest {
     type Err = DigestError;
 
     fn from_str(text: &str) -> Result<Self, DigestError> {
-        // hex::decode takes upper case too; a digest has one spelling.
-        if text.len() != 64 || !text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
-            return Err(DigestError);
-        }
-        let mut bytes = [0u8; 32];
-        hex::decode_to_slice(text, &mut bytes).map_err(|_| DigestError)?;
-        Ok(Self(bytes))
+        crate::spelling::lower_hex(text)
+            .map(Self)
+            .ok_or(DigestError)
     }
 }
 

@@ -19,19 +19,25 @@
 //!   upload, syncs it and renames it into place, so a killed server leaves no partial message
 //!   visible, only a staging file its next start removes.
 //!
+//! - a [`Db`] keeps rounds and what each holds: SQLite embedded (`sqlite:PATH`, WAL) or
+//!   PostgreSQL (`postgres://...`), one schema and one set of queries, migrations at connect.
+//!
 //! The server learns the masked points and their counts, never a value or a key.
 #![deny(unsafe_code)]
 
 mod check;
+mod db;
 mod digest;
 mod error;
 mod round;
+mod spelling;
 mod store;
 mod token;
 
 pub use check::{Checked, check_message};
+pub use db::{Db, DbError, Invitation};
 pub use digest::{Digest, DigestError};
 pub use error::RoundError;
-pub use round::{Kind, Posted, Role, RoundSpec, RoundState, may_read};
+pub use round::{Kind, Posted, Role, RoundId, RoundIdError, RoundSpec, RoundState, may_read};
 pub use store::{DiskStaging, DiskStore, Staging, Store, StoreError};
 pub use token::{Token, TokenError, TokenHash};

@@ -1,10 +1,53 @@
 //! A round's rules: its spec, who posts and reads what, and in which order.
 
 use std::fmt;
+use std::str::FromStr;
 
 use lockstep_psi::{Mode, SetupFormat};
 
+use rand_core::{OsRng, RngCore};
+
 use crate::{Digest, RoundError};
+
+/// A round's id: 128 random bits as 32 lowercase hex digits, read only from that spelling (so an
+/// id from a request path names nothing else). Not a secret: the tokens are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RoundId(pub [u8; 16]);
+
+/// Why a text is not a [`RoundId`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("a round id is 32 lowercase hex digits; this is not one")]
+pub struct RoundIdError;
+
+impl RoundId {
+    /// A new id from the operating system's generator.
+    ///
+    /// # Errors
+    /// The generator's failure, in its words.
+    pub fn generate() -> Result<Self, String> {
+        let mut bytes = [0u8; 16];
+        OsRng
+            .try_fill_bytes(&mut bytes)
+            .map_err(|e| e.to_string())?;
+        Ok(Self(bytes))
+    }
+}
+
+impl fmt::Display for RoundId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&hex::encode(self.0))
+    }
+}
+
+impl FromStr for RoundId {
+    type Err = RoundIdError;
+
+    fn from_str(text: &str) -> Result<Self, RoundIdError> {
+        crate::spelling::lower_hex(text)
+            .map(Self)
+            .ok_or(RoundIdError)
+    }
+}
 
 /// A party of a round.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -243,6 +286,21 @@ mod tests {
             state.accept(Kind::Setup, Digest([9; 32])),
             Err(RoundError::AlreadyPosted(Kind::Setup))
         ));
+    }
+
+    #[test]
+    fn a_round_id_reads_back_and_nothing_path_like_does() {
+        let id = RoundId::generate().unwrap();
+        assert_eq!(id.to_string().parse::<RoundId>(), Ok(id));
+        assert_ne!(RoundId::generate().unwrap(), id);
+        for text in [
+            "..",
+            "%2e%2e",
+            &format!("../{}", &id.to_string()[3..]),
+            &id.to_string().to_uppercase(),
+        ] {
+            assert_eq!(text.parse::<RoundId>(), Err(RoundIdError), "{text:?}");
+        }
     }
 
     #[test]

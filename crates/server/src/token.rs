@@ -73,13 +73,9 @@ impl FromStr for Token {
     /// Reads a token as [`reveal`](Token::reveal) writes it, with surrounding whitespace (a
     /// token file's newline) ignored.
     fn from_str(text: &str) -> Result<Self, TokenError> {
-        let text = text.trim();
-        if text.len() != 64 || !text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
-            return Err(TokenError::Malformed);
-        }
-        let mut bytes = [0u8; 32];
-        hex::decode_to_slice(text, &mut bytes).map_err(|_| TokenError::Malformed)?;
-        Ok(Self(bytes))
+        crate::spelling::lower_hex(text.trim())
+            .map(Self)
+            .ok_or(TokenError::Malformed)
     }
 }
 
