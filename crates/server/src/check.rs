@@ -2,7 +2,7 @@
 
 use std::io::{self, Read};
 
-use lockstep_psi::{Limits, MessageKind, Request, Response, ServerSetup, SetupFormat};
+use lockstep_psi::{Limits, MessageKind, Request, Response, ServerSetup};
 use sha2::Digest as _;
 
 use crate::{Digest, Kind, Posted, RoundError, RoundSpec, RoundState};
@@ -62,11 +62,7 @@ pub fn check_message(
     let mismatch = |reason: String| Err(RoundError::Mismatch { kind, reason });
     let elements = match decoded {
         Decoded::Setup(setup) => {
-            let wanted = match spec.format {
-                SetupFormat::Raw => "raw",
-                SetupFormat::Gcs => "gcs",
-                SetupFormat::Bloom => "bloom",
-            };
+            let wanted = crate::round::format_name(spec.format);
             if setup.format_name() != wanted {
                 return mismatch(format!(
                     "a {} setup where the round takes {wanted}",
@@ -132,7 +128,7 @@ impl<R: Read> Read for Hashing<R> {
 
 #[cfg(test)]
 mod tests {
-    use lockstep_psi::{Backend, Joiner, Key, Mode, SetupParams, Starter};
+    use lockstep_psi::{Backend, Joiner, Key, Mode, SetupFormat, SetupParams, Starter};
     use lockstep_shard::{Control, Pool};
 
     use super::*;

@@ -2,12 +2,11 @@
 
 use std::borrow::Cow;
 
-use lockstep_psi::{Mode, SetupFormat};
+use lockstep_psi::Mode;
 use sqlx::AnyPool;
 use sqlx::Row;
 use sqlx::any::AnyPoolOptions;
 use sqlx::migrate::{Migration, MigrationSource, MigrationType, Migrator};
-use subtle::ConstantTimeEq;
 
 use crate::{
     Digest, Kind, Posted, Role, RoundError, RoundId, RoundSpec, RoundState, Token, TokenHash,
@@ -145,7 +144,7 @@ impl Db {
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
         )
         .bind(id.to_string())
-        .bind(format_name(spec.format))
+        .bind(crate::round::format_name(spec.format))
         .bind(spec.mode.to_string())
         .bind(to_db(spec.max_rows)?)
         .bind(to_db(spec.max_bytes)?)
@@ -182,10 +181,8 @@ impl Db {
         let Some(row) = row else {
             return Err(DbError::Unauthorized);
         };
-        let presented = token.hash();
         let matches = |column: &str| -> Result<bool, DbError> {
-            let stored = hash_from(&row.try_get::<String, _>(column)?)?;
-            Ok(stored.0.ct_eq(&presented.0).into())
+            Ok(hash_from(&row.try_get::<String, _>(column)?)?.matches(token))
         };
         let (starter, joiner) = (matches("starter_hash")?, matches("joiner_hash")?);
         let role = match (starter, joiner) {
@@ -301,14 +298,6 @@ impl Db {
     }
 }
 
-fn format_name(format: SetupFormat) -> &'static str {
-    match format {
-        SetupFormat::Raw => "raw",
-        SetupFormat::Gcs => "gcs",
-        SetupFormat::Bloom => "bloom",
-    }
-}
-
 fn kind_from(text: &str) -> Result<Kind, DbError> {
     Kind::ALL
         .into_iter()
@@ -333,6 +322,8 @@ fn from_db(value: i64) -> Result<u64, DbError> {
 
 #[cfg(test)]
 mod tests {
+    use lockstep_psi::SetupFormat;
+
     use super::*;
 
     /// SQLite's own facts; what both databases share is in `tests/databases.rs`.

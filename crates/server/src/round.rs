@@ -101,6 +101,16 @@ impl fmt::Display for Kind {
     }
 }
 
+/// A setup format's name as the engine's `SetupFormat::from_str` reads it and
+/// `ServerSetup::format_name` writes it: `raw`, `gcs` or `bloom`.
+pub(crate) fn format_name(format: SetupFormat) -> &'static str {
+    match format {
+        SetupFormat::Raw => "raw",
+        SetupFormat::Gcs => "gcs",
+        SetupFormat::Bloom => "bloom",
+    }
+}
+
 /// What an operator fixed when creating a round.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RoundSpec {
