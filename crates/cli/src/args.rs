@@ -46,6 +46,67 @@ pub(crate) enum Command {
     /// Typed-array compute plans: element-wise DAGs over raw or .npy arrays, run fused.
     #[command(subcommand)]
     Plan(PlanCommand),
+    /// Run the relay two parties run PSI rounds through (HTTPS; see `psi invite`, `psi round`).
+    Serve(ServeArgs),
+}
+
+/// `lockstep serve`: the relay.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("transport").required(true).args(["tls_cert", "dev", "plain_http"])))]
+pub(crate) struct ServeArgs {
+    /// The address to listen on (port 0: any free port, printed).
+    #[arg(long, default_value = "127.0.0.1:8443", value_name = "ADDR")]
+    pub(crate) listen: std::net::SocketAddr,
+    /// The database: `sqlite:PATH` (created if missing) or `postgres://...`.
+    #[arg(long, default_value = "sqlite:lockstep.db", value_name = "URL")]
+    pub(crate) db: String,
+    /// The directory of message bodies (created if missing).
+    #[arg(long, default_value = "lockstep-store", value_name = "DIR")]
+    pub(crate) store: PathBuf,
+    /// The operator's token file (64 hex digits and a newline, mode 0600); made if missing.
+    /// Whoever holds it creates rounds.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) operator_token: PathBuf,
+    /// The TLS certificate chain (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub(crate) tls_cert: Option<PathBuf>,
+    /// The TLS private key (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub(crate) tls_key: Option<PathBuf>,
+    /// A self-signed certificate for loopback, made now and written to --dev-cert (give that
+    /// file to clients as --ca).
+    #[arg(long)]
+    pub(crate) dev: bool,
+    /// Where --dev writes its certificate.
+    #[arg(long, default_value = "lockstep-dev-cert.pem", value_name = "FILE")]
+    pub(crate) dev_cert: PathBuf,
+    /// Plain HTTP, on a loopback address only (tests, a TLS proxy in front).
+    #[arg(long)]
+    pub(crate) plain_http: bool,
+    /// The most rows a round may allow.
+    #[arg(long, default_value_t = lockstep_server::Caps::default().max_rows, value_name = "N")]
+    pub(crate) max_rows: u64,
+    /// The most bytes a round may allow one message.
+    #[arg(long, default_value_t = lockstep_server::Caps::default().max_bytes, value_name = "N")]
+    pub(crate) max_bytes: u64,
+    /// The longest a round may live, in seconds.
+    #[arg(long, default_value_t = lockstep_server::Caps::default().max_expiry, value_name = "S")]
+    pub(crate) max_expiry: u64,
+    /// Seconds an upload may go without a byte before it is dropped.
+    #[arg(long, default_value_t = 30, value_name = "S")]
+    pub(crate) body_idle: u64,
+    /// Seconds a client may take to send its request's headers (and its TLS handshake).
+    #[arg(long, default_value_t = 10, value_name = "S")]
+    pub(crate) header_timeout: u64,
+    /// Seconds between sweeps of expired rounds.
+    #[arg(long, default_value_t = 60, value_name = "S")]
+    pub(crate) sweep_every: u64,
+    /// Seconds a shutdown (SIGINT, SIGTERM) waits for requests in flight.
+    #[arg(long, default_value_t = 30, value_name = "S")]
+    pub(crate) drain: u64,
+    /// Log lines as JSON (default) or text.
+    #[arg(long, default_value = "json", value_parser = ["json", "text"], value_name = "FORM")]
+    pub(crate) log_format: String,
 }
 
 /// The plan engine's commands.
@@ -325,6 +386,98 @@ pub(crate) enum PsiCommand {
     Resolve(ResolveArgs),
     /// Both parties in one process on built-in sample data.
     Demo(DemoArgs),
+    /// Operator: create a round on a relay and write the two parties' invitation files.
+    Invite(InviteArgs),
+    /// Either party: run your whole side of a round through a relay (resumable).
+    Round(RoundArgs),
+}
+
+/// Where a relay is and how to trust it.
+#[derive(Debug, Args, Clone)]
+pub(crate) struct ServerArgs {
+    /// The relay: `https://host:port` (`http://` to loopback only).
+    #[arg(long, value_name = "URL")]
+    pub(crate) server: String,
+    /// A PEM certificate to trust besides the usual roots (`lockstep serve --dev`'s).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) ca: Option<PathBuf>,
+    /// Seconds to keep retrying while the relay is unreachable or restarting.
+    #[arg(long, default_value_t = 300, value_name = "S")]
+    pub(crate) retry_for: u64,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct InviteArgs {
+    #[command(flatten)]
+    pub(crate) server: ServerArgs,
+    /// The operator's token file (as `lockstep serve --operator-token`).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) operator_token: PathBuf,
+    /// The setup's form: raw, gcs or bloom.
+    #[arg(long, default_value = "raw", value_parser = parse_format, value_name = "FORMAT")]
+    pub(crate) format: SetupFormat,
+    /// The joiner learns only the intersection's size.
+    #[arg(long)]
+    pub(crate) size_only: bool,
+    /// The most rows either party's set may hold.
+    #[arg(long, value_name = "N")]
+    pub(crate) max_rows: u64,
+    /// The most bytes a message may hold (default: what a raw message of --max-rows takes).
+    #[arg(long, value_name = "N")]
+    pub(crate) max_bytes: Option<u64>,
+    /// Seconds until the round expires and its messages are removed.
+    #[arg(long, default_value_t = 86_400, value_name = "S")]
+    pub(crate) expires_in: u64,
+    /// The starter's invitation file (a secret: give it to the starter only).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) starter_out: PathBuf,
+    /// The joiner's invitation file (a secret: give it to the joiner only).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) joiner_out: PathBuf,
+}
+
+/// Which party a `psi round` runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum RoleArg {
+    Starter,
+    Joiner,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RoundArgs {
+    #[command(flatten)]
+    pub(crate) server: ServerArgs,
+    /// Your invitation file (from `psi invite`).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) token: PathBuf,
+    /// Your party (checked against the invitation).
+    #[arg(long, value_name = "ROLE")]
+    pub(crate) role: RoleArg,
+    /// Your key file (keep it until the round is done: a resumed round needs the same key).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) key: PathBuf,
+    #[command(flatten)]
+    pub(crate) input: InputArgs,
+    /// Where the round's messages are kept (default: `round-ROUND` here); a run again resumes
+    /// from them.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) dir: Option<PathBuf>,
+    /// Joiner: your matching rows as CSV (`psi intersect --out`); a size-only round prints the
+    /// size instead.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) out: Option<PathBuf>,
+    /// Starter: the false-positive rate of a GCS or Bloom setup.
+    #[arg(long, default_value_t = lockstep_psi::SetupParams::DEFAULT_FPR, value_name = "F")]
+    pub(crate) fpr: f64,
+    /// Seconds to wait for the other party before stopping (run again to go on waiting).
+    #[arg(long, default_value_t = 3_600, value_name = "S")]
+    pub(crate) wait: u64,
+    /// Seconds between looks at the round while waiting.
+    #[arg(long, default_value_t = 2.0, value_name = "S")]
+    pub(crate) poll: f64,
+    /// Joiner: leave the round on the relay when done (default: close it, removing its messages).
+    #[arg(long)]
+    pub(crate) keep: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -14,6 +14,7 @@ mod info;
 mod plan;
 mod progress;
 mod psi;
+mod serve;
 mod session;
 mod usage;
 
@@ -61,5 +62,6 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Psi(args) => psi::run(args, session),
         Command::Ceremony(command) => ceremony::run(command, session),
         Command::Plan(command) => plan::run(command, &session),
+        Command::Serve(args) => serve::run(args, &session),
     }
 }

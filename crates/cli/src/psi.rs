@@ -8,6 +8,7 @@
 mod demo;
 mod joiner;
 mod keys;
+mod relay;
 mod starter;
 
 use std::fs::File;
@@ -109,5 +110,7 @@ pub(crate) fn run(args: &PsiArgs, session: Session) -> anyhow::Result<()> {
         PsiCommand::Intersect(a) => joiner::intersect(&ctx, a).map(drop),
         PsiCommand::Resolve(a) => starter::resolve(&ctx, a).map(drop),
         PsiCommand::Demo(a) => demo::run(&ctx, a),
+        PsiCommand::Invite(a) => relay::invite(&ctx, a),
+        PsiCommand::Round(a) => relay::round(&ctx, a),
     }
 }

@@ -298,11 +298,52 @@ impl Db {
     }
 }
 
+impl Db {
+    /// Ends round `id` now (its expiry brought forward): the next sweep removes it and its
+    /// messages. Closing a round already past its expiry changes nothing.
+    ///
+    /// # Errors
+    /// [`DbError::Sqlx`], [`DbError::OutOfRange`].
+    pub async fn close(&self, id: &RoundId, now: u64) -> Result<(), DbError> {
+        sqlx::query("UPDATE rounds SET expires_at = $1 WHERE id = $2 AND expires_at > $1")
+            .bind(to_db(now)?)
+            .bind(id.to_string())
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    /// Every digest a round still names: what the store must keep (the rest is what a server
+    /// killed between storing a body and recording it, or a refused second message, left).
+    ///
+    /// # Errors
+    /// [`DbError::Sqlx`], [`DbError::Corrupt`].
+    pub async fn named_digests(&self) -> Result<std::collections::BTreeSet<Digest>, DbError> {
+        sqlx::query("SELECT DISTINCT digest FROM messages")
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(|row| {
+                row.try_get::<String, _>("digest")?
+                    .parse()
+                    .map_err(|_| DbError::Corrupt("a message's digest".into()))
+            })
+            .collect()
+    }
+
+    /// Whether the database answers.
+    ///
+    /// # Errors
+    /// [`DbError::Sqlx`].
+    pub async fn ping(&self) -> Result<(), DbError> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+}
+
 fn kind_from(text: &str) -> Result<Kind, DbError> {
-    Kind::ALL
-        .into_iter()
-        .find(|kind| kind.to_string() == text)
-        .ok_or_else(|| DbError::Corrupt(format!("message kind {text:?}")))
+    text.parse()
+        .map_err(|_| DbError::Corrupt(format!("message kind {text:?}")))
 }
 
 fn hash_from(text: &str) -> Result<TokenHash, DbError> {

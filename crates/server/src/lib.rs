@@ -25,19 +25,30 @@
 //! The server learns the masked points and their counts, never a value or a key.
 #![deny(unsafe_code)]
 
+mod app;
 mod check;
+pub mod client;
 mod db;
 mod digest;
 mod error;
+mod metrics;
 mod round;
+mod serve;
 mod spelling;
 mod store;
 mod token;
+mod trace;
+pub mod wire;
 
+pub use app::{Caps, Relay, router};
 pub use check::{Checked, check_message};
 pub use db::{Db, DbError, Invitation};
 pub use digest::{Digest, DigestError};
 pub use error::RoundError;
-pub use round::{Kind, Posted, Role, RoundId, RoundIdError, RoundSpec, RoundState, may_read};
+pub use metrics::Metrics;
+pub use round::{
+    Kind, KindError, Posted, Role, RoundId, RoundIdError, RoundSpec, RoundState, may_read,
+};
+pub use serve::{Listen, ServeConfig, ServeError, serve};
 pub use store::{DiskStaging, DiskStore, Staging, Store, StoreError};
 pub use token::{Token, TokenError, TokenHash};

@@ -91,6 +91,23 @@ impl fmt::Display for Role {
     }
 }
 
+/// Why a text names no [`Kind`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("a message is `setup`, `request` or `response`; this is none")]
+pub struct KindError;
+
+impl FromStr for Kind {
+    type Err = KindError;
+
+    /// Reads a kind as `Display` writes it, and nothing else.
+    fn from_str(text: &str) -> Result<Self, KindError> {
+        Kind::ALL
+            .into_iter()
+            .find(|kind| kind.to_string() == text)
+            .ok_or(KindError)
+    }
+}
+
 impl fmt::Display for Kind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {

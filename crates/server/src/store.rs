@@ -67,6 +67,12 @@ pub trait Store: Send + Sync {
     /// # Errors
     /// [`StoreError::Io`].
     fn remove(&self, digest: &Digest) -> Result<(), StoreError>;
+
+    /// Every digest the store holds, in order (for the collection of bodies no round names).
+    ///
+    /// # Errors
+    /// [`StoreError::Io`].
+    fn digests(&self) -> Result<Vec<Digest>, StoreError>;
 }
 
 /// A [`Store`] in a directory: bodies at `objects/<first two hex digits>/<digest>`, staged in
@@ -181,6 +187,23 @@ impl Store for DiskStore {
             _ => Ok(()),
         }
     }
+
+    fn digests(&self) -> Result<Vec<Digest>, StoreError> {
+        let objects = self.root.join("objects");
+        let mut found = Vec::new();
+        for fan in fs::read_dir(&objects).map_err(io_error("list", &objects))? {
+            let fan = fan.map_err(io_error("list", &objects))?.path();
+            for entry in fs::read_dir(&fan).map_err(io_error("list", &fan))? {
+                let name = entry.map_err(io_error("list", &fan))?.file_name();
+                // Only names this store writes; anything else is not ours to judge.
+                if let Some(digest) = name.to_str().and_then(|n| n.parse().ok()) {
+                    found.push(digest);
+                }
+            }
+        }
+        found.sort();
+        Ok(found)
+    }
 }
 
 impl Write for DiskStaging {
@@ -252,7 +275,12 @@ mod tests {
         store.open(&digest).unwrap().read_to_end(&mut read).unwrap();
         assert_eq!(read, b"masked points");
         assert_eq!(staged_files(dir.path()), 0);
+        let other = store.commit(staged(&store, b"other points")).unwrap();
+        let mut both = vec![digest, other];
+        both.sort();
+        assert_eq!(store.digests().unwrap(), both);
         store.remove(&digest).unwrap();
+        assert_eq!(store.digests().unwrap(), vec![other]);
         store.remove(&digest).unwrap();
         assert!(matches!(store.open(&digest), Err(StoreError::Missing(d)) if d == digest));
     }
