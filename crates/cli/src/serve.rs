@@ -57,10 +57,10 @@ fn operator_token(args: &ServeArgs, session: &Session) -> anyhow::Result<Token> 
             &args.operator_token,
             &format!("{}\n", token.reveal()),
         )?;
-        session.note(&format!(
-            "wrote a new operator token to {} (keep it: it creates rounds)",
-            args.operator_token.display()
-        ));
+        tracing::info!(
+            file = %args.operator_token.display(),
+            "wrote a new operator token (keep it: it creates rounds)"
+        );
         return Ok(token);
     }
     let text = read_token_file(
@@ -75,6 +75,22 @@ fn operator_token(args: &ServeArgs, session: &Session) -> anyhow::Result<Token> 
 
 /// Runs the relay until SIGINT or SIGTERM, then drains.
 pub(crate) fn run(args: &ServeArgs, session: &Session) -> anyhow::Result<()> {
+    // Every line the relay writes on stderr is a log line, from the first.
+    let filter = tracing_subscriber::EnvFilter::try_from_env("LOCKSTEP_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let logs = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if args.log_format == "json" {
+        logs.json()
+            .flatten_event(true)
+            .with_current_span(true)
+            .with_span_list(false)
+            .init();
+    } else {
+        logs.init();
+    }
+
     let operator = operator_token(args, session)?;
     let listen = match (&args.tls_cert, &args.tls_key) {
         (Some(cert), Some(key)) => Listen::Tls {
@@ -104,21 +120,6 @@ pub(crate) fn run(args: &ServeArgs, session: &Session) -> anyhow::Result<()> {
     config.sweep_every = Duration::from_secs(args.sweep_every.max(1));
     config.drain = Duration::from_secs(args.drain);
 
-    let filter = tracing_subscriber::EnvFilter::try_from_env("LOCKSTEP_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let logs = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    if args.log_format == "json" {
-        logs.json()
-            .flatten_event(true)
-            .with_current_span(true)
-            .with_span_list(false)
-            .init();
-    } else {
-        logs.init();
-    }
-
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -136,11 +137,10 @@ pub(crate) fn run(args: &ServeArgs, session: &Session) -> anyhow::Result<()> {
         lockstep_server::serve(config, shutdown, |bound, tls| {
             let scheme = if tls { "https" } else { "http" };
             if let Listen::Dev { cert_out } = &listen {
-                session.note(&format!(
-                    "a self-signed development certificate for loopback, written to {} (clients: --ca {})",
-                    cert_out.display(),
-                    cert_out.display()
-                ));
+                tracing::info!(
+                    file = %cert_out.display(),
+                    "a self-signed development certificate for loopback; clients trust it with --ca"
+                );
             }
             // The one line a script waits for: where to reach the relay.
             let _ = session.print(&format!("listening on {scheme}://{bound}\n"));

@@ -5,9 +5,6 @@
 // Test code throughout (clippy's unwrap rule allows it in cfg(test) items only).
 #![cfg(test)]
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
 use lockstep_psi::{Mode, SetupFormat};
 use lockstep_server::{
     Db, DbError, Digest, Kind, Posted, Role, RoundError, RoundId, RoundSpec, RoundState, Token,
@@ -147,91 +144,6 @@ async fn an_unreachable_database_is_a_clear_error() {
     );
 }
 
-/// A PostgreSQL cluster of its own in a temporary folder, on a Unix socket only; stopped on drop.
-struct Cluster {
-    dir: tempfile::TempDir,
-    bin: PathBuf,
-}
-
-impl Cluster {
-    fn start() -> Self {
-        let bin = std::fs::read_dir("/usr/lib/postgresql")
-            .expect("PostgreSQL is installed (scripts/setup --test: Debian's postgresql)")
-            .filter_map(|e| e.ok().map(|e| e.path().join("bin")))
-            .filter(|b| b.join("initdb").exists())
-            .max()
-            .expect("a PostgreSQL with initdb under /usr/lib/postgresql");
-        let dir = tempfile::tempdir().unwrap();
-        // initdb refuses root: as root, the cluster runs as Debian's postgres user.
-        if is_root() {
-            run(Command::new("chown")
-                .args(["-R", "postgres:postgres"])
-                .arg(dir.path()));
-        }
-        let data = dir.path().join("data");
-        let cluster = Self { dir, bin };
-        run(cluster
-            .tool("initdb")
-            .args(["-A", "trust", "-U", "lockstep", "--no-sync", "-D"])
-            .arg(&data));
-        let options = format!(
-            "-k {} -c listen_addresses='' -F",
-            cluster.dir.path().display()
-        );
-        run(cluster
-            .tool("pg_ctl")
-            .args(["-w", "-o", &options, "-l"])
-            .arg(cluster.dir.path().join("log"))
-            .arg("-D")
-            .arg(&data)
-            .arg("start"));
-        cluster
-    }
-
-    fn url(&self) -> String {
-        format!(
-            "postgres:///postgres?host={}&user=lockstep",
-            self.dir.path().display()
-        )
-    }
-
-    fn tool(&self, name: &str) -> Command {
-        let path = self.bin.join(name);
-        if is_root() {
-            let mut command = Command::new("runuser");
-            command.args(["-u", "postgres", "--"]).arg(path);
-            command
-        } else {
-            Command::new(path)
-        }
-    }
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        let data: &Path = &self.dir.path().join("data");
-        let _ = self
-            .tool("pg_ctl")
-            .args(["-m", "immediate", "-w", "-D"])
-            .arg(data)
-            .arg("stop")
-            .status();
-    }
-}
-
-fn is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .map(|o| o.stdout.starts_with(b"0\n"))
-        .unwrap_or(false)
-}
-
-fn run(command: &mut Command) {
-    let output = command.output().unwrap();
-    assert!(
-        output.status.success(),
-        "{command:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-}
+#[path = "support/postgres.rs"]
+mod postgres;
+use postgres::Cluster;
