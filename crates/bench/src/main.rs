@@ -7,12 +7,14 @@
 //! cargo run --release -p lockstep-bench -- --workers 1,2 ceremony --powers 10,12,14
 //! cargo run --release -p lockstep-bench -- --workers 1,2 ceremony --phase 2 --powers 10,12
 //! cargo run --release -p lockstep-bench -- --workers 1,2 plan --repeats 21
+//! cargo run --release -p lockstep-bench -- serve --rounds 200 --rows 1000
 //! cargo run --release -p lockstep-bench -- --workers 2 plan --idle-pool --dtypes f32 --nodes 64 --elements 1048576 --repeats 15
 //! ```
 
 mod ceremony;
 mod plan;
 mod psi;
+mod serve;
 
 use std::io::Write;
 use std::num::NonZeroUsize;
@@ -60,6 +62,9 @@ enum BenchCommand {
     /// Plan engine: chains of 3 and 64 additions in ms, fused (each worker count), node by
     /// node and a bare loop, beside numpy (naive and in place) and numexpr on the same arrays.
     Plan(BenchPlanArgs),
+    /// The relay under load: many rounds at once through one `lockstep serve`, on SQLite and
+    /// PostgreSQL side by side: request latency (p50, p99), rounds/s, bytes checked.
+    Serve(serve::BenchServeArgs),
 }
 
 #[derive(Debug, Args)]
@@ -184,6 +189,7 @@ fn main() -> ExitCode {
         BenchCommand::Psi(args) => psi::run(args, &workers, cli.quiet),
         BenchCommand::Ceremony(args) => ceremony::run(args, &workers, cli.quiet),
         BenchCommand::Plan(args) => plan::run(args, &workers),
+        BenchCommand::Serve(args) => serve::run(args, cli.quiet),
     });
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -75,6 +75,8 @@ fn operator_token(args: &ServeArgs, session: &Session) -> anyhow::Result<Token> 
 
 /// Runs the relay until SIGINT or SIGTERM, then drains.
 pub(crate) fn run(args: &ServeArgs, session: &Session) -> anyhow::Result<()> {
+    // SIGINT and SIGTERM drain the relay (below), rather than end it as a command's would.
+    lockstep_files::hand_signals_over();
     // Every line the relay writes on stderr is a log line, from the first.
     let filter = tracing_subscriber::EnvFilter::try_from_env("LOCKSTEP_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));

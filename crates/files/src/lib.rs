@@ -62,4 +62,4 @@ pub use input::{SecretFile, check_readable, open_input, open_input_at_most, read
 pub use kind::Kind;
 pub use memory::physical_memory;
 pub use output::{Files, OutputId, Staged};
-pub use signals::{PREFIX as TEMPORARY_PREFIX, STALE_AFTER};
+pub use signals::{PREFIX as TEMPORARY_PREFIX, STALE_AFTER, hand_signals_over};

@@ -13,6 +13,7 @@
 //! file stays locked, whatever process namespace or host it runs in.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, Once, PoisonError};
 use std::time::Duration;
 
@@ -25,6 +26,15 @@ pub const STALE_AFTER: Duration = Duration::from_secs(10);
 
 static REGISTERED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 static HANDLER: Once = Once::new();
+static HANDED_OVER: AtomicBool = AtomicBool::new(false);
+
+/// Leaves what SIGINT, SIGTERM and SIGHUP do to the process's own handlers (a server that
+/// drains its requests on them): from now on a signal still removes every registered file, but
+/// no longer ends the process. For long-running front ends only; a command that writes files
+/// and stops keeps the default.
+pub fn hand_signals_over() {
+    HANDED_OVER.store(true, Ordering::SeqCst);
+}
 
 fn registry() -> MutexGuard<'static, Vec<PathBuf>> {
     REGISTERED.lock().unwrap_or_else(PoisonError::into_inner)
@@ -87,10 +97,14 @@ fn start_handler() {
     let _ = std::thread::Builder::new()
         .name("lockstep-signals".to_owned())
         .spawn(move || {
-            if let Some(signal) = signals.forever().next() {
+            for signal in signals.forever() {
                 let registered = registry();
                 for path in registered.iter() {
                     let _ = std::fs::remove_file(path);
+                }
+                if HANDED_OVER.load(Ordering::SeqCst) {
+                    // The process's own handler (registered beside this one) acts on it.
+                    continue;
                 }
                 // Ends the process as the signal would have, registry still held.
                 let _ = signal_hook::low_level::emulate_default_handler(signal);

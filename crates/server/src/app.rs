@@ -352,8 +352,8 @@ async fn close_round(
 ) -> Result<StatusCode, Refused> {
     let id = round_id(&id)?;
     party(&relay, &id, &headers).await?;
-    relay.db.close(&id, now()).await?;
-    sweep(&relay).await?;
+    let digests = relay.db.remove_round(&id).await?;
+    remove_bodies(&relay, digests).await?;
     tracing::info!(round = %id, "round closed");
     Ok(StatusCode::NO_CONTENT)
 }
@@ -365,6 +365,11 @@ async fn close_round(
 /// start.
 pub(crate) async fn sweep(relay: &Relay) -> Result<(), Refused> {
     let digests = relay.db.sweep_expired(now()).await?;
+    remove_bodies(relay, digests).await
+}
+
+/// Removes bodies from the store, off the async threads.
+async fn remove_bodies(relay: &Relay, digests: Vec<crate::Digest>) -> Result<(), Refused> {
     let store = relay.store.clone();
     let removed = digests.len() as u64;
     tokio::task::spawn_blocking(move || digests.iter().try_for_each(|d| store.remove(d)))

@@ -100,6 +100,39 @@ async fn expired_rounds_go_with_the_digests_only_they_named(db: &Db) {
     assert!(db.sweep_expired(100).await.unwrap().is_empty());
 }
 
+async fn a_closed_round_goes_with_the_digests_only_it_named(db: &Db) {
+    let one = db.create_round(&spec(9_000), 10).await.unwrap();
+    let two = db.create_round(&spec(9_000), 10).await.unwrap();
+    db.record(&one.id, Kind::Setup, &posted(20, None))
+        .await
+        .unwrap();
+    db.record(&one.id, Kind::Request, &posted(21, Some(3)))
+        .await
+        .unwrap();
+    db.record(&two.id, Kind::Setup, &posted(21, None))
+        .await
+        .unwrap();
+    assert_eq!(db.remove_round(&one.id).await.unwrap(), [Digest([20; 32])]);
+    assert!(matches!(
+        db.authenticate(&one.id, &one.joiner).await,
+        Err(DbError::Unauthorized)
+    ));
+    assert!(
+        db.named_digests()
+            .await
+            .unwrap()
+            .contains(&Digest([21; 32]))
+    );
+    assert_eq!(db.remove_round(&two.id).await.unwrap(), [Digest([21; 32])]);
+    assert!(db.remove_round(&two.id).await.unwrap().is_empty());
+    assert!(
+        !db.named_digests()
+            .await
+            .unwrap()
+            .contains(&Digest([21; 32]))
+    );
+}
+
 async fn counts_past_a_database_integer_are_refused(db: &Db) {
     let mut huge = spec(1_000);
     huge.max_rows = u64::MAX;
@@ -114,6 +147,7 @@ async fn every_scenario(url: &str) {
     each_token_opens_its_round_as_its_party_and_nothing_else(&db).await;
     a_message_is_recorded_once_and_a_retry_recognised(&db, url).await;
     expired_rounds_go_with_the_digests_only_they_named(&db).await;
+    a_closed_round_goes_with_the_digests_only_it_named(&db).await;
     counts_past_a_database_integer_are_refused(&db).await;
 }
 

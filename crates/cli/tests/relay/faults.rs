@@ -85,6 +85,43 @@ fn the_relay_killed_mid_upload_shows_nothing_partial_and_the_round_completes() {
 }
 
 #[test]
+fn a_shutdown_lets_an_upload_in_flight_finish() {
+    let temp = tempfile::tempdir().unwrap();
+    let dir = temp.path();
+    parties(dir);
+    let mut relay = Relay::sqlite(dir, &[]);
+    let (_, joiner_inv) = relay.invite(dir, "drain", &[]);
+    let (round, token) = invitation(&joiner_inv);
+    let body = request_bytes(dir);
+    let addr = relay.url.trim_start_matches("http://").to_owned();
+    let mut stream = TcpStream::connect(&addr).unwrap();
+    write!(
+        stream,
+        "PUT /v1/rounds/{round}/request HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    stream.write_all(&body[..body.len() / 2]).unwrap();
+    eventually("the upload to be staged", || relay.staged() == 1);
+    let finishing = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(500));
+        stream.write_all(&body[body.len() / 2..]).unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        answer
+    });
+    assert!(
+        relay.terminate(),
+        "the relay exits cleanly: {}",
+        relay.log()
+    );
+    let answer = finishing.join().unwrap();
+    assert!(answer.starts_with("HTTP/1.1 201"), "{answer}");
+    assert_eq!(relay.objects(), 1);
+    assert!(relay.log().contains("shutting down: draining requests"));
+}
+
+#[test]
 fn a_party_killed_mid_round_resumes_from_its_folder_and_the_relay() {
     let temp = tempfile::tempdir().unwrap();
     let dir = temp.path();

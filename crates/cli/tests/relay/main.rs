@@ -130,6 +130,17 @@ impl Relay {
         }
     }
 
+    /// Sends SIGTERM and waits for the relay to exit: whether it exited cleanly.
+    pub(crate) fn terminate(&mut self) -> bool {
+        let mut child = self.child.take().unwrap();
+        let status = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        child.wait().unwrap().success()
+    }
+
     /// Starts the relay again on the same address, database and store.
     pub(crate) fn restart(&mut self) {
         self.kill();
