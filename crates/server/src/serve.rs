@@ -199,27 +199,16 @@ pub async fn serve(
         let handle = handle.clone();
         let header_timeout = config.header_timeout;
         async move {
+            let plain = axum_server::bind(addr).handle(handle);
             match tls {
                 Some(tls) => {
                     let acceptor = axum_server::tls_rustls::RustlsAcceptor::new(tls)
                         .handshake_timeout(header_timeout);
-                    let mut server = axum_server::bind(addr).acceptor(acceptor).handle(handle);
-                    server
-                        .http_builder()
-                        .http1()
-                        .timer(TokioTimer::new())
-                        .header_read_timeout(header_timeout);
-                    server.serve(service).await
+                    bounded(plain.acceptor(acceptor), header_timeout)
+                        .serve(service)
+                        .await
                 }
-                None => {
-                    let mut server = axum_server::bind(addr).handle(handle);
-                    server
-                        .http_builder()
-                        .http1()
-                        .timer(TokioTimer::new())
-                        .header_read_timeout(header_timeout);
-                    server.serve(service).await
-                }
+                None => bounded(plain, header_timeout).serve(service).await,
             }
         }
     };
@@ -243,6 +232,19 @@ pub async fn serve(
     sweeper.abort();
     tracing::info!("stopped");
     result.map_err(io)
+}
+
+/// `server` with a bound on how long a client may take to send a request's headers.
+fn bounded<Acc>(
+    mut server: axum_server::Server<SocketAddr, Acc>,
+    header_timeout: Duration,
+) -> axum_server::Server<SocketAddr, Acc> {
+    server
+        .http_builder()
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_timeout);
+    server
 }
 
 /// Removes stored bodies no round names (a server killed between storing a body and recording

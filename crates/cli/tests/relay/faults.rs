@@ -8,28 +8,30 @@ use std::time::Duration;
 
 use crate::postgres::Cluster;
 use crate::{
-    Relay, eventually, finish, invitation, local_round, lockstep, parties, round_args, same_bytes,
-    spawn, stderr, strings,
+    Relay, eventually, finish, invitation, local_round, lockstep, make_request, parties,
+    round_args, same_bytes, spawn, stderr, strings,
 };
 
 /// The joiner's request for the shared inputs, made locally.
 fn request_bytes(dir: &std::path::Path) -> Vec<u8> {
-    let out = lockstep(
-        dir,
-        &strings(&[
-            "psi",
-            "request",
-            "--key",
-            "joiner.key",
-            "--input",
-            "joiner.txt",
-            "--out",
-            "req-alone.pb",
-            "--quiet",
-        ]),
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    std::fs::read(dir.join("req-alone.pb")).unwrap()
+    make_request(dir, "joiner.txt", "req-alone.pb", false)
+}
+
+/// Starts an upload of `body` as round `round`'s request and sends half of it; returns once
+/// the relay has staged it.
+fn half_upload(relay: &Relay, round: &str, token: &str, body: &[u8]) -> TcpStream {
+    let addr = relay.url.trim_start_matches("http://").to_owned();
+    let mut stream = TcpStream::connect(&addr).unwrap();
+    write!(
+        stream,
+        "PUT /v1/rounds/{round}/request HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    stream.write_all(&body[..body.len() / 2]).unwrap();
+    stream.flush().unwrap();
+    eventually("the upload to be staged", || relay.staged() == 1);
+    stream
 }
 
 #[test]
@@ -42,17 +44,7 @@ fn the_relay_killed_mid_upload_shows_nothing_partial_and_the_round_completes() {
     let (round, token) = invitation(&joiner_inv);
     let body = request_bytes(dir);
     // Half a request's body, then the relay dies.
-    let addr = relay.url.trim_start_matches("http://").to_owned();
-    let mut stream = TcpStream::connect(&addr).unwrap();
-    write!(
-        stream,
-        "PUT /v1/rounds/{round}/request HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nContent-Length: {}\r\n\r\n",
-        body.len()
-    )
-    .unwrap();
-    stream.write_all(&body[..body.len() / 2]).unwrap();
-    stream.flush().unwrap();
-    eventually("the upload to be staged", || relay.staged() == 1);
+    let stream = half_upload(&relay, &round, &token, &body);
     relay.kill();
     drop(stream);
     relay.restart();
@@ -93,16 +85,7 @@ fn a_shutdown_lets_an_upload_in_flight_finish() {
     let (_, joiner_inv) = relay.invite(dir, "drain", &[]);
     let (round, token) = invitation(&joiner_inv);
     let body = request_bytes(dir);
-    let addr = relay.url.trim_start_matches("http://").to_owned();
-    let mut stream = TcpStream::connect(&addr).unwrap();
-    write!(
-        stream,
-        "PUT /v1/rounds/{round}/request HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    )
-    .unwrap();
-    stream.write_all(&body[..body.len() / 2]).unwrap();
-    eventually("the upload to be staged", || relay.staged() == 1);
+    let mut stream = half_upload(&relay, &round, &token, &body);
     let finishing = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(500));
         stream.write_all(&body[body.len() / 2..]).unwrap();

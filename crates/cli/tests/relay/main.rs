@@ -366,6 +366,27 @@ pub(crate) fn eventually(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
+/// `psi request` by the joiner's key over `input` into `out` (in `dir`): its bytes.
+pub(crate) fn make_request(dir: &Path, input: &str, out: &str, size_only: bool) -> Vec<u8> {
+    let mut args = strings(&[
+        "psi",
+        "request",
+        "--key",
+        "joiner.key",
+        "--input",
+        input,
+        "--quiet",
+        "--out",
+        out,
+    ]);
+    if size_only {
+        args.push("--size-only".into());
+    }
+    let run = lockstep(dir, &args);
+    assert!(run.status.success(), "{args:?}: {}", stderr(&run));
+    std::fs::read(dir.join(out)).unwrap()
+}
+
 /// The local commands' round in `dir/local-NAME` with the same keys and inputs: its setup,
 /// request, response and the joiner's output (`matches.csv`, or the size printed).
 pub(crate) fn local_round(dir: &Path, name: &str, format: &str, size_only: bool) -> PathBuf {
@@ -377,20 +398,7 @@ pub(crate) fn local_round(dir: &Path, name: &str, format: &str, size_only: bool)
         assert!(o.status.success(), "{args:?}: {}", stderr(&o));
         o
     };
-    let mut request = strings(&[
-        "psi",
-        "request",
-        "--key",
-        "joiner.key",
-        "--input",
-        "joiner.txt",
-        "--quiet",
-    ]);
-    request.extend(["--out".to_owned(), at("request.pb")]);
-    if size_only {
-        request.push("--size-only".into());
-    }
-    run(request);
+    make_request(dir, "joiner.txt", &at("request.pb"), size_only);
     let count = "500";
     let mut setup = strings(&[
         "psi",

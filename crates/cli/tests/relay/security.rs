@@ -4,27 +4,11 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use crate::{Relay, invitation, lockstep, parties, stderr, strings};
+use crate::{Relay, invitation, parties};
 
 /// A request made locally by the joiner (`--size-only` if asked), its bytes.
 fn request(dir: &std::path::Path, name: &str, size_only: bool) -> Vec<u8> {
-    let mut args = strings(&[
-        "psi",
-        "request",
-        "--key",
-        "joiner.key",
-        "--input",
-        "joiner.txt",
-        "--quiet",
-        "--out",
-        name,
-    ]);
-    if size_only {
-        args.push("--size-only".into());
-    }
-    let out = lockstep(dir, &args);
-    assert!(out.status.success(), "{}", stderr(&out));
-    std::fs::read(dir.join(name)).unwrap()
+    crate::make_request(dir, "joiner.txt", name, size_only)
 }
 
 /// Sends raw bytes and reads the answer until the relay closes or `wait` passes.
@@ -201,22 +185,7 @@ fn tokens_roles_expiry_replays_and_hostile_bodies_are_refused_and_nothing_leaks(
     );
     let (status, answer) = relay.put(&format!("{a}/request"), &joiner_a, body.clone());
     assert_eq!(status, 200, "{answer}");
-    let other = lockstep(
-        dir,
-        &strings(&[
-            "psi",
-            "request",
-            "--key",
-            "joiner.key",
-            "--input",
-            "starter.txt",
-            "--quiet",
-            "--out",
-            "other.pb",
-        ]),
-    );
-    assert!(other.status.success());
-    let other = std::fs::read(dir.join("other.pb")).unwrap();
+    let other = crate::make_request(dir, "starter.txt", "other.pb", false);
     let (status, answer) = relay.put(&format!("{a}/request"), &joiner_a, other);
     assert_eq!(status, 409, "{answer}");
     assert!(answer.contains("already-posted"), "{answer}");
