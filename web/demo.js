@@ -1,8 +1,10 @@
 // The demo page: a starter and a joiner in one page, each in its own workers of one PSI pool,
 // run a whole round (lockstep psi request, setup, respond, intersect, resolve) over CSV files
-// or the built-in sample data. Every rule (record format, key columns, normalization, the
-// messages) is the engine's, through the npm package; this file only wires the page.
-import { createJoiner, createPsiPool, createStarter, psiSample, shardChoice } from '../js/src/index.js';
+// or the built-in sample data; or, with a relay's address and invitations, each pane runs its
+// party through `lockstep serve` (relayRound). Every rule (record format, key columns,
+// normalization, the messages, the round's order) is the engine's or the package's; this file
+// only wires the page.
+import { RelayClient, createJoiner, createPsiPool, createStarter, psiSample, relayRound, shardChoice } from '../js/src/index.js';
 
 const $ = (selector, root = document) => /** @type {HTMLElement} */ (root.querySelector(selector));
 const rowsInput = /** @type {HTMLInputElement} */ ($('#rows'));
@@ -73,7 +75,7 @@ function loaded(side, bytes, source, keyColumn) {
   });
   set.disabled = false;
   $('[data-result]', s.pane).replaceChildren();
-  runButton.disabled = !(sides.starter.bytes && sides.joiner.bytes);
+  updateRun();
 }
 
 /** @param {'starter' | 'joiner'} side */
@@ -137,6 +139,52 @@ function stepLine(label) {
 
 let running = false;
 
+/** The relay's address and the panes' invitations, when the relay's fields are filled. */
+function relayChosen() {
+  const url = /** @type {HTMLInputElement} */ ($('#relay-url')).value.trim();
+  if (!url) return null;
+  const invitation = (side) => /** @type {HTMLInputElement} */ ($(`#relay-${side}`)).value.trim();
+  return { url, starter: invitation('starter'), joiner: invitation('joiner') };
+}
+
+/** Whether a pane can run: its records loaded, and its invitation given in relay mode. @param {'starter' | 'joiner'} side */
+function ready(side) {
+  const relay = relayChosen();
+  return Boolean(sides[side].bytes) && (relay === null || Boolean(relay[side]));
+}
+
+/** Runs each pane that has an invitation through the relay, at once; the steps as they go. */
+async function runThroughRelay(relay, pool, asked) {
+  const started = performance.now();
+  const runs = [];
+  for (const side of /** @type {const} */ (['starter', 'joiner'])) {
+    if (!relay[side] || !sides[side].bytes) continue;
+    const client = new RelayClient(relay.url, relay[side]);
+    const party = side === 'starter' ? await createStarter(pool, { shards: asked }) : await createJoiner(pool, { shards: asked });
+    const lines = new Map();
+    const onStep = ({ step, kind, bytes }) => {
+      const label = `${side}: ${step}${kind ? ` ${kind}` : ''}`;
+      const line = lines.get(label) ?? stepLine(label);
+      lines.set(label, line);
+      line.textContent = bytes === undefined ? `${label}…` : `${label}: ${number(bytes)} bytes`;
+      if (step === 'done') line.textContent = `${side}: done`;
+    };
+    runs.push(relayRound(client, party, /** @type {Uint8Array} */ (sides[side].bytes), { ...keysOf(side), onStep }).then((out) => [side, out]));
+  }
+  status.textContent = 'Running through the relay…';
+  const outcomes = await Promise.all(runs);
+  const seconds = ((performance.now() - started) / 1000).toFixed(1);
+  const found = outcomes.find(([side]) => side === 'joiner')?.[1];
+  if (found) {
+    showTable('joiner', 'Matched rows (the joiner sees)', /** @type {Uint8Array} */ (found.rowsFile), 'joiner-matches.csv');
+    status.textContent = `Done through the relay in ${seconds} s: ${number(found.size)} shared keys, ${number(found.rows.length)} joiner rows matched.`;
+  } else {
+    status.textContent = `Done through the relay in ${seconds} s: the starter posted its setup and response.`;
+  }
+  progress.value = 1;
+  status.dataset.done = 'true';
+}
+
 async function run() {
   if (running) return;
   running = true;
@@ -148,6 +196,11 @@ async function run() {
   const pool = createPsiPool({ workers: poolWorkers });
   const started = performance.now();
   try {
+    const relay = relayChosen();
+    if (relay) {
+      await runThroughRelay(relay, pool, asked);
+      return;
+    }
     const starter = await createStarter(pool, { shards: asked });
     const joiner = await createJoiner(pool, { shards: asked });
     const plan = ['joiner: request', 'starter: setup (raw)', 'starter: respond', 'joiner: intersect', 'starter: resolve'];
@@ -193,9 +246,15 @@ async function run() {
   } finally {
     await pool.close({ force: true });
     running = false;
-    runButton.disabled = !(sides.starter.bytes && sides.joiner.bytes);
+    updateRun();
   }
 }
+
+/** Run needs both panes' records, or in relay mode a pane with records and its invitation. */
+function updateRun() {
+  runButton.disabled = running || (relayChosen() ? !(ready('starter') || ready('joiner')) : !(sides.starter.bytes && sides.joiner.bytes));
+}
+for (const id of ['#relay-url', '#relay-starter', '#relay-joiner']) $(id).addEventListener('input', updateRun);
 
 for (const side of /** @type {const} */ (['starter', 'joiner'])) {
   const pane = sides[side].pane;

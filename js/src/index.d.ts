@@ -531,3 +531,59 @@ export interface PlanBackendInfo {
 
 /** Which backend `backend` loads here, and why. */
 export declare function planInfo(options?: { backend?: PlanBackend; wasm?: 'simd' | 'scalar'; assetBase?: URL | string }): Promise<PlanBackendInfo>;
+
+/** The relay refused, or could not be reached (relay/client.js): `code` is the relay's refusal code, or `unreachable`, `digest`, `role`, `timeout`. */
+export declare class RelayError extends LockstepError {
+  /** The HTTP status of a refusal. */
+  readonly status?: number;
+}
+
+/** A round as one party sees it on the relay (crates/server/src/wire.rs's RoundView). */
+export interface RelayRoundView {
+  round: string;
+  role: 'starter' | 'joiner';
+  format: 'raw' | 'gcs' | 'bloom';
+  size_only: boolean;
+  max_rows: number;
+  max_bytes: number;
+  expires_at: number;
+  messages: { [kind in 'setup' | 'request' | 'response']?: { digest: string; len: number; elements: number | null } };
+}
+
+/** A party's connection to its round on a relay (`lockstep serve`); the invitation is `ROUND.TOKEN`, sent only in the Authorization header. */
+export declare class RelayClient {
+  constructor(server: string, invitation: string, options?: { retryFor?: number; fetch?: typeof fetch });
+  readonly server: string;
+  readonly round: string;
+  view(options?: { signal?: AbortSignal }): Promise<RelayRoundView>;
+  post(kind: 'setup' | 'request' | 'response', bytes: Uint8Array, options?: { signal?: AbortSignal }): Promise<{ digest: string; len: number; elements: number | null }>;
+  read(kind: 'setup' | 'request' | 'response', posted: { digest: string }, options?: { signal?: AbortSignal }): Promise<Uint8Array>;
+  close(options?: { signal?: AbortSignal }): Promise<void>;
+}
+
+/** Runs a party's whole side of the client's round (`lockstep psi round`'s order): the joiner's intersection, or the starter's messages. */
+export declare function relayRound(
+  client: RelayClient,
+  party: PsiJoiner,
+  rows: PsiRows,
+  options?: RelayRoundOptions,
+): Promise<PsiIntersection>;
+export declare function relayRound(
+  client: RelayClient,
+  party: PsiStarter,
+  rows: PsiRows,
+  options?: RelayRoundOptions,
+): Promise<{ setup: Uint8Array; response: Uint8Array }>;
+
+/** relayRound's options: the rows' key columns, a GCS/Bloom rate, polling and waiting bounds, progress. */
+export interface RelayRoundOptions {
+  columns?: string | string[];
+  normalize?: boolean;
+  fpr?: number;
+  /** Joiner: leave the round on the relay (default: close it, removing its messages). */
+  keep?: boolean;
+  pollMs?: number;
+  waitMs?: number;
+  signal?: AbortSignal;
+  onStep?: (step: { step: 'make' | 'post' | 'wait' | 'read' | 'done'; kind?: string; bytes?: number }) => void;
+}

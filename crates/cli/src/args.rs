@@ -104,6 +104,10 @@ pub(crate) struct ServeArgs {
     /// Seconds a shutdown (SIGINT, SIGTERM) waits for requests in flight.
     #[arg(long, default_value_t = 30, value_name = "S")]
     pub(crate) drain: u64,
+    /// A web origin whose pages may call the relay (CORS), as `https://app.example:8443`;
+    /// repeat for more. None by default.
+    #[arg(long, value_name = "ORIGIN")]
+    pub(crate) allow_origin: Vec<String>,
     /// Log lines as JSON (default) or text.
     #[arg(long, default_value = "json", value_parser = ["json", "text"], value_name = "FORM")]
     pub(crate) log_format: String,

@@ -28,6 +28,15 @@ use crate::session::Session;
 
 fn main() -> ExitCode {
     allocator::tune();
+    // Before anything allocates, argument parsing included: a process left no room (a binary
+    // that just fits under `ulimit -v`) says so in words that need no allocation, instead of
+    // aborting in its first small buffer.
+    if lockstep_shard::memory::probe(START_ROOM).is_err() {
+        let _ = std::io::stderr().write_all(
+            b"lockstep: error: not enough memory to run: 32 MiB beside the program cannot be allocated (is its address space limited, by ulimit -v?)\n",
+        );
+        return ExitCode::FAILURE;
+    }
     let cli = Cli::parse();
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -44,17 +53,12 @@ fn main() -> ExitCode {
 }
 
 /// Address space every command needs beside the program for its fixed buffers and threads
-/// (1 MiB I/O buffers, chunks of points, worker stacks): asked once at start, so a process too
-/// small to run says so instead of aborting in its first buffer. The engines' large vectors are
+/// (1 MiB I/O buffers, chunks of points, worker stacks): asked once at start, before anything
+/// allocates, so a process too small to run says so instead of aborting in its first buffer. The engines' large vectors are
 /// allocated fallibly with their own headroom (`lockstep_shard::memory`).
 const START_ROOM: usize = 32 << 20;
 
 fn run(cli: &Cli) -> anyhow::Result<()> {
-    lockstep_shard::memory::probe(START_ROOM).map_err(|error| {
-        anyhow::anyhow!(
-            "not enough memory to run: {error} beside the program (is its address space limited, by ulimit -v?)"
-        )
-    })?;
     let policy = cli.policy()?;
     let session = Session::new(policy.clone(), cli.quiet);
     match &cli.command {

@@ -121,6 +121,7 @@ pub(crate) fn run(args: &ServeArgs, session: &Session) -> anyhow::Result<()> {
     config.header_timeout = Duration::from_secs(args.header_timeout);
     config.sweep_every = Duration::from_secs(args.sweep_every.max(1));
     config.drain = Duration::from_secs(args.drain);
+    config.allow_origins.clone_from(&args.allow_origin);
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -82,6 +82,37 @@ pub fn router(relay: Arc<Relay>) -> Router {
         .with_state(relay)
 }
 
+/// The CORS layer for `origins` (each `scheme://host[:port]`): their pages may create, read,
+/// post and close with an `Authorization` header, and read the `ETag` and request id. No
+/// origin given: no page of another origin may call the relay (no CORS headers at all).
+///
+/// # Errors
+/// The first text that is not a web origin.
+pub(crate) fn cors(origins: &[String]) -> Result<tower_http::cors::CorsLayer, String> {
+    use axum::http::Method;
+    let mut allowed = Vec::new();
+    for origin in origins {
+        let (scheme, host) = origin.split_once("://").ok_or_else(|| origin.clone())?;
+        let well_formed = matches!(scheme, "http" | "https")
+            && !host.is_empty()
+            && !host.contains(['/', '?', '#', '@', ' '])
+            && !origin.ends_with('/');
+        if !well_formed {
+            return Err(origin.clone());
+        }
+        allowed.push(HeaderValue::from_str(origin).map_err(|_| origin.clone())?);
+    }
+    Ok(tower_http::cors::CorsLayer::new()
+        .allow_origin(tower_http::cors::AllowOrigin::list(allowed))
+        .allow_methods([Method::GET, Method::PUT, Method::POST, Method::DELETE])
+        .allow_headers([header::AUTHORIZATION, header::CONTENT_TYPE, header::RANGE])
+        .expose_headers([
+            header::ETAG,
+            header::HeaderName::from_static("x-request-id"),
+        ])
+        .max_age(Duration::from_secs(600)))
+}
+
 /// A refusal: its status, stable code and words.
 #[derive(Debug)]
 pub(crate) struct Refused {
@@ -596,5 +627,32 @@ impl futures_core::Stream for Chunks {
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         self.0.poll_recv(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_web_origins_are_allowed_for_pages() {
+        for good in [
+            "https://app.example",
+            "http://127.0.0.1:8765",
+            "https://[::1]:8443",
+        ] {
+            assert!(cors(&[good.to_owned()]).is_ok(), "{good}");
+        }
+        for bad in [
+            "app.example",
+            "https://app.example/",
+            "https://app.example/path",
+            "ftp://app.example",
+            "https://",
+            "https://user@app.example",
+            "*",
+        ] {
+            assert_eq!(cors(&[bad.to_owned()]).err().as_deref(), Some(bad));
+        }
     }
 }

@@ -59,6 +59,9 @@ pub struct ServeConfig {
     pub sweep_every: Duration,
     /// How long a shutdown waits for requests in flight.
     pub drain: Duration,
+    /// Web origins (`https://app.example:8443`) whose pages may call the relay (CORS); none by
+    /// default, so no page of another origin can.
+    pub allow_origins: Vec<String>,
 }
 
 impl ServeConfig {
@@ -75,6 +78,7 @@ impl ServeConfig {
             header_timeout: Duration::from_secs(10),
             sweep_every: Duration::from_secs(60),
             drain: Duration::from_secs(30),
+            allow_origins: Vec::new(),
         }
     }
 }
@@ -94,6 +98,11 @@ pub enum ServeError {
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// An `--allow-origin` that is not a web origin.
+    #[error(
+        "{0:?} is not a web origin: give scheme://host[:port], as a browser sends it (no path, no trailing slash)"
+    )]
+    Origin(String),
     /// The certificate or key could not be read or used.
     #[error("TLS: {0}")]
     Tls(String),
@@ -178,7 +187,8 @@ pub async fn serve(
         })
     };
 
-    let app = crate::trace::layers(router(relay.clone()));
+    let cors = crate::app::cors(&config.allow_origins).map_err(ServeError::Origin)?;
+    let app = crate::trace::layers(router(relay.clone()).layer(cors));
     let handle: Handle<SocketAddr> = Handle::new();
     {
         let handle = handle.clone();

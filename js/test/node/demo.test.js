@@ -6,13 +6,11 @@
 // (demo-*.png; WebKit's are of the viewport: WebDriver takes no full-page shot).
 import { after, before, test } from '../bounded.js';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serveStatic } from '../../../web/serve.js';
-import { LOCKSTEP_BIN } from './psi-vector.js';
+import { cliDemoFiles, column } from './cli-demo.js';
 import { openPage as chromium } from './chromium.js';
 import { openPage as firefox } from './firefox.js';
 import { openPage as webkit } from './webkit.js';
@@ -20,26 +18,7 @@ import { openPage as webkit } from './webkit.js';
 const ROWS = 1_200;
 const ARTIFACTS = fileURLToPath(new URL('../artifacts/', import.meta.url));
 
-/** What the CLI's demo writes for ROWS: the starter's resolved rows and the joiner's matches. */
-function cliDemo() {
-  const dir = mkdtempSync(join(tmpdir(), 'lockstep-demo-'));
-  try {
-    execFileSync(LOCKSTEP_BIN, ['--quiet', 'psi', 'demo', '--rows', String(ROWS), '--dir', dir], { stdio: 'pipe' });
-    return {
-      resolved: readFileSync(join(dir, 'matched-rows.csv'), 'utf8'),
-      matches: readFileSync(join(dir, 'matches.csv'), 'utf8'),
-      starter: readFileSync(join(dir, 'starter.csv')),
-    };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-const column = (csv, name) => {
-  const [head, ...rows] = csv.trim().split('\n');
-  const at = head.split(',').indexOf(name);
-  return rows.map((row) => row.split(',')[at]);
-};
+const cliDemo = () => cliDemoFiles(ROWS);
 
 let server;
 let expected;

@@ -3,6 +3,8 @@ import {
   BudgetError,
   Pool,
   PsiError,
+  RelayClient,
+  RelayError,
   StartupError,
   WorkerLostError,
   createJoiner,
@@ -10,6 +12,7 @@ import {
   createStarter,
   psiInfo,
   psiRequest,
+  relayRound,
   type PsiEngineInfo,
   type PoolStats,
   type PsiIntersection,
@@ -86,4 +89,21 @@ function psiErrors(error: unknown) {
   return undefined;
 }
 
-export { n, reserved, bytes, handle, round, psiErrors };
+async function throughRelay(starter: PsiStarter, joiner: PsiJoiner) {
+  const client = new RelayClient('https://relay.example:8443', 'r.t', { retryFor: 1_000 });
+  const view = await client.view();
+  const found: PsiIntersection = await relayRound(client, joiner, ['a'], { columns: 'email', normalize: true });
+  const made: { setup: Uint8Array; response: Uint8Array } = await relayRound(client, starter, 'email\na\n', { pollMs: 100 });
+  // @ts-expect-error: messages are setup, request and response
+  await client.post('permutation', new Uint8Array(1));
+  // @ts-expect-error: a joiner's round gives an intersection, not messages
+  const wrong: { setup: Uint8Array } = await relayRound(client, joiner, ['a']);
+  return [view.messages.request?.elements, found.size, made.setup, wrong] as const;
+}
+
+function relayErrors(error: unknown) {
+  if (error instanceof RelayError && error.code === 'unauthorized') return error.status;
+  return undefined;
+}
+
+export { n, reserved, bytes, handle, round, psiErrors, throughRelay, relayErrors };

@@ -141,7 +141,8 @@ pub(crate) fn round(ctx: &Context, args: &RoundArgs) -> anyhow::Result<()> {
         folder.dir.display()
     ));
 
-    let mut waiting: Option<(Kind, Instant)> = None;
+    // While waiting: a line that counts the seconds (hidden with --quiet or off a terminal).
+    let mut waiting: Option<(crate::session::Step, Instant, u64)> = None;
     loop {
         let view = client.view()?;
         let mut local = [None; 3];
@@ -149,8 +150,10 @@ pub(crate) fn round(ctx: &Context, args: &RoundArgs) -> anyhow::Result<()> {
             *slot = folder.digest(kind)?;
         }
         let step = client::next_step(role, &view, |kind| local[kind as usize])?;
-        if !matches!(step, Step::Wait(_)) {
-            waiting = None;
+        if !matches!(step, Step::Wait(_))
+            && let Some((line, _, _)) = waiting.take()
+        {
+            line.finish();
         }
         match step {
             Step::Make(kind) => make(ctx, args, &folder, &view, kind)?,
@@ -179,14 +182,18 @@ pub(crate) fn round(ctx: &Context, args: &RoundArgs) -> anyhow::Result<()> {
                 ));
             }
             Step::Wait(kind) => {
-                let (_, since) = *waiting.get_or_insert_with(|| {
+                let (line, since, shown) = waiting.get_or_insert_with(|| {
                     ctx.session.note(&format!(
                         "waiting for the {}'s {kind} (up to {} s)",
                         kind.poster(),
                         args.wait
                     ));
-                    (kind, Instant::now())
+                    let label = format!("waiting: {}'s {kind}", kind.poster());
+                    (ctx.session.step(&label, None, "s"), Instant::now(), 0)
                 });
+                let seconds = since.elapsed().as_secs();
+                line.control().progress().advance(seconds - *shown);
+                *shown = seconds;
                 if since.elapsed() >= Duration::from_secs(args.wait) {
                     anyhow::bail!(
                         "the {}'s {kind} has not come in {} s; run the same command again to go on waiting",

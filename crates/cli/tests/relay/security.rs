@@ -32,7 +32,17 @@ fn tokens_roles_expiry_replays_and_hostile_bodies_are_refused_and_nothing_leaks(
     let temp = tempfile::tempdir().unwrap();
     let dir = temp.path();
     parties(dir);
-    let relay = Relay::sqlite(dir, &["--header-timeout", "1", "--body-idle", "1"]);
+    let relay = Relay::sqlite(
+        dir,
+        &[
+            "--header-timeout",
+            "1",
+            "--body-idle",
+            "1",
+            "--allow-origin",
+            "http://app.example:8765",
+        ],
+    );
     let (a_starter, a_joiner) = relay.invite(dir, "a", &[]);
     let (_, b_joiner) = relay.invite(dir, "b", &[]);
     let (_, small_joiner) = relay.invite(dir, "small", &["--max-rows", "100"]);
@@ -84,6 +94,28 @@ fn tokens_roles_expiry_replays_and_hostile_bodies_are_refused_and_nothing_leaks(
             .send()
             .unwrap();
         assert_eq!(response.status().as_u16(), 400, "{ask}");
+    }
+
+    // Pages: only the allowed origin's may call the relay.
+    for (origin, allowed) in [
+        ("http://app.example:8765", true),
+        ("http://evil.example", false),
+    ] {
+        let response = crate::http()
+            .request(
+                reqwest::Method::OPTIONS,
+                format!("{}{a}/request", relay.url),
+            )
+            .header("Origin", origin)
+            .header("Access-Control-Request-Method", "PUT")
+            .header("Access-Control-Request-Headers", "authorization")
+            .send()
+            .unwrap();
+        let granted = response
+            .headers()
+            .get("access-control-allow-origin")
+            .cloned();
+        assert_eq!(granted.is_some(), allowed, "{origin}: {granted:?}");
     }
 
     // Roles: a joiner posts no setup, a starter no request; each reads only the other's.
