@@ -162,6 +162,15 @@ fn tokens_roles_expiry_replays_and_hostile_bodies_are_refused_and_nothing_leaks(
         assert_eq!(status, 422, "{words}: {answer}");
         assert!(answer.contains(words), "{words}: {answer}");
     }
+    // Setups: another message's bytes, and one holding no data structure.
+    for (bytes, words) in [
+        (body.clone(), "this is a request message, not a setup"),
+        (Vec::new(), "holds no data structure"),
+    ] {
+        let (status, answer) = relay.put(&format!("{a}/setup"), &starter_a, bytes);
+        assert_eq!(status, 422, "{words}: {answer}");
+        assert!(answer.contains(words), "{words}: {answer}");
+    }
     // (Whether each point is on the curve is the receiving party's engine's check, which it
     // makes before using a point whatever the relay did: the relay checks shapes, at no
     // per-point cost.)
