@@ -20,7 +20,7 @@ pub(crate) fn read_token_file(
     what: &str,
     len: u64,
     made_by: &str,
-) -> anyhow::Result<String> {
+) -> anyhow::Result<zeroize::Zeroizing<String>> {
     let bytes = read_secret(
         path,
         &SecretFile {
@@ -30,7 +30,9 @@ pub(crate) fn read_token_file(
             allow_open: false,
         },
     )?;
-    String::from_utf8(bytes.to_vec())
+    // The text is the secret too: wiped when dropped, as the bytes it was read into are.
+    std::str::from_utf8(&bytes)
+        .map(|text| zeroize::Zeroizing::new(text.to_owned()))
         .map_err(|_| anyhow::anyhow!("{}: a {what} file is text", path.display()))
 }
 

@@ -164,9 +164,7 @@ impl Client {
     /// [`ClientError`].
     pub fn view(&self) -> Result<RoundView, ClientError> {
         let response = self.send(|| Ok(self.http.get(self.url(None))))?;
-        response
-            .json()
-            .map_err(|e| ClientError::Url(format!("the server's answer: {e}")))
+        answer(response)
     }
 
     /// Posts the file at `path` as this party's `kind`; a retry of bytes the round holds is
@@ -184,9 +182,7 @@ impl Client {
                 .header(reqwest::header::CONTENT_LENGTH, len)
                 .body(reqwest::blocking::Body::sized(file, len)))
         })?;
-        response
-            .json()
-            .map_err(|e| ClientError::Url(format!("the server's answer: {e}")))
+        answer(response)
     }
 
     /// Downloads the other party's `kind` to `dest`, resuming from `dest.part` if an earlier
@@ -322,8 +318,24 @@ pub fn invite(
             waited: 0,
             last: e.to_string(),
         })?;
-    refused(response)?
-        .json()
+    answer(refused(response)?)
+}
+
+/// The most of a JSON answer or a refusal the client reads: a relay's are a few hundred bytes,
+/// and a hostile or broken server's larger body is cut here, not held whole.
+const ANSWER_LIMIT: u64 = 64 << 10;
+
+/// The first [`ANSWER_LIMIT`] bytes of a response's body (as much as it sent, if less).
+fn small_body(response: Response) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    // A body that breaks off reads as what arrived; the JSON or the words then say so.
+    let _ = response.take(ANSWER_LIMIT).read_to_end(&mut bytes);
+    bytes
+}
+
+/// A relay's JSON answer, read within [`ANSWER_LIMIT`].
+fn answer<T: serde::de::DeserializeOwned>(response: Response) -> Result<T, ClientError> {
+    serde_json::from_slice(&small_body(response))
         .map_err(|e| ClientError::Url(format!("the server's answer: {e}")))
 }
 
@@ -346,7 +358,7 @@ fn refused(response: Response) -> Result<Response, ClientError> {
     if status.is_success() {
         return Ok(response);
     }
-    let text = response.text().unwrap_or_default();
+    let text = String::from_utf8_lossy(&small_body(response)).into_owned();
     let (code, words) = match serde_json::from_str::<Refusal>(&text) {
         Ok(refusal) => (refusal.code, refusal.error),
         Err(_) => ("http".to_owned(), text.chars().take(200).collect()),
