@@ -221,3 +221,49 @@ impl Limits {
         }
     }
 }
+
+/// The length of a contribution's file made on a predecessor of `previous_len` bytes, in both
+/// phases: the same layout, plus the 32-byte challenge when the predecessor is an initial object
+/// (whose challenge field is empty; every contribution's holds its predecessor's hash).
+pub fn contribution_len(previous_len: u64, previous_is_initial: bool) -> u64 {
+    if previous_is_initial {
+        previous_len + 32
+    } else {
+        previous_len
+    }
+}
+
+#[cfg(test)]
+mod contribution_len_tests {
+    use lockstep_shard::{Control, Pool};
+
+    use super::contribution_len;
+    use crate::phase1::{self, Phase1, Secrets};
+
+    fn written(object: &Phase1) -> (Vec<u8>, [u8; 32]) {
+        let mut bytes = Vec::new();
+        let hash = object
+            .write(&Pool::current_thread(), &Control::new(), &mut bytes)
+            .unwrap();
+        (bytes, hash)
+    }
+
+    #[test]
+    fn a_contribution_is_its_predecessors_length_plus_the_challenge_on_the_initial_object() {
+        let initial = Phase1::initial(3).unwrap();
+        let (bytes, hash) = written(&initial);
+        let first = phase1::contribute_serial(initial, &hash, &Secrets::random(b"one"));
+        let (first_bytes, first_hash) = written(&first);
+        assert_eq!(
+            first_bytes.len() as u64,
+            contribution_len(bytes.len() as u64, true)
+        );
+        let second = phase1::contribute_serial(first, &first_hash, &Secrets::random(b"two"));
+        let (second_bytes, _) = written(&second);
+        assert_eq!(
+            second_bytes.len() as u64,
+            contribution_len(first_bytes.len() as u64, false)
+        );
+        assert_ne!(bytes.len(), first_bytes.len());
+    }
+}

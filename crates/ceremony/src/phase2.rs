@@ -35,8 +35,8 @@ use blstrs::{G1Affine, G2Affine};
 
 pub use contribute::{BEACON_DST, DST_DELTA, DST_SIGMA, Secrets, contribute, contribute_serial};
 pub use init::{
-    BATCH_CONSTRAINTS, initialize, initialize_batched, initialize_object, initialize_serial,
-    initialize_timed,
+    BATCH_CONSTRAINTS, fit_phase1, initialize, initialize_batched, initialize_object,
+    initialize_serial, initialize_timed,
 };
 pub use keys::{Origin, ProvingKey, VerifyingKey, check_sealable, seal};
 pub use verify::{Secret, VerifyError, verify_contribution, verify_descent};

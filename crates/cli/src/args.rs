@@ -174,6 +174,131 @@ pub(crate) enum CeremonyCommand {
         /// The file.
         file: PathBuf,
     },
+    /// Open a ceremony on a `lockstep serve` (the operator): its kind, initial object and
+    /// participants, whose invitations are written to files.
+    Open(OpenArgs),
+    /// Take part in a ceremony on a server: wait for your turn, download the head, contribute,
+    /// upload, and print the contribution hash to publish.
+    Participate(ParticipateArgs),
+    /// Register yourself in a ceremony with open registration: your invitation, written.
+    Register(RegisterArgs),
+    /// Seal a ceremony on its server with a public beacon (the operator): no more
+    /// contributions; the server publishes the result.
+    Seal(RemoteSealArgs),
+    /// Download a ceremony's transcript and every file it names, and re-verify the chain and
+    /// the seal here.
+    VerifyTranscript(VerifyTranscriptArgs),
+}
+
+/// A ceremony's kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum CeremonyKindArg {
+    /// gnark's phase 1 (powers of tau) at --power.
+    Phase1,
+    /// gnark's phase 2 for the circuit --r1cs over the sealed phase 1 --phase1.
+    Phase2,
+}
+
+/// `ceremony open`.
+#[derive(Debug, Args)]
+pub(crate) struct OpenArgs {
+    #[command(flatten)]
+    pub(crate) server: ServerArgs,
+    /// The server's operator token file.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) operator_token: PathBuf,
+    /// The ceremony's kind.
+    #[arg(long, value_enum)]
+    pub(crate) kind: CeremonyKindArg,
+    /// A phase 1's power of two.
+    #[arg(long, value_name = "N", required_if_eq("kind", "phase1"))]
+    pub(crate) power: Option<u32>,
+    /// A phase 2's circuit (gnark's R1CS).
+    #[arg(long, value_name = "FILE", required_if_eq("kind", "phase2"))]
+    pub(crate) r1cs: Option<PathBuf>,
+    /// A phase 2's sealed phase 1.
+    #[arg(long, value_name = "FILE", required_if_eq("kind", "phase2"))]
+    pub(crate) phase1: Option<PathBuf>,
+    /// What the transcript page calls the ceremony.
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) title: String,
+    /// A participant's public name (repeat for each); each gets an invitation file.
+    #[arg(long = "participant", value_name = "NAME")]
+    pub(crate) participants: Vec<String>,
+    /// How many more may register themselves (`ceremony register`).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub(crate) open_slots: u64,
+    /// Seconds a participant holds the turn (download, contribute, upload).
+    #[arg(long, default_value_t = 600, value_name = "S")]
+    pub(crate) turn: u64,
+    /// Where the invitations are written (NN-NAME.invitation, private files).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) invitations: PathBuf,
+}
+
+/// `ceremony participate`.
+#[derive(Debug, Args)]
+pub(crate) struct ParticipateArgs {
+    #[command(flatten)]
+    pub(crate) server: ServerArgs,
+    /// Your invitation file (CEREMONY.TOKEN, from the operator or `ceremony register`).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) token: PathBuf,
+    /// Text mixed into the operating system's randomness; `-` reads it from standard input.
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) entropy: Option<String>,
+    /// Where the head and your contribution are written.
+    #[arg(long, default_value = ".", value_name = "DIR")]
+    pub(crate) dir: PathBuf,
+    /// Seconds between looks at the queue.
+    #[arg(long, default_value_t = 2, value_name = "S")]
+    pub(crate) poll: u64,
+}
+
+/// `ceremony register`.
+#[derive(Debug, Args)]
+pub(crate) struct RegisterArgs {
+    /// The ceremony's page (https://HOST/ceremonies/ID).
+    #[arg(value_name = "URL")]
+    pub(crate) url: String,
+    /// A PEM certificate to trust besides the usual roots.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) ca: Option<PathBuf>,
+    /// Your public name, as the transcript will show it.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) name: String,
+    /// Where your invitation is written (a private file).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) out: PathBuf,
+}
+
+/// `ceremony seal`.
+#[derive(Debug, Args)]
+pub(crate) struct RemoteSealArgs {
+    #[command(flatten)]
+    pub(crate) server: ServerArgs,
+    /// The server's operator token file.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) operator_token: PathBuf,
+    /// The ceremony's id.
+    #[arg(long, value_name = "ID")]
+    pub(crate) ceremony: String,
+    #[command(flatten)]
+    pub(crate) beacon: BeaconArgs,
+}
+
+/// `ceremony verify-transcript`.
+#[derive(Debug, Args)]
+pub(crate) struct VerifyTranscriptArgs {
+    /// The ceremony's page (https://HOST/ceremonies/ID).
+    #[arg(value_name = "URL")]
+    pub(crate) url: String,
+    /// A PEM certificate to trust besides the usual roots.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) ca: Option<PathBuf>,
+    /// Where the files are downloaded and kept (default: a temporary folder, removed after).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) dir: Option<PathBuf>,
 }
 
 /// `.ptau` conversions.

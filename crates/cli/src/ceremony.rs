@@ -14,6 +14,7 @@ mod info;
 mod phase1;
 mod phase2;
 mod ptau;
+mod server;
 
 use lockstep_ceremony::phase1::Phase1;
 use lockstep_ceremony::phase2::Phase2;
@@ -86,5 +87,10 @@ pub(crate) fn run(command: &CeremonyCommand, session: Session) -> anyhow::Result
         }
         CeremonyCommand::Ptau(PtauCommand::Export { input, out }) => ptau::export(&ctx, input, out),
         CeremonyCommand::Info { file } => info::print(&ctx, file),
+        CeremonyCommand::Open(args) => server::open(&ctx, args),
+        CeremonyCommand::Participate(args) => server::participate(&ctx, args),
+        CeremonyCommand::Register(args) => server::register(&ctx, args),
+        CeremonyCommand::Seal(args) => server::seal(&ctx, args),
+        CeremonyCommand::VerifyTranscript(args) => server::verify_transcript(&ctx, args),
     }
 }

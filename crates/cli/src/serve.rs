@@ -118,7 +118,11 @@ pub(crate) fn run(args: &ServeArgs, session: &Session) -> anyhow::Result<()> {
         max_rows: args.max_rows,
         max_bytes: args.max_bytes,
         max_expiry: args.max_expiry,
+        ..Caps::default()
     };
+    // Ceremony steps run one at a time on the policy's workers (LOCKSTEP_WORKERS, or the
+    // machine's).
+    config.workers = session.workers(usize::MAX, lockstep_ceremony::GRAIN);
     config.body_idle = Duration::from_secs(args.body_idle);
     config.header_timeout = Duration::from_secs(args.header_timeout);
     config.sweep_every = Duration::from_secs(args.sweep_every.max(1));

@@ -64,6 +64,11 @@ impl Session {
     /// A pool sized by the policy for `work` units of the engine's `grain`; a worker count asked
     /// for (flag or environment) and lowered because the input is small is said so, never
     /// silently.
+    /// The workers the policy gives `work` in `grain` (for a pool made elsewhere).
+    pub(crate) fn workers(&self, work: usize, grain: Grain) -> usize {
+        self.policy.decide(work, grain).workers
+    }
+
     pub(crate) fn pool(&self, work: usize, grain: Grain) -> anyhow::Result<Pool> {
         let decision = self.policy.decide(work, grain);
         if let Some(lowered) = decision.lowered {

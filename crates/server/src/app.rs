@@ -35,15 +35,26 @@ pub struct Caps {
     pub max_bytes: u64,
     /// The longest a round may live, in seconds.
     pub max_expiry: u64,
+    /// The largest power of two a phase 1 ceremony may have.
+    pub max_power: u32,
+    /// The longest a ceremony's turn may last, in seconds.
+    pub max_turn_secs: u64,
+    /// The most participants a ceremony may have (invited and open slots).
+    pub max_participants: u64,
 }
 
 impl Default for Caps {
-    /// 10 million rows, 2 GiB a message (a raw setup of 10M rows is about 340 MB), 30 days.
+    /// 10 million rows, 2 GiB a message (a raw setup of 10M rows is about 340 MB), 30 days;
+    /// ceremonies up to 2^24 (a phase 1 file of about 1.6 GB), turns of a day, 10,000
+    /// participants.
     fn default() -> Self {
         Self {
             max_rows: 10_000_000,
             max_bytes: 2 << 30,
             max_expiry: 30 * 24 * 3600,
+            max_power: 24,
+            max_turn_secs: 24 * 3600,
+            max_participants: 10_000,
         }
     }
 }
@@ -64,6 +75,10 @@ pub struct Relay {
     pub metrics: Arc<Metrics>,
     /// How long an upload's body may go without a byte before it is dropped (slow senders).
     pub body_idle: Duration,
+    /// The worker pool ceremony steps run on, one at a time.
+    pub workers: Arc<crate::ceremony::Workers>,
+    /// Where ceremony uploads collect until verified (`STORE/uploads`).
+    pub uploads: std::path::PathBuf,
 }
 
 /// The relay's routes (see [`crate::wire`]), with refusals counted by code.
@@ -77,6 +92,7 @@ pub fn router(relay: Arc<Relay>) -> Router {
             "/v1/rounds/{id}/{kind}",
             get(read_message).put(post_message),
         )
+        .merge(crate::ceremony::routes::routes())
         .fallback(|| async { Refused::not_found() })
         .layer(middleware::from_fn_with_state(relay.clone(), count))
         .with_state(relay)
@@ -122,7 +138,7 @@ pub(crate) struct Refused {
 }
 
 impl Refused {
-    fn new(status: StatusCode, code: &'static str, words: impl Into<String>) -> Self {
+    pub(crate) fn new(status: StatusCode, code: &'static str, words: impl Into<String>) -> Self {
         Self {
             status,
             code,
@@ -130,11 +146,11 @@ impl Refused {
         }
     }
 
-    fn not_found() -> Self {
+    pub(crate) fn not_found() -> Self {
         Self::new(StatusCode::NOT_FOUND, "not-found", "no such path")
     }
 
-    fn unauthorized() -> Self {
+    pub(crate) fn unauthorized() -> Self {
         Self::new(
             StatusCode::UNAUTHORIZED,
             "unauthorized",
@@ -165,6 +181,12 @@ impl From<DbError> for Refused {
         match error {
             DbError::Unauthorized => Self::unauthorized(),
             DbError::Round(e) => e.into(),
+            DbError::Ceremony(e) => e.into(),
+            DbError::Busy(_) => Self::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "unavailable",
+                error.to_string(),
+            ),
             DbError::Sqlx(_) | DbError::Migrate(_) => {
                 tracing::warn!(error = %error, "database");
                 Self::new(
@@ -249,7 +271,7 @@ pub(crate) fn now() -> u64 {
 
 /// The bearer token of a request; anything else (no header, another scheme, a malformed
 /// token) is the one unauthorized answer.
-fn bearer(headers: &HeaderMap) -> Result<Token, Refused> {
+pub(crate) fn bearer(headers: &HeaderMap) -> Result<Token, Refused> {
     headers
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
@@ -260,7 +282,7 @@ fn bearer(headers: &HeaderMap) -> Result<Token, Refused> {
 
 /// A path's round id and kind, read only from their one spelling: anything else names no
 /// resource (`..`, `%2e%2e`, upper case).
-fn round_id(text: &str) -> Result<RoundId, Refused> {
+pub(crate) fn round_id(text: &str) -> Result<RoundId, Refused> {
     text.parse().map_err(|_| Refused::not_found())
 }
 
@@ -400,7 +422,10 @@ pub(crate) async fn sweep(relay: &Relay) -> Result<(), Refused> {
 }
 
 /// Removes bodies from the store, off the async threads.
-async fn remove_bodies(relay: &Relay, digests: Vec<crate::Digest>) -> Result<(), Refused> {
+pub(crate) async fn remove_bodies(
+    relay: &Relay,
+    digests: Vec<crate::Digest>,
+) -> Result<(), Refused> {
     let store = relay.store.clone();
     let removed = digests.len() as u64;
     tokio::task::spawn_blocking(move || digests.iter().try_for_each(|d| store.remove(d)))
@@ -437,40 +462,20 @@ async fn post_message(
         return Err(too_large().into());
     }
     let mut staging = relay.store.stage()?;
-    let mut body = body;
-    loop {
-        let frame = tokio::time::timeout(relay.body_idle, body.frame())
-            .await
-            .map_err(|_| {
-                Refused::new(
-                    StatusCode::REQUEST_TIMEOUT,
-                    "timeout",
-                    format!(
-                        "no byte of the {kind} for {} s; nothing was stored",
-                        relay.body_idle.as_secs()
-                    ),
-                )
-            })?;
-        let Some(frame) = frame else { break };
-        let frame = frame.map_err(|_| {
-            Refused::new(
-                StatusCode::BAD_REQUEST,
-                "bad-request",
-                format!("the {kind}'s body broke off; nothing was stored"),
-            )
-        })?;
-        let Ok(data) = frame.into_data() else {
-            continue;
-        };
+    receive(body, relay.body_idle, &kind.to_string(), |data| {
         if staging.written() + data.len() as u64 > spec.max_bytes {
             return Err(too_large().into());
         }
-        staging.write_all(&data).map_err(|source| StoreError::Io {
-            action: "write a staged upload",
-            path: "staging".into(),
-            source,
-        })?;
-    }
+        staging.write_all(data).map_err(|source| {
+            StoreError::Io {
+                action: "write a staged upload",
+                path: "staging".into(),
+                source,
+            }
+            .into()
+        })
+    })
+    .await?;
     let store = relay.store.clone();
     // The check decodes every element: CPU work, off the async threads.
     let (posted, fresh) = tokio::task::spawn_blocking(move || {
@@ -512,6 +517,47 @@ async fn post_message(
     Ok((status, axum::Json(PostedView::from(&posted))))
 }
 
+/// Reads a request's body frame by frame into `write`, each frame as it arrives (bounded
+/// memory), until its end. `what` names the upload in the refusals: a body idle for `idle`, or
+/// one that breaks off. What `write` took stays written; the caller decides what it keeps.
+///
+/// # Errors
+/// `write`'s refusal, or the timeout or break-off's.
+pub(crate) async fn receive(
+    mut body: Body,
+    idle: Duration,
+    what: &str,
+    mut write: impl FnMut(&[u8]) -> Result<(), Refused>,
+) -> Result<u64, Refused> {
+    let mut received = 0u64;
+    loop {
+        let frame = tokio::time::timeout(idle, body.frame())
+            .await
+            .map_err(|_| {
+                Refused::new(
+                    StatusCode::REQUEST_TIMEOUT,
+                    "timeout",
+                    format!("no byte of the {what} for {} s", idle.as_secs()),
+                )
+            })?;
+        let Some(frame) = frame else {
+            return Ok(received);
+        };
+        let frame = frame.map_err(|_| {
+            Refused::new(
+                StatusCode::BAD_REQUEST,
+                "bad-request",
+                format!("the {what}'s body broke off"),
+            )
+        })?;
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        write(&data)?;
+        received += data.len() as u64;
+    }
+}
+
 /// The first byte a `Range: bytes=N-` asks for: 0 without one; refused for any other form
 /// (the client resumes a download from where its copy ends, nothing else).
 fn range_start(headers: &HeaderMap, len: u64) -> Result<u64, Refused> {
@@ -551,15 +597,33 @@ async fn read_message(
             format!("the {kind} is not in yet"),
         ));
     };
-    let start = range_start(&headers, posted.len)?;
+    relay
+        .metrics
+        .count("lockstep_downloads_total", format!("kind=\"{kind}\""));
+    serve_file(&relay, posted.digest, posted.len, &headers).await
+}
+
+/// The stored body `digest` of `len` bytes as a response, from the byte `Range: bytes=N-`
+/// asks for (`206`) or whole (`200`), streamed from the store with bounded memory; `ETag` its
+/// digest.
+///
+/// # Errors
+/// A malformed or unsatisfiable range; the store's failure.
+pub(crate) async fn serve_file(
+    relay: &Relay,
+    digest: crate::Digest,
+    len: u64,
+    headers: &HeaderMap,
+) -> Result<Response, Refused> {
+    let start = range_start(headers, len)?;
     let mut reader = {
         let store = relay.store.clone();
         tokio::task::spawn_blocking(move || -> Result<_, StoreError> {
-            let mut reader = store.open(&posted.digest)?;
+            let mut reader = store.open(&digest)?;
             std::io::copy(&mut (&mut reader).take(start), &mut std::io::sink()).map_err(
                 |source| StoreError::Io {
                     action: "read",
-                    path: posted.digest.to_string().into(),
+                    path: digest.to_string().into(),
                     source,
                 },
             )?;
@@ -570,12 +634,7 @@ async fn read_message(
     };
     relay
         .metrics
-        .count("lockstep_downloads_total", format!("kind=\"{kind}\""));
-    relay.metrics.add(
-        "lockstep_download_bytes_total",
-        String::new(),
-        posted.len - start,
-    );
+        .add("lockstep_download_bytes_total", String::new(), len - start);
     // The body streams from a blocking reader through a small channel: bounded memory.
     let (send, receive) = mpsc::channel::<std::io::Result<Bytes>>(4);
     tokio::task::spawn_blocking(move || {
@@ -593,26 +652,22 @@ async fn read_message(
         }
     });
     let mut response = Response::new(Body::from_stream(Chunks(receive)));
-    let headers = response.headers_mut();
-    headers.insert(
+    let out = response.headers_mut();
+    out.insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/octet-stream"),
     );
-    headers.insert(
-        header::CONTENT_LENGTH,
-        HeaderValue::from(posted.len - start),
-    );
-    headers.insert(
+    out.insert(header::CONTENT_LENGTH, HeaderValue::from(len - start));
+    out.insert(
         header::ETAG,
-        HeaderValue::from_str(&format!("\"{}\"", posted.digest))
-            .expect("invariant: a digest is hex"),
+        HeaderValue::from_str(&format!("\"{digest}\"")).expect("invariant: a digest is hex"),
     );
-    headers.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
+    out.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
     if start > 0 {
         *response.status_mut() = StatusCode::PARTIAL_CONTENT;
         response.headers_mut().insert(
             header::CONTENT_RANGE,
-            HeaderValue::from_str(&format!("bytes {start}-{}/{}", posted.len - 1, posted.len))
+            HeaderValue::from_str(&format!("bytes {start}-{}/{len}", len - 1))
                 .expect("invariant: numbers are ASCII"),
         );
     }

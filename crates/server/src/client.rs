@@ -51,11 +51,11 @@ pub enum ClientError {
         /// The error.
         source: io::Error,
     },
-    /// A downloaded message is not the one the round holds.
-    #[error("the {kind} downloaded has digest {got}; the round holds {expected}")]
+    /// A downloaded file is not the one the server named.
+    #[error("the {what} downloaded has digest {got}; the server named {expected}")]
     Digest {
-        /// The message.
-        kind: Kind,
+        /// The message or file.
+        what: String,
         /// What arrived.
         got: String,
         /// What the round said.
@@ -76,10 +76,18 @@ pub enum ClientError {
 /// with growing pauses; a refusal is returned at once.
 #[derive(Debug)]
 pub struct Client {
-    http: Http,
-    base: String,
+    conn: Conn,
     invitation: PartyInvitation,
-    patience: Duration,
+}
+
+/// An HTTP connection to a relay, with the client's patience: [`Conn::send`] retries what may
+/// pass, [`Conn::download`] resumes and checks by digest. Shared by a round's parties and a
+/// ceremony's participants.
+#[derive(Debug)]
+pub(crate) struct Conn {
+    pub(crate) http: Http,
+    pub(crate) base: String,
+    pub(crate) patience: Duration,
 }
 
 fn io_error(path: &Path) -> impl FnOnce(io::Error) -> ClientError + '_ {
@@ -103,35 +111,112 @@ impl Client {
         patience: Duration,
     ) -> Result<Self, ClientError> {
         Ok(Self {
-            http: http_client(server, ca)?,
-            base: server.trim_end_matches('/').to_owned(),
+            conn: Conn::new(server, ca, patience)?,
             invitation,
-            patience,
         })
     }
 
     fn url(&self, kind: Option<Kind>) -> String {
         match kind {
-            Some(kind) => format!("{}/v1/rounds/{}/{kind}", self.base, self.invitation.round),
-            None => format!("{}/v1/rounds/{}", self.base, self.invitation.round),
+            Some(kind) => format!(
+                "{}/v1/rounds/{}/{kind}",
+                self.conn.base, self.invitation.round
+            ),
+            None => format!("{}/v1/rounds/{}", self.conn.base, self.invitation.round),
         }
     }
 
-    /// Sends what `request` builds until it is answered with anything but a passing failure.
     fn send(
         &self,
+        request: impl Fn() -> Result<reqwest::blocking::RequestBuilder, ClientError>,
+    ) -> Result<Response, ClientError> {
+        self.conn.send(Some(&self.invitation.token), request)
+    }
+
+    /// The round as this party sees it.
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub fn view(&self) -> Result<RoundView, ClientError> {
+        let response = self.send(|| Ok(self.conn.http.get(self.url(None))))?;
+        answer(response)
+    }
+
+    /// Posts the file at `path` as this party's `kind`; a retry of bytes the round holds is
+    /// accepted as such.
+    ///
+    /// # Errors
+    /// [`ClientError`], a refusal with the server's (the decoder's) words among them.
+    pub fn post(&self, kind: Kind, path: &Path) -> Result<PostedView, ClientError> {
+        let response = self.send(|| {
+            let file = File::open(path).map_err(io_error(path))?;
+            let len = file.metadata().map_err(io_error(path))?.len();
+            Ok(self
+                .conn
+                .http
+                .put(self.url(Some(kind)))
+                .header(reqwest::header::CONTENT_LENGTH, len)
+                .body(reqwest::blocking::Body::sized(file, len)))
+        })?;
+        answer(response)
+    }
+
+    /// Downloads the other party's `kind` to `dest`, resuming from `dest.part` if an earlier
+    /// try left one, and renames it into place only once its digest is `posted`'s.
+    ///
+    /// # Errors
+    /// [`ClientError::Digest`] (the partial file removed), [`ClientError`].
+    pub fn fetch(&self, kind: Kind, dest: &Path, posted: &PostedView) -> Result<(), ClientError> {
+        self.conn.download(
+            &self.url(Some(kind)),
+            Some(&self.invitation.token),
+            dest,
+            (posted.len, &posted.digest),
+            &kind.to_string(),
+        )
+    }
+
+    /// Closes the round: the relay removes its messages.
+    ///
+    /// # Errors
+    /// [`ClientError`].
+    pub fn close(&self) -> Result<(), ClientError> {
+        self.send(|| Ok(self.conn.http.delete(self.url(None))))
+            .map(drop)
+    }
+}
+
+impl Conn {
+    /// A connection to `server` (`https://host:port`, or `http://` on loopback only), trusting
+    /// `ca` besides the usual roots.
+    pub(crate) fn new(
+        server: &str,
+        ca: Option<&Path>,
+        patience: Duration,
+    ) -> Result<Self, ClientError> {
+        Ok(Self {
+            http: http_client(server, ca)?,
+            base: server.trim_end_matches('/').to_owned(),
+            patience,
+        })
+    }
+
+    /// Sends what `request` builds (with `bearer`'s token, if any) until it is answered with
+    /// anything but a passing failure (unreachable, 502, 503, 504), for up to the patience, with
+    /// growing pauses; a refusal is returned at once.
+    pub(crate) fn send(
+        &self,
+        bearer: Option<&crate::Token>,
         request: impl Fn() -> Result<reqwest::blocking::RequestBuilder, ClientError>,
     ) -> Result<Response, ClientError> {
         let started = Instant::now();
         let mut pause = Duration::from_millis(100);
         loop {
-            let last = match request()?
-                .header(
-                    AUTHORIZATION,
-                    format!("Bearer {}", self.invitation.token.reveal()),
-                )
-                .send()
-            {
+            let mut built = request()?;
+            if let Some(token) = bearer {
+                built = built.header(AUTHORIZATION, format!("Bearer {}", token.reveal()));
+            }
+            let last = match built.send() {
                 Ok(response)
                     if !matches!(
                         response.status(),
@@ -158,50 +243,31 @@ impl Client {
         }
     }
 
-    /// The round as this party sees it.
-    ///
-    /// # Errors
-    /// [`ClientError`].
-    pub fn view(&self) -> Result<RoundView, ClientError> {
-        let response = self.send(|| Ok(self.http.get(self.url(None))))?;
-        answer(response)
-    }
-
-    /// Posts the file at `path` as this party's `kind`; a retry of bytes the round holds is
-    /// accepted as such.
-    ///
-    /// # Errors
-    /// [`ClientError`], a refusal with the server's (the decoder's) words among them.
-    pub fn post(&self, kind: Kind, path: &Path) -> Result<PostedView, ClientError> {
-        let response = self.send(|| {
-            let file = File::open(path).map_err(io_error(path))?;
-            let len = file.metadata().map_err(io_error(path))?.len();
-            Ok(self
-                .http
-                .put(self.url(Some(kind)))
-                .header(reqwest::header::CONTENT_LENGTH, len)
-                .body(reqwest::blocking::Body::sized(file, len)))
-        })?;
-        answer(response)
-    }
-
-    /// Downloads the other party's `kind` to `dest`, resuming from `dest.part` if an earlier
-    /// try left one, and renames it into place only once its digest is `posted`'s.
+    /// Downloads `url` (`len` bytes of SHA-256 `digest`) to `dest`, resuming from `dest.part`
+    /// if an earlier try left one, and renames it into place only once its digest is the one
+    /// named. `what` names the file in errors.
     ///
     /// # Errors
     /// [`ClientError::Digest`] (the partial file removed), [`ClientError`].
-    pub fn fetch(&self, kind: Kind, dest: &Path, posted: &PostedView) -> Result<(), ClientError> {
+    pub(crate) fn download(
+        &self,
+        url: &str,
+        bearer: Option<&crate::Token>,
+        dest: &Path,
+        (len, digest): (u64, &str),
+        what: &str,
+    ) -> Result<(), ClientError> {
         let part = part_path(dest);
         let started = Instant::now();
         loop {
             let have = fs::metadata(&part).map(|m| m.len()).unwrap_or(0);
-            if have > posted.len {
+            if have > len {
                 fs::remove_file(&part).map_err(io_error(&part))?;
                 continue;
             }
-            if have < posted.len {
-                let response = self.send(|| {
-                    let request = self.http.get(self.url(Some(kind)));
+            if have < len {
+                let response = self.send(bearer, || {
+                    let request = self.http.get(url);
                     Ok(if have > 0 {
                         request.header(RANGE, format!("bytes={have}-"))
                     } else {
@@ -232,25 +298,17 @@ impl Client {
                 continue;
             }
             let got = file_digest(&part)?;
-            if got.to_string() != posted.digest {
+            if got.to_string() != digest {
                 fs::remove_file(&part).map_err(io_error(&part))?;
                 return Err(ClientError::Digest {
-                    kind,
+                    what: what.to_owned(),
                     got: got.to_string(),
-                    expected: posted.digest.clone(),
+                    expected: digest.to_owned(),
                 });
             }
             fs::rename(&part, dest).map_err(io_error(dest))?;
             return Ok(());
         }
-    }
-
-    /// Closes the round: the relay removes its messages.
-    ///
-    /// # Errors
-    /// [`ClientError`].
-    pub fn close(&self) -> Result<(), ClientError> {
-        self.send(|| Ok(self.http.delete(self.url(None)))).map(drop)
     }
 }
 
@@ -334,7 +392,7 @@ fn small_body(response: Response) -> Vec<u8> {
 }
 
 /// A relay's JSON answer, read within [`ANSWER_LIMIT`].
-fn answer<T: serde::de::DeserializeOwned>(response: Response) -> Result<T, ClientError> {
+pub(crate) fn answer<T: serde::de::DeserializeOwned>(response: Response) -> Result<T, ClientError> {
     serde_json::from_slice(&small_body(response))
         .map_err(|e| ClientError::Url(format!("the server's answer: {e}")))
 }
@@ -353,7 +411,7 @@ fn copy_body(mut response: Response, file: &mut File) -> io::Result<u64> {
 }
 
 /// A success as is; a refusal as [`ClientError::Refused`] with the server's code and words.
-fn refused(response: Response) -> Result<Response, ClientError> {
+pub(crate) fn refused(response: Response) -> Result<Response, ClientError> {
     let status = response.status();
     if status.is_success() {
         return Ok(response);

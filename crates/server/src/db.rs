@@ -13,8 +13,14 @@ use crate::{
 };
 
 /// The schema, in order; each file runs once, in a transaction, on SQLite and PostgreSQL alike.
-const MIGRATIONS: &[(i64, &str, &str)] =
-    &[(1, "rounds", include_str!("../migrations/0001_rounds.sql"))];
+const MIGRATIONS: &[(i64, &str, &str)] = &[
+    (1, "rounds", include_str!("../migrations/0001_rounds.sql")),
+    (
+        2,
+        "ceremonies",
+        include_str!("../migrations/0002_ceremonies.sql"),
+    ),
+];
 
 /// Why the database refused or failed. [`DbError::Unauthorized`] is one answer for an unknown
 /// round and a wrong token, so a token tells nothing of other rounds.
@@ -40,6 +46,12 @@ pub enum DbError {
     /// The operating system's generator failed.
     #[error("the operating system's random generator failed: {0}")]
     Random(String),
+    /// A ceremony's rules refused.
+    #[error(transparent)]
+    Ceremony(#[from] crate::ceremony::CeremonyError),
+    /// A ceremony's row changed under every try (many requests at once); try again.
+    #[error("the ceremony changed under {0} tries; try again")]
+    Busy(u32),
     /// A count or time past what both databases hold (a signed 64-bit integer).
     #[error("{0} is past the largest count or time a round holds (2^63 - 1)")]
     OutOfRange(u64),
@@ -62,7 +74,7 @@ pub struct Invitation {
 /// transaction, so a killed server leaves a round as it was before the change or after it.
 #[derive(Clone, Debug)]
 pub struct Db {
-    pool: AnyPool,
+    pub(crate) pool: AnyPool,
 }
 
 #[derive(Debug)]
@@ -325,13 +337,13 @@ impl Db {
         digests_of(&rows)
     }
 
-    /// Every digest a round still names: what the store must keep (the rest is what a server
-    /// killed between storing a body and recording it, or a refused second message, left).
+    /// Every digest a round or a ceremony still names: what the store must keep (the rest is what
+    /// a server killed between storing a body and recording it, or a refused upload, left).
     ///
     /// # Errors
     /// [`DbError::Sqlx`], [`DbError::Corrupt`].
     pub async fn named_digests(&self) -> Result<std::collections::BTreeSet<Digest>, DbError> {
-        sqlx::query("SELECT DISTINCT digest FROM messages")
+        sqlx::query(crate::ceremony::NAMED_DIGESTS)
             .fetch_all(&self.pool)
             .await?
             .iter()
@@ -353,7 +365,7 @@ impl Db {
     }
 }
 
-fn digests_of(rows: &[sqlx::any::AnyRow]) -> Result<Vec<Digest>, DbError> {
+pub(crate) fn digests_of(rows: &[sqlx::any::AnyRow]) -> Result<Vec<Digest>, DbError> {
     rows.iter()
         .map(|row| {
             row.try_get::<String, _>("digest")?
@@ -368,18 +380,18 @@ fn kind_from(text: &str) -> Result<Kind, DbError> {
         .map_err(|_| DbError::Corrupt(format!("message kind {text:?}")))
 }
 
-fn hash_from(text: &str) -> Result<TokenHash, DbError> {
+pub(crate) fn hash_from(text: &str) -> Result<TokenHash, DbError> {
     let mut bytes = [0u8; 32];
     hex::decode_to_slice(text, &mut bytes).map_err(|_| DbError::Corrupt("a token hash".into()))?;
     Ok(TokenHash(bytes))
 }
 
 /// Both databases' integers are signed 64-bit: a count or time past that is refused, not wrapped.
-fn to_db(value: u64) -> Result<i64, DbError> {
+pub(crate) fn to_db(value: u64) -> Result<i64, DbError> {
     i64::try_from(value).map_err(|_| DbError::OutOfRange(value))
 }
 
-fn from_db(value: i64) -> Result<u64, DbError> {
+pub(crate) fn from_db(value: i64) -> Result<u64, DbError> {
     u64::try_from(value).map_err(|_| DbError::Corrupt(format!("a negative count or time, {value}")))
 }
 

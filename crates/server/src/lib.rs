@@ -22,10 +22,15 @@
 //! - a [`Db`] keeps rounds and what each holds: SQLite embedded (`sqlite:PATH`, WAL) or
 //!   PostgreSQL (`postgres://...`), one schema and one set of queries, migrations at connect.
 //!
+//! The same server coordinates trusted-setup ceremonies ([`ceremony`]): a queue of
+//! participants, every contribution verified by the ceremony engine before it becomes the head,
+//! and a public transcript.
+//!
 //! The server learns the masked points and their counts, never a value or a key.
 #![deny(unsafe_code)]
 
 mod app;
+pub mod ceremony;
 mod check;
 pub mod client;
 mod db;

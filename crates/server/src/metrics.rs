@@ -31,6 +31,16 @@ const HELP: &[(&str, &str)] = &[
         "lockstep_objects_collected_total",
         "stored bodies no round named, removed",
     ),
+    ("lockstep_ceremonies_created_total", "ceremonies created"),
+    (
+        "lockstep_ceremony_polls_total",
+        "looks at a ceremony's turn by its participants",
+    ),
+    (
+        "lockstep_contributions_total",
+        "complete contribution uploads, by outcome (accepted or refused)",
+    ),
+    ("lockstep_ceremony_downloads_total", "ceremony files read"),
 ];
 
 impl Metrics {

@@ -62,6 +62,9 @@ pub struct ServeConfig {
     /// Web origins (`https://app.example:8443`) whose pages may call the relay (CORS); none by
     /// default, so no page of another origin can.
     pub allow_origins: Vec<String>,
+    /// Worker threads for ceremony steps (verifications, initial objects, seals), one step at a
+    /// time; 0 runs them on a blocking thread of their own.
+    pub workers: usize,
 }
 
 impl ServeConfig {
@@ -79,6 +82,7 @@ impl ServeConfig {
             sweep_every: Duration::from_secs(60),
             drain: Duration::from_secs(30),
             allow_origins: Vec::new(),
+            workers: 1,
         }
     }
 }
@@ -163,6 +167,14 @@ pub async fn serve(
     }
     let db = Db::connect(&config.db_url).await?;
     let store = Arc::new(DiskStore::open(&config.store_dir)?);
+    let uploads = config.store_dir.join("uploads");
+    std::fs::create_dir_all(&uploads).map_err(|source| StoreError::Io {
+        action: "create",
+        path: uploads.clone(),
+        source,
+    })?;
+    let workers = crate::ceremony::Workers::new(config.workers)
+        .map_err(|e| ServeError::Tls(format!("the worker pool: {e}")))?;
     let relay = Arc::new(Relay {
         db,
         store,
@@ -170,8 +182,11 @@ pub async fn serve(
         caps: config.caps,
         metrics: Arc::new(Metrics::default()),
         body_idle: config.body_idle,
+        workers: Arc::new(workers),
+        uploads,
     });
     collect(&relay).await?;
+    crate::ceremony::routes::resume(&relay).await?;
     let sweeper = {
         let relay = relay.clone();
         let every = config.sweep_every;

@@ -147,6 +147,28 @@ fn check_inputs(r1cs: &R1cs, srs: &Srs) -> Result<(Domain, Vec<Vec<usize>>), Pha
     Ok((Domain::new(srs.power()), committed))
 }
 
+/// The sealed phase 1 `srs` fitted to the circuit: as it is when its domain is the circuit's,
+/// cut to the circuit's domain when larger (the first powers of a larger phase 1 are a smaller
+/// one's, as gnark's `Initialize` reads them). Every front end that starts a phase 2 from a
+/// phase 1 of any power goes through this rule.
+///
+/// # Errors
+/// [`Phase2Error::Phase1TooSmall`] if the phase 1's domain is smaller than the circuit's.
+pub fn fit_phase1(srs: Srs, r1cs: &R1cs) -> Result<Srs, Phase2Error> {
+    let need = r1cs.domain_power();
+    if srs.power() < need {
+        return Err(Phase2Error::Phase1TooSmall {
+            constraints: r1cs.constraints(),
+            n: srs.n(),
+        });
+    }
+    Ok(if srs.power() > need {
+        srs.truncated(need)
+    } else {
+        srs
+    })
+}
+
 /// gnark's `Initialize(r1cs, commons)` on one thread, as gnark writes it: the reference.
 ///
 /// # Errors

@@ -75,26 +75,22 @@ fn read_r1cs(ctx: &Context, path: &Path) -> anyhow::Result<R1cs> {
 /// Reads the sealed phase 1 and cuts it to the circuit's domain when it is larger (saying so).
 fn read_phase1_for(ctx: &Context, pool: &Pool, path: &Path, r1cs: &R1cs) -> anyhow::Result<Srs> {
     let (srs, _) = ctx.read_srs(pool, ctx.open("--phase1", path)?, &Limits::default())?;
-    let need = r1cs.domain_power();
-    if srs.power() < need {
-        anyhow::bail!(
-            "{}: a phase 1 for 2^{} = {} constraints, but the circuit has {} (it needs 2^{need})",
+    let (power, n, need) = (srs.power(), srs.n(), r1cs.domain_power());
+    let fitted = phase2::fit_phase1(srs, r1cs).map_err(|_| {
+        anyhow::anyhow!(
+            "{}: a phase 1 for 2^{power} = {n} constraints, but the circuit has {} (it needs 2^{need})",
             path.display(),
-            srs.power(),
-            srs.n(),
             r1cs.constraints()
-        );
-    }
-    if srs.power() > need {
+        )
+    })?;
+    if power > need {
         ctx.session.note(&format!(
-            "{}: a phase 1 for 2^{}; cut to 2^{need}, the domain of the circuit's {} constraints",
+            "{}: a phase 1 for 2^{power}; cut to 2^{need}, the domain of the circuit's {} constraints",
             path.display(),
-            srs.power(),
             r1cs.constraints()
         ));
-        return Ok(srs.truncated(need));
     }
-    Ok(srs)
+    Ok(fitted)
 }
 
 /// Reads a phase 2 object, naming the file in any error.
