@@ -6,6 +6,8 @@
 //!   PostgreSQL, in each setup format and mode, over TLS too.
 //! - `faults`: the relay killed mid-upload, a party killed mid-round, a full disk, the
 //!   database away.
+//! - `ceremony`: a trusted-setup ceremony through the relay: participant processes in turn,
+//!   the transcript verified here and by gnark's harness, faults and security.
 //! - `security`: tokens of other rounds and roles, expiry, replays, oversized and hostile
 //!   bodies, slow senders, path-like ids, a burst of bad requests, and the logs scanned.
 
@@ -15,6 +17,7 @@
     reason = "helpers of tests: a failure is a test failure"
 )]
 
+mod ceremony;
 mod faults;
 mod rounds;
 mod security;
