@@ -1,6 +1,8 @@
 //! `lockstep-bench serve`: many rounds at once through one relay, on SQLite and on PostgreSQL
 //! side by side in one run: every HTTP request's latency (p50, p99, max), rounds/s, and every
-//! round's bytes checked against the engine's.
+//! round's bytes checked against the engine's. Then a ceremony's queue ([`queue`]): many
+//! participants polling their turn, and one contribution's accept time beside the same
+//! verification run locally.
 //!
 //! The parties' crypto is done before the clock starts (each round with its own keys and
 //! values, so no two rounds share a body): the figures are the relay's (its checks, store,
@@ -16,6 +18,8 @@ use lockstep_psi::{Backend, Joiner, Key, Mode, ServerSetup, SetupFormat, SetupPa
 use lockstep_server::wire::{NewRound, RoundCreated};
 use lockstep_server::{ServeConfig, Token};
 use lockstep_shard::{Control, Pool};
+
+mod queue;
 
 #[path = "../../server/tests/support/postgres.rs"]
 #[allow(
@@ -41,6 +45,15 @@ pub(crate) struct BenchServeArgs {
         value_name = "DB,..."
     )]
     pub(crate) db: Vec<String>,
+    /// Ceremony participants polling their turn at once.
+    #[arg(long, default_value_t = 100, value_name = "N")]
+    pub(crate) pollers: usize,
+    /// Seconds the pollers run alone before the contribution.
+    #[arg(long, default_value_t = 10, value_name = "S")]
+    pub(crate) poll_for: u64,
+    /// The power of two of the phase 1 contribution accepted while they poll.
+    #[arg(long, default_value_t = 16, value_name = "N")]
+    pub(crate) accept_power: u32,
 }
 
 /// One round's messages as the engine makes them, and the joiner's key to check the result.
@@ -100,6 +113,8 @@ impl Relay {
             operator.hash(),
         );
         config.caps.max_rows = 1 << 30;
+        // Ceremony steps on the machine's workers, as `lockstep serve` gives them.
+        config.workers = queue::workers_for(30);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let (ready, bound) = std::sync::mpsc::channel();
         let thread = std::thread::spawn(move || -> anyhow::Result<()> {
@@ -362,6 +377,100 @@ pub(crate) fn run(args: &BenchServeArgs, quiet: bool) -> anyhow::Result<()> {
         out,
         "every round's setup, request and response came back byte for byte, and each joiner found its {} shared rows",
         rows - rows / 2
+    )?;
+    queue_table(args, &mut out, &mut cluster, &note)?;
+    Ok(())
+}
+
+/// The ceremony queue's table: polling cost and latency, and one accept beside the local
+/// verification.
+fn queue_table(
+    args: &BenchServeArgs,
+    out: &mut impl Write,
+    cluster: &mut Option<postgres::Cluster>,
+    note: &impl Fn(&str),
+) -> anyhow::Result<()> {
+    let workers = queue::workers_for(args.accept_power);
+    writeln!(
+        out,
+        "\nceremony queue: {} participants polling their turn at once (closed loop) for {} s, then a 2^{} phase 1 contribution accepted while they poll; relay on 2 runtime threads, ceremony steps and the local verification on {workers} workers",
+        args.pollers, args.poll_for, args.accept_power
+    )?;
+    writeln!(
+        out,
+        "{:<10} {:>8} {:>9} {:>8} {:>8} {:>11} {:>10} {:>10} {:>10} {:>10} {:>7} {:>10}",
+        "database",
+        "polls",
+        "polls/s",
+        "p50 ms",
+        "p99 ms",
+        "CPU us/poll",
+        "MB upload",
+        "accept s",
+        "server s",
+        "local s",
+        "ratio",
+        "p99 during"
+    )?;
+    for db in &args.db {
+        let url = match db.as_str() {
+            "sqlite" => "sqlite".to_owned(),
+            "postgres" => cluster.get_or_insert_with(postgres::Cluster::start).url(),
+            other => anyhow::bail!("--db {other}: sqlite or postgres"),
+        };
+        note(&format!(
+            "{db}: {} pollers and a 2^{} accept...",
+            args.pollers, args.accept_power
+        ));
+        let relay = Relay::start(&url)?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()?;
+        let f = runtime.block_on(queue::run(
+            &format!("http://{}", relay.addr),
+            &relay.operator.reveal(),
+            args.pollers,
+            args.accept_power,
+            Duration::from_secs(args.poll_for.max(1)),
+            workers,
+        ))?;
+        drop(relay);
+        let mut sorted = f.latencies.clone();
+        sorted.sort();
+        let mut during = f.during.clone();
+        during.sort();
+        anyhow::ensure!(
+            !sorted.is_empty() && !during.is_empty(),
+            "no polls measured"
+        );
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        #[allow(clippy::cast_precision_loss, reason = "rates and sizes for display")]
+        let (per_second, cpu_per_poll, megabytes) = (
+            f.polls as f64 / f.wall.as_secs_f64(),
+            f.cpu.as_secs_f64() * 1e6 / f.polls as f64,
+            f.contribution_len as f64 / 1e6,
+        );
+        writeln!(
+            out,
+            "{:<10} {:>8} {:>9.0} {:>8.1} {:>8.1} {:>11.0} {:>10.1} {:>10.2} {:>10.2} {:>10.2} {:>7.2} {:>10.1}",
+            db,
+            f.polls,
+            per_second,
+            ms(percentile(&sorted, 0.5)),
+            ms(percentile(&sorted, 0.99)),
+            cpu_per_poll,
+            megabytes,
+            f.accept.as_secs_f64(),
+            f.server_verify.as_secs_f64(),
+            f.local_verify.as_secs_f64(),
+            f.accept.as_secs_f64() / f.local_verify.as_secs_f64(),
+            ms(percentile(&during, 0.99)),
+        )?;
+    }
+    writeln!(
+        out,
+        "accept s: the upload request from its first byte to the verdict; server s: the server's read and verification (its transcript's figure); local s: the same read and verification here; ratio: accept / local; CPU us/poll counts the relay's and the pollers' CPU (one process)"
     )?;
     Ok(())
 }

@@ -593,6 +593,43 @@ impl Db {
         participant_from(&row)
     }
 
+    /// Participant `seq` of ceremony `id`.
+    ///
+    /// # Errors
+    /// [`DbError::Corrupt`] if there is none; [`DbError::Sqlx`].
+    pub(crate) async fn participant_at(
+        &self,
+        id: &RoundId,
+        seq: u64,
+    ) -> Result<Participant, DbError> {
+        let row = sqlx::query("SELECT * FROM participants WHERE ceremony_id = $1 AND seq = $2")
+            .bind(id.to_string())
+            .bind(to_db(seq)?)
+            .fetch_optional(&self.pool)
+            .await?
+            .ok_or_else(|| DbError::Corrupt("a turn held by no participant".into()))?;
+        participant_from(&row)
+    }
+
+    /// Every ceremony's turn holder: `(ceremony, seq)`.
+    ///
+    /// # Errors
+    /// [`DbError::Sqlx`], [`DbError::Corrupt`].
+    pub(crate) async fn holders(&self) -> Result<Vec<(RoundId, u64)>, DbError> {
+        sqlx::query("SELECT id, turn_holder FROM ceremonies WHERE turn_holder IS NOT NULL")
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(|row| {
+                let id = row
+                    .try_get::<String, _>("id")?
+                    .parse()
+                    .map_err(|_| DbError::Corrupt("a ceremony id".into()))?;
+                Ok((id, from_db(row.try_get("turn_holder")?)?))
+            })
+            .collect()
+    }
+
     /// The ceremony `id` as stored, with no change.
     ///
     /// # Errors

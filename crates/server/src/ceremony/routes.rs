@@ -455,9 +455,12 @@ async fn leave(
     Ok(axum::Json(turn_view(&relay, &id, &headers).await?))
 }
 
-/// Where a holder's upload on head `index` collects.
-fn partial_path(relay: &Relay, id: &RoundId, seq: u64, index: u64) -> PathBuf {
-    relay.uploads.join(format!("{id}-{seq}-{index}"))
+/// Where a holder's upload collects during its turn: one file per place in the queue (its
+/// ticket), so a participant who joins again starts a new upload, and a turn given back after the
+/// server's failure keeps its bytes.
+fn partial_path(relay: &Relay, id: &RoundId, me: &Participant) -> Result<PathBuf, Refused> {
+    let ticket = me.ticket.ok_or(CeremonyError::NotYourTurn)?;
+    Ok(relay.uploads.join(format!("{id}-{}-{ticket}", me.seq)))
 }
 
 /// The holder's upload target: the head, and the bytes a contribution on it has.
@@ -500,7 +503,7 @@ async fn upload_state(
     let me = participant(&relay, &id, &headers).await?;
     let row = relay.db.ceremony(&id).await?;
     let (_, expected) = holding(&row, &me, now())?;
-    let received = held_bytes(&partial_path(&relay, &id, me.seq, row.head_index));
+    let received = held_bytes(&partial_path(&relay, &id, &me)?);
     Ok(axum::Json(UploadView { received, expected }))
 }
 
@@ -529,7 +532,7 @@ async fn upload(
     let offset = header_u64(&headers, "upload-offset")?.unwrap_or(0);
     let total = header_u64(&headers, "upload-length")?
         .ok_or_else(|| bad("Upload-Length (the whole upload's bytes) is required"))?;
-    let path = partial_path(&relay, &id, me.seq, row.head_index);
+    let path = partial_path(&relay, &id, &me)?;
     if total > expected {
         // Not a contribution on this head, whatever it holds: refused before a byte is read.
         refuse(
@@ -632,7 +635,8 @@ pub(crate) async fn verify_and_accept(
 ) -> Result<AcceptedView, Refused> {
     let row = relay.db.ceremony(id).await?;
     let head = row.head.expect("invariant: a verifying turn has a head");
-    let path = partial_path(relay, id, seq, row.head_index);
+    let holder = relay.db.participant_at(id, seq).await?;
+    let path = partial_path(relay, id, &holder)?;
     let len = held_bytes(&path);
     let kind = row.kind;
     let started = Instant::now();
@@ -807,8 +811,23 @@ pub(crate) async fn finish_seal(relay: &Arc<Relay>, id: &RoundId) -> Result<(), 
     Ok(())
 }
 
-/// Finishes what a killed server left: verifications and seals (each logged on failure).
+/// Finishes what a killed server left: verifications and seals (each logged on failure); and
+/// removes uploads of turns that are over (lapsed, left, or sealed away).
 pub(crate) async fn resume(relay: &Arc<Relay>) -> Result<(), DbError> {
+    let mut current = std::collections::BTreeSet::new();
+    for (id, seq) in relay.db.holders().await? {
+        let holder = relay.db.participant_at(&id, seq).await?;
+        if let Ok(path) = partial_path(relay, &id, &holder) {
+            current.insert(path);
+        }
+    }
+    if let Ok(entries) = std::fs::read_dir(&relay.uploads) {
+        for entry in entries.flatten() {
+            if !current.contains(&entry.path()) {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
     for work in relay.db.unfinished().await? {
         let relay = relay.clone();
         tokio::spawn(async move {
