@@ -1,6 +1,7 @@
 //! `lockstep-bench serve`'s ceremony part: many queued participants polling their turn at once
-//! (a closed loop: each asks again as soon as it is answered, the most a queue can ask), and
-//! one contribution accepted while they poll, beside the same read and verification run here.
+//! (a closed loop: each asks again as soon as it is answered, the most a queue can ask); one
+//! contribution accepted with nobody polling, beside the same read and verification run here;
+//! and the next one accepted while the others poll.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,14 +25,16 @@ pub(super) struct QueueFigures {
     pub(super) cpu: Duration,
     /// The contribution's bytes.
     pub(super) contribution_len: usize,
-    /// The upload's request, from its first byte to the server's verdict (the body over
-    /// loopback, the server's read and verification, the store, the head moved).
+    /// The upload's request with nobody polling, from its first byte to the server's verdict
+    /// (the body over loopback, the server's read and verification, the store, the head moved).
     pub(super) accept: Duration,
+    /// The next participant's, while the others poll.
+    pub(super) accept_loaded: Duration,
     /// The server's own verification time, as the transcript lists it.
     pub(super) server_verify: Duration,
     /// The same read of both files and verification, run here on the same worker count.
     pub(super) local_verify: Duration,
-    /// Polls answered while the contribution was being accepted, and their latencies.
+    /// The latencies of polls answered during the loaded turn.
     pub(super) during: Vec<Duration>,
 }
 
@@ -55,7 +58,7 @@ fn cpu_time() -> anyhow::Result<Duration> {
 
 /// Runs the queue through the relay at `base`: `pollers` participants queued behind one
 /// contributor poll for `poll_for`; then the contributor downloads the head (2^`power`),
-/// contributes and uploads while they go on polling.
+/// contributes and uploads alone; then the first poller does while the rest poll.
 pub(super) async fn run(
     base: &str,
     operator: &str,
@@ -108,46 +111,112 @@ pub(super) async fn run(
         )
         .await?;
     }
-    let stop = Arc::new(AtomicBool::new(false));
-    let measuring = Arc::new(AtomicBool::new(true));
-    let pollers_tasks: Vec<_> = tokens[1..]
-        .iter()
-        .map(|token| {
-            let (http, token, stop, measuring) =
-                (http.clone(), token.clone(), stop.clone(), measuring.clone());
-            let url = format!("{base}/v1/ceremonies/{id}/turn");
-            tokio::spawn(async move {
-                let (mut alone_times, mut during) = (Vec::new(), Vec::new());
-                while !stop.load(Ordering::Relaxed) {
-                    let started = Instant::now();
-                    let response = http.get(&url).bearer_auth(&token).send().await?;
-                    let view: TurnView = check(response).await?.json().await?;
-                    // Once the contribution is in, the first poller takes the turn.
-                    let alone = measuring.load(Ordering::Relaxed);
-                    anyhow::ensure!(
-                        view.status == "queued" || (!alone && view.status == "holding"),
-                        "a poller is {}",
-                        view.status
-                    );
-                    if alone {
-                        alone_times.push(started.elapsed());
-                    } else {
-                        during.push(started.elapsed());
-                    }
-                }
-                Ok::<_, anyhow::Error>((alone_times, during))
-            })
-        })
-        .collect();
+    let pool = Arc::new(Pool::new(workers)?);
+    // 1. The queue alone: every poller asks again as soon as it is answered.
+    let pollers = Pollers::start(&http, base, &id, &tokens[1..]);
     let (cpu_before, started) = (cpu_time()?, Instant::now());
     tokio::time::sleep(poll_for).await;
-    measuring.store(false, Ordering::Relaxed);
     let (wall, cpu) = (started.elapsed(), cpu_time()? - cpu_before);
+    let latencies = pollers.stop().await?;
+    // 2. The contributor's turn with nobody polling: the server's own cost.
+    let alone = contribution(&http, base, &id, &tokens[0], &pool).await?;
+    // 3. The next participant's turn (the first poller's) while the others poll.
+    let pollers = Pollers::start(&http, base, &id, &tokens[2..]);
+    let loaded = contribution(&http, base, &id, &tokens[1], &pool).await?;
+    let during = pollers.stop().await?;
+    // The server's read of both files and its verification in step 2, run here.
+    let local_verify = {
+        let (head, made) = (alone.head.clone(), alone.made.clone());
+        tokio::task::spawn_blocking(move || -> anyhow::Result<Duration> {
+            let control = Control::new();
+            let started = Instant::now();
+            let (previous, hash) =
+                Phase1::read(&pool, &control, head.as_slice(), &Limits::default())?;
+            let (next, _) = Phase1::read(&pool, &control, made.as_slice(), &Limits::default())?;
+            phase1::verify_contribution(&pool, &control, &previous, &hash, &next)?;
+            Ok(started.elapsed())
+        })
+        .await??
+    };
+    Ok(QueueFigures {
+        polls: latencies.len(),
+        latencies,
+        wall,
+        cpu,
+        contribution_len: alone.made.len(),
+        accept: alone.accept,
+        server_verify: alone.server_verify,
+        local_verify,
+        accept_loaded: loaded.accept,
+        during,
+    })
+}
 
-    // The contributor's turn, with the queue still polling.
+/// Queued participants polling their turn in a closed loop until stopped.
+struct Pollers {
+    stop: Arc<AtomicBool>,
+    tasks: Vec<tokio::task::JoinHandle<anyhow::Result<Vec<Duration>>>>,
+}
+
+impl Pollers {
+    fn start(http: &reqwest::Client, base: &str, id: &str, tokens: &[String]) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let tasks = tokens
+            .iter()
+            .map(|token| {
+                let (http, token, stop) = (http.clone(), token.clone(), stop.clone());
+                let url = format!("{base}/v1/ceremonies/{id}/turn");
+                tokio::spawn(async move {
+                    let mut times = Vec::new();
+                    while !stop.load(Ordering::Relaxed) {
+                        let started = Instant::now();
+                        let response = http.get(&url).bearer_auth(&token).send().await?;
+                        let view: TurnView = check(response).await?.json().await?;
+                        // The first of them takes the turn once the contribution before is in.
+                        anyhow::ensure!(
+                            matches!(view.status.as_str(), "queued" | "holding"),
+                            "a poller is {}",
+                            view.status
+                        );
+                        times.push(started.elapsed());
+                    }
+                    Ok(times)
+                })
+            })
+            .collect();
+        Self { stop, tasks }
+    }
+
+    /// Stops them: every poll's latency.
+    async fn stop(self) -> anyhow::Result<Vec<Duration>> {
+        self.stop.store(true, Ordering::Relaxed);
+        let mut all = Vec::new();
+        for task in self.tasks {
+            all.extend(task.await??);
+        }
+        Ok(all)
+    }
+}
+
+/// One participant's turn, timed at the upload.
+struct Turn {
+    head: Vec<u8>,
+    made: Vec<u8>,
+    accept: Duration,
+    server_verify: Duration,
+}
+
+/// The holder of `token` downloads the head, contributes here and uploads.
+async fn contribution(
+    http: &reqwest::Client,
+    base: &str,
+    id: &str,
+    token: &str,
+    pool: &Arc<Pool>,
+) -> anyhow::Result<Turn> {
     let view: TurnView = check(
         http.get(format!("{base}/v1/ceremonies/{id}/turn"))
-            .bearer_auth(&tokens[0])
+            .bearer_auth(token)
             .send()
             .await?,
     )
@@ -159,23 +228,25 @@ pub(super) async fn run(
         "the contributor is {}",
         view.status
     );
-    let head = view.head.context("no head")?;
-    let head_bytes = check(
-        http.get(format!("{base}/v1/ceremonies/{id}/files/{}", head.digest))
-            .send()
-            .await?,
+    let head_file = view.head.context("no head")?;
+    let head = check(
+        http.get(format!(
+            "{base}/v1/ceremonies/{id}/files/{}",
+            head_file.digest
+        ))
+        .send()
+        .await?,
     )
     .await?
     .bytes()
     .await?
     .to_vec();
-    let pool = Arc::new(Pool::new(workers)?);
     let made = {
-        let (pool, head_bytes) = (pool.clone(), head_bytes.clone());
+        let (pool, head) = (pool.clone(), head.clone());
         tokio::task::spawn_blocking(move || -> anyhow::Result<Vec<u8>> {
             let control = Control::new();
             let (previous, hash) =
-                Phase1::read(&pool, &control, head_bytes.as_slice(), &Limits::default())?;
+                Phase1::read(&pool, &control, head.as_slice(), &Limits::default())?;
             let next =
                 phase1::contribute(&pool, &control, previous, &hash, &Secrets::random(b"bench"))?;
             let mut bytes = Vec::new();
@@ -187,7 +258,7 @@ pub(super) async fn run(
     let started = Instant::now();
     let answer = check(
         http.put(format!("{base}/v1/ceremonies/{id}/contribution"))
-            .bearer_auth(&tokens[0])
+            .bearer_auth(token)
             .header("upload-length", made.len())
             .body(made.clone())
             .send()
@@ -196,38 +267,11 @@ pub(super) async fn run(
     .await?;
     let accept = started.elapsed();
     let accepted: lockstep_server::ceremony::wire::AcceptedView = answer.json().await?;
-    stop.store(true, Ordering::Relaxed);
-    let (mut latencies, mut during) = (Vec::new(), Vec::new());
-    for task in pollers_tasks {
-        let (alone, busy) = task.await??;
-        latencies.extend(alone);
-        during.extend(busy);
-    }
-    // The server's read of both files and its verification, run here.
-    let local_verify = {
-        let contribution = made.clone();
-        tokio::task::spawn_blocking(move || -> anyhow::Result<Duration> {
-            let control = Control::new();
-            let started = Instant::now();
-            let (previous, hash) =
-                Phase1::read(&pool, &control, head_bytes.as_slice(), &Limits::default())?;
-            let (next, _) =
-                Phase1::read(&pool, &control, contribution.as_slice(), &Limits::default())?;
-            phase1::verify_contribution(&pool, &control, &previous, &hash, &next)?;
-            Ok(started.elapsed())
-        })
-        .await??
-    };
-    Ok(QueueFigures {
-        polls: latencies.len(),
-        latencies,
-        wall,
-        cpu,
-        contribution_len: made.len(),
+    Ok(Turn {
+        head,
+        made,
         accept,
         server_verify: Duration::from_millis(accepted.verify_ms),
-        local_verify,
-        during,
     })
 }
 

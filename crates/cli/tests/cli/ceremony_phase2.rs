@@ -3,31 +3,13 @@
 //! refusals. The circuit is the ceremony crate's fixture (999 constraints, a BSB22 commitment;
 //! its regeneration command is in `crates/ceremony/tests/ceremony/phase2.rs`).
 
+use crate::gnark::harness;
+use crate::{fails, ok};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
-
-use crate::{fails, ok};
 
 fn circuit() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../ceremony/tests/fixtures/chain-1000-commit.r1cs")
-}
-
-fn harness() -> &'static Path {
-    static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../interop/gnark");
-        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gnark-harness-cli");
-        let status = Command::new("go")
-            .args(["build", "-o"])
-            .arg(&out)
-            .arg(".")
-            .current_dir(&dir)
-            .status()
-            .expect("go is installed (scripts/setup --test)");
-        assert!(status.success(), "building the gnark harness failed");
-        out
-    })
 }
 
 fn gnark(d: &Path, args: &[&str]) -> bool {

@@ -23,6 +23,8 @@ mod ceremony;
 mod ceremony_hostile;
 mod ceremony_phase2;
 mod ceremony_snarkjs;
+#[path = "../support/gnark.rs"]
+mod gnark;
 mod info;
 mod memory;
 mod plan;

@@ -6,12 +6,12 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use lockstep_server::ceremony::wire::{TranscriptView, TurnView, UploadView};
 
 use super::{Relay, http, lockstep, stderr, strings};
+use crate::gnark::harness;
 
 /// Runs `lockstep args` in `dir`; it must succeed. Its standard output.
 fn ok(dir: &Path, args: &[String]) -> String {
@@ -177,24 +177,6 @@ fn wait_for(what: &str, mut check: impl FnMut() -> bool) {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-}
-
-/// The gnark harness, built once.
-fn harness() -> &'static Path {
-    static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../interop/gnark");
-        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gnark-harness-relay");
-        let status = Command::new("go")
-            .args(["build", "-o"])
-            .arg(&out)
-            .arg(".")
-            .current_dir(&dir)
-            .status()
-            .expect("go is installed (scripts/setup --test)");
-        assert!(status.success(), "building the gnark harness failed");
-        out
-    })
 }
 
 fn gnark(dir: &Path, args: &[&str]) {

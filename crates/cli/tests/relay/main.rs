@@ -19,6 +19,8 @@
 
 mod ceremony;
 mod faults;
+#[path = "../support/gnark.rs"]
+mod gnark;
 mod rounds;
 mod security;
 
