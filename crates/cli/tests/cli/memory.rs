@@ -251,11 +251,14 @@ fn every_command_under_an_address_space_limit_fails_cleanly_or_runs() {
         );
     }
     // The engines' own vectors were among what did not fit (not only the start's headroom):
-    // which ones depends on where the steps fall, so any of phase 1's G1 and G2 vectors.
-    for group in ["G1 ", "G2 "] {
-        assert!(
-            named.iter().any(|r| r.contains(group) && r.contains("Tau")),
-            "no refusal named a {group}vector: {named:?}"
-        );
-    }
+    // which ones depends on where the steps fall in the binary's address-space layout, so any
+    // of phase 1's G1 and G2 vectors (they share one fallible read). Since issue 31's binary, no
+    // limit on this host falls where a G2 vector is the one that does not fit (swept by 500 KiB:
+    // the G1 vectors' windows, then success).
+    assert!(
+        named
+            .iter()
+            .any(|r| (r.contains("G1 ") || r.contains("G2 ")) && r.contains("Tau")),
+        "no refusal named a phase 1 vector: {named:?}"
+    );
 }
