@@ -4,7 +4,7 @@
 //! phase 2 for a circuit whose R1CS and sealed phase 1 it uploads) with invited participants
 //! (tokens stored hashed, as a round's) or open registration up to a cap. Then:
 //!
-//! - **the queue** ([`rules`]): participants join; one holds the turn at a time, with a
+//! - **the queue** ([`Turn`], [`Status`]): participants join; one holds the turn at a time, with a
 //!   deadline for download, contribution and upload; a lapsed turn passes on and its late upload
 //!   is refused; a participant may leave. Every transition is one transaction on the
 //!   ceremony's row ([`Db`](crate::Db), SQLite or PostgreSQL), so a restart resumes where it was.
