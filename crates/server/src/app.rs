@@ -462,19 +462,14 @@ async fn post_message(
         return Err(too_large().into());
     }
     let mut staging = relay.store.stage()?;
-    receive(body, relay.body_idle, &kind.to_string(), |data| {
-        if staging.written() + data.len() as u64 > spec.max_bytes {
-            return Err(too_large().into());
-        }
-        staging.write_all(data).map_err(|source| {
-            StoreError::Io {
-                action: "write a staged upload",
-                path: "staging".into(),
-                source,
-            }
-            .into()
-        })
-    })
+    receive_staged(
+        body,
+        relay.body_idle,
+        &kind.to_string(),
+        &mut staging,
+        spec.max_bytes,
+        || too_large().into(),
+    )
     .await?;
     let store = relay.store.clone();
     // The check decodes every element: CPU work, off the async threads.
@@ -556,6 +551,34 @@ pub(crate) async fn receive(
         write(&data)?;
         received += data.len() as u64;
     }
+}
+
+/// [`receive`] into a store's staging file, refused with `too_large` once past `limit` bytes.
+///
+/// # Errors
+/// As [`receive`]; `too_large()`; the staging file's write failure.
+pub(crate) async fn receive_staged(
+    body: Body,
+    idle: Duration,
+    what: &str,
+    staging: &mut crate::DiskStaging,
+    limit: u64,
+    too_large: impl Fn() -> Refused,
+) -> Result<u64, Refused> {
+    receive(body, idle, what, |data| {
+        if staging.written() + data.len() as u64 > limit {
+            return Err(too_large());
+        }
+        staging.write_all(data).map_err(|source| {
+            StoreError::Io {
+                action: "write a staged upload",
+                path: "staging".into(),
+                source,
+            }
+            .into()
+        })
+    })
+    .await
 }
 
 /// The first byte a `Range: bytes=N-` asks for: 0 without one; refused for any other form

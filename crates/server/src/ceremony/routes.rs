@@ -23,7 +23,7 @@ use super::wire::{
     AcceptedView, CeremonyCreated, Entry, FileView, NamedInvitation, NewCeremony, Register,
     SealRequest, SealView, TranscriptView, TurnView, UploadView,
 };
-use crate::app::{Refused, bearer, now, receive, round_id, serve_file};
+use crate::app::{Refused, bearer, now, receive, receive_staged, round_id, serve_file};
 use crate::{DbError, Relay, RoundId, Store as _, StoreError};
 
 /// The most JSON an operator's or a registrant's request may carry.
@@ -221,23 +221,12 @@ async fn store_body(
     limit: u64,
 ) -> Result<FileRef, Refused> {
     let mut staging = relay.store.stage()?;
-    let len = receive(body, relay.body_idle, what, |data| {
-        use crate::Staging as _;
-        if staging.written() + data.len() as u64 > limit {
-            return Err(Refused::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "too-large",
-                format!("the {what} is more than this server's {limit} bytes"),
-            ));
-        }
-        staging.write_all(data).map_err(|source| {
-            StoreError::Io {
-                action: "write a staged upload",
-                path: "staging".into(),
-                source,
-            }
-            .into()
-        })
+    let len = receive_staged(body, relay.body_idle, what, &mut staging, limit, || {
+        Refused::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "too-large",
+            format!("the {what} is more than this server's {limit} bytes"),
+        )
     })
     .await?;
     let store = relay.store.clone();
