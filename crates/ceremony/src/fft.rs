@@ -35,6 +35,13 @@ use crate::curve;
 const ROOT_OF_UNITY_2_32: &str =
     "10238227357739495823651030575849232062558860180284477541189508159991286009131";
 
+/// ffjavascript's root of unity of order 2^32 for BLS12-381's r, which snarkjs's transforms
+/// use: `5^t` for `r - 1 = 2^32 t`, 5 being the smallest quadratic non-residue
+/// (`wasm_field1.js`: `w[s] = nqr^t`). Not gnark's: keys built on one root do not verify with
+/// the other (the test below derives it).
+const SNARKJS_ROOT_OF_UNITY_2_32: &str =
+    "937917089079007706106976984802249742464848817460758522850752807661925904159";
+
 /// Butterflies per task of a pass: milliseconds of scalar multiplications.
 const BUTTERFLY_BLOCK: usize = 32;
 
@@ -62,9 +69,22 @@ impl Domain {
     /// # Panics
     /// If `power` is above 32 (phase 1 sizes are checked long before).
     pub fn new(power: u32) -> Self {
+        Self::with_root(power, ROOT_OF_UNITY_2_32)
+    }
+
+    /// The domain of size `2^power` on snarkjs's root of unity (ffjavascript's `Fr.w[power]`):
+    /// the domain of its `.ptau` Lagrange sections and `.zkey` files.
+    ///
+    /// # Panics
+    /// If `power` is above 32.
+    pub fn snarkjs(power: u32) -> Self {
+        Self::with_root(power, SNARKJS_ROOT_OF_UNITY_2_32)
+    }
+
+    fn with_root(power: u32, root_2_32: &str) -> Self {
         assert!(power <= 32, "invariant: a domain of 2^0 to 2^32");
         let n = 1usize << power;
-        let root = Scalar::from_str_vartime(ROOT_OF_UNITY_2_32).expect("invariant: a constant");
+        let root = Scalar::from_str_vartime(root_2_32).expect("invariant: a constant");
         let omega = root.pow_vartime([1u64 << (32 - power)]);
         let omega_inv = omega
             .invert()
@@ -353,6 +373,38 @@ mod tests {
         let root = Scalar::from_str_vartime(ROOT_OF_UNITY_2_32).unwrap();
         assert_eq!(root.pow_vartime([1u64 << 32]), Scalar::ONE);
         assert_eq!(root.pow_vartime([1u64 << 31]), -Scalar::ONE);
+    }
+
+    #[test]
+    fn snarkjs_root_is_five_to_the_odd_part_of_r_minus_one() {
+        // r - 1 = 2^32 t: t's limbs are r's shifted right by 32.
+        let t = [
+            0xfffe_5bfe_ffff_ffff,
+            0x09a1_d805_53bd_a402,
+            0x299d_7d48_3339_d808,
+            0x0000_0000_73ed_a753,
+        ];
+        let five = Scalar::from(5u64);
+        // 5 is a non-residue: 5^((r-1)/2) = -1.
+        let half = [
+            0x7fff_ffff_8000_0000,
+            0xa9de_d201_7fff_2dff,
+            0x199c_ec04_04d0_ec02,
+            0x39f6_d3a9_94ce_bea4,
+        ];
+        assert_eq!(five.pow_vartime(half), -Scalar::ONE);
+        for small in 2u64..5 {
+            assert_eq!(Scalar::from(small).pow_vartime(half), Scalar::ONE);
+        }
+        assert_eq!(
+            Scalar::from_str_vartime(SNARKJS_ROOT_OF_UNITY_2_32).unwrap(),
+            five.pow_vartime(t),
+            "the constant is 5^t"
+        );
+        let d = Domain::snarkjs(10);
+        assert_eq!(d.omega().pow_vartime([1024]), Scalar::ONE);
+        assert_ne!(d.omega().pow_vartime([512]), Scalar::ONE);
+        assert_ne!(d.omega(), Domain::new(10).omega());
     }
 
     #[test]

@@ -32,6 +32,8 @@
 //! expose safely (each block with its `SAFETY` argument).
 #![deny(unsafe_code)]
 
+pub mod binfile;
+pub mod circom;
 pub mod codec;
 mod curve;
 pub mod fft;
@@ -42,6 +44,7 @@ pub mod phase2;
 pub mod ptau;
 pub mod r1cs;
 pub mod reference;
+pub mod zkey;
 
 pub use codec::{CodecError, DEFAULT_MAX_POWER, Limits, Location, PointProblem, contribution_len};
 pub use file_kind::{FileKind, SNIFF_LEN, points_at_most};

@@ -12,38 +12,36 @@
 //! or gnark chain are proved in gnark's form, which snarkjs cannot check; the powers are what
 //! `snarkjs powersoftau prepare phase2` and `groth16 setup` use.
 
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, Write};
 
 use blstrs::{G1Affine, G2Affine};
 use group::prime::PrimeCurveAffine;
 use lockstep_shard::{Control, Pool};
 
+use crate::binfile::{SectionReader, Table, read_points};
 use crate::codec::{
-    CodecError, Compressed, HashingReader, HashingWriter, Limits, Location, PointProblem,
-    read_vector, write_vector,
+    CodecError, Compressed, HashingWriter, Limits, Location, PointProblem, write_vector,
 };
 use crate::curve;
 use crate::phase1::{Srs, VerifyError, check_powers};
+
+mod prepare;
+
+pub use prepare::{Prepared, prepare};
 
 /// Why a `.ptau` file cannot be imported.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum PtauError {
-    /// The file does not start with `ptau`.
-    #[error("not a snarkjs .ptau file (no \"ptau\" magic)")]
-    NotPtau,
-    /// Another format version than 1.
-    #[error("unsupported .ptau version {0} (expected 1)")]
-    Version(u32),
+    /// The container: magic, version, section table.
+    #[error(transparent)]
+    Binfile(#[from] crate::binfile::BinfileError),
     /// The header names another curve.
     #[error("the file is for another curve ({0}), not BLS12-381")]
     Curve(String),
     /// A section that must be present is not.
     #[error("section {0} is missing")]
     MissingSection(u32),
-    /// A section appears twice.
-    #[error("section {0} appears twice")]
-    DuplicateSection(u32),
     /// The header section is not 60 bytes (n8, q, power, ceremony power for BLS12-381).
     #[error("section 1 (the header) holds {0} bytes, expected 60")]
     HeaderSize(u64),
@@ -59,14 +57,6 @@ pub enum PtauError {
         /// The header's power.
         power: u32,
     },
-    /// A section runs past the end of the file.
-    #[error("section {id} at byte {offset} runs past the end of the file")]
-    SectionBounds {
-        /// The section.
-        id: u32,
-        /// Where its body starts.
-        offset: u64,
-    },
     /// The first powers are not the generators.
     #[error("{0} is not the generator")]
     NotGenerator(&'static str),
@@ -76,6 +66,29 @@ pub enum PtauError {
     /// A point or field failed to decode.
     #[error(transparent)]
     Codec(#[from] CodecError),
+    /// The powers are fewer than a circuit needs.
+    #[error(
+        "the .ptau holds powers for 2^{power}; the circuit needs 2^{needed} (a .ptau of power {needed} or more)"
+    )]
+    TooSmall {
+        /// The file's power.
+        power: u32,
+        /// The power needed.
+        needed: u32,
+    },
+}
+
+impl From<lockstep_shard::Error<std::convert::Infallible>> for PtauError {
+    fn from(error: lockstep_shard::Error<std::convert::Infallible>) -> Self {
+        Self::Codec(match error {
+            lockstep_shard::Error::Cancelled => CodecError::Cancelled,
+            lockstep_shard::Error::Memory(refused) => CodecError::Memory {
+                what: "a transform's points",
+                refused,
+            },
+            other => CodecError::Worker(other.to_string()),
+        })
+    }
 }
 
 /// What a `.ptau` file holds.
@@ -100,7 +113,7 @@ const Q: [u64; 6] = [
 ];
 
 /// q as 48 little-endian bytes (the `.ptau` header's q).
-fn q_bytes() -> [u8; 48] {
+pub(crate) fn q_bytes() -> [u8; 48] {
     let mut out = [0u8; 48];
     for (chunk, limb) in out.chunks_exact_mut(8).zip(Q) {
         chunk.copy_from_slice(&limb.to_le_bytes());
@@ -133,13 +146,13 @@ fn put_limbs(limbs: &[u64; 6], out: &mut [u8]) {
     }
 }
 
-fn g1_from_ptau(bytes: &Compressed<96>) -> Result<G1Affine, PointProblem> {
+pub(crate) fn g1_from_ptau(bytes: &Compressed<96>) -> Result<G1Affine, PointProblem> {
     let x = limbs(&bytes.0[..48])?;
     let y = limbs(&bytes.0[48..])?;
     Ok(curve::g1_from_montgomery(x, y)?)
 }
 
-fn g1_to_ptau(point: &G1Affine) -> Compressed<96> {
+pub(crate) fn g1_to_ptau(point: &G1Affine) -> Compressed<96> {
     // blst holds coordinates in Montgomery form, as .ptau does; infinity is (0, 0) in both.
     let raw: &blst::blst_p1_affine = point.as_ref();
     let mut out = Compressed([0; 96]);
@@ -148,12 +161,12 @@ fn g1_to_ptau(point: &G1Affine) -> Compressed<96> {
     out
 }
 
-fn g2_from_ptau(bytes: &Compressed<192>) -> Result<G2Affine, PointProblem> {
+pub(crate) fn g2_from_ptau(bytes: &Compressed<192>) -> Result<G2Affine, PointProblem> {
     let c = |i: usize| limbs(&bytes.0[i * 48..(i + 1) * 48]);
     Ok(curve::g2_from_montgomery([c(0)?, c(1)?, c(2)?, c(3)?])?)
 }
 
-fn g2_to_ptau(point: &G2Affine) -> Compressed<192> {
+pub(crate) fn g2_to_ptau(point: &G2Affine) -> Compressed<192> {
     let raw: &blst::blst_p2_affine = point.as_ref();
     let mut out = Compressed([0; 192]);
     for (i, fp) in [&raw.x.fp[0], &raw.x.fp[1], &raw.y.fp[0], &raw.y.fp[1]]
@@ -165,73 +178,136 @@ fn g2_to_ptau(point: &G2Affine) -> Compressed<192> {
     out
 }
 
-/// A section's body: where it starts and its size.
-#[derive(Clone, Copy)]
-struct Section {
-    offset: u64,
-    size: u64,
+/// Section names for errors, as snarkjs names them (sections 2-6, then 12-15).
+fn name(id: u32) -> &'static str {
+    match id {
+        2 => "tauG1",
+        3 => "tauG2",
+        4 => "alphaTauG1",
+        5 => "betaTauG1",
+        6 => "betaG2",
+        12 => "lagrangeTauG1",
+        13 => "lagrangeTauG2",
+        14 => "lagrangeAlphaTauG1",
+        15 => "lagrangeBetaTauG1",
+        _ => "section",
+    }
 }
 
-fn read_u32(
-    reader: &mut impl Read,
-    location: &'static str,
-    offset: u64,
-) -> Result<u32, CodecError> {
-    let mut b = [0u8; 4];
-    HashingReader::at(reader, offset).fill(&mut b, Location::value(location))?;
-    Ok(u32::from_le_bytes(b))
+/// An open `.ptau`: its section table, checked against its header's power, from which any
+/// run of any section's points is read (and checked) on demand.
+pub(crate) struct PtauFile {
+    table: Table,
+    power: u32,
+    ceremony_power: u32,
 }
 
-fn read_u64(
-    reader: &mut impl Read,
-    location: &'static str,
-    offset: u64,
-) -> Result<u64, CodecError> {
-    let mut b = [0u8; 8];
-    HashingReader::at(reader, offset).fill(&mut b, Location::value(location))?;
-    Ok(u64::from_le_bytes(b))
-}
+impl PtauFile {
+    /// Reads the table and the header, and checks every section's size against the power
+    /// (sections 12-15, if present, as `prepare phase2` sizes them).
+    pub(crate) fn open<R: Read + Seek>(input: &mut R, limits: &Limits) -> Result<Self, PtauError> {
+        let table = Table::read(input, "snarkjs .ptau file", "ptau", 1)?;
+        let header = table.require(1, "header")?;
+        let mut reader = SectionReader::new(input, header)?;
+        let n8 = reader.u32(Location::value("header n8"))?;
+        if n8 != 48 {
+            let guess = if n8 == 32 {
+                "a 32-byte base field, as bn128's"
+            } else {
+                "another base field size"
+            };
+            return Err(PtauError::Curve(format!("n8 = {n8}: {guess}")));
+        }
+        let mut q = [0u8; 48];
+        reader.fill(&mut q, Location::value("header q"))?;
+        if q != q_bytes() {
+            return Err(PtauError::Curve(
+                "a 48-byte base field other than BLS12-381's".to_owned(),
+            ));
+        }
+        if header.size != 60 {
+            return Err(PtauError::HeaderSize(header.size));
+        }
+        let power = reader.u32(Location::value("header power"))?;
+        let ceremony_power = reader.u32(Location::value("header ceremony power"))?;
+        let power = limits.check_n(1u64.checked_shl(power).unwrap_or(0), header.offset + 4 + 48)?;
+        let n = 1u64 << power;
+        let blocks = 2 * n - 1;
+        let mut sizes = vec![
+            (2, 2 * n - 1, 96),
+            (3, n, 192),
+            (4, n, 96),
+            (5, n, 96),
+            (6, 1, 192),
+        ];
+        if table.get(12).is_some() {
+            sizes.extend([
+                (12, 2 * blocks + 1, 96),
+                (13, blocks, 192),
+                (14, blocks, 96),
+                (15, blocks, 96),
+            ]);
+        }
+        for (id, points, width) in sizes {
+            let found = table.get(id).ok_or(PtauError::MissingSection(id))?.size;
+            let expected = points * width;
+            if found != expected {
+                return Err(PtauError::SectionSize {
+                    id,
+                    found,
+                    expected,
+                    power,
+                });
+            }
+        }
+        Ok(Self {
+            table,
+            power,
+            ceremony_power,
+        })
+    }
 
-/// Reads section `id`'s `count` points with `decode` (the input is `len` bytes long).
-fn read_section<P, B, R>(
-    (pool, control): (&Pool, &Control),
-    input: &mut R,
-    len: u64,
-    (id, section): (u32, Section),
-    count: usize,
-    decode: fn(&B) -> Result<P, PointProblem>,
-) -> Result<Vec<P>, PtauError>
-where
-    P: Copy + Default + Send + Sync,
-    B: Copy + Default + Send + Sync + AsMut<[u8]>,
-    R: Read + Seek,
-{
-    input
-        .seek(SeekFrom::Start(section.offset))
-        .map_err(CodecError::Io)?;
-    let mut reader = HashingReader::at(input, section.offset).with_end(Some(len));
-    let name = NAMES[id as usize - 2];
-    Ok(read_vector(
-        pool,
-        control,
-        &mut reader,
-        name,
-        0,
-        count,
-        decode,
-        None,
-    )?)
-}
+    /// The powers' `P` (`N = 2^P`).
+    pub(crate) fn power(&self) -> u32 {
+        self.power
+    }
 
-/// Section names for errors, as snarkjs names them.
-const NAMES: [&str; 6] = [
-    "tauG1",
-    "tauG2",
-    "alphaTauG1",
-    "betaTauG1",
-    "betaG2",
-    "contributions",
-];
+    /// Whether `prepare phase2` wrote the Lagrange sections 12-15.
+    pub(crate) fn prepared(&self) -> bool {
+        self.table.get(12).is_some()
+    }
+
+    /// The table.
+    pub(crate) fn table(&self) -> &Table {
+        &self.table
+    }
+
+    /// Points `first..first + count` of section `id` (whose points are `B`-byte encodings),
+    /// each checked; errors name them `tauG1[i]`...
+    pub(crate) fn points<P, B, R>(
+        &self,
+        (pool, control): (&Pool, &Control),
+        input: &mut R,
+        id: u32,
+        (first, count): (u64, usize),
+        decode: fn(&B) -> Result<P, PointProblem>,
+    ) -> Result<Vec<P>, PtauError>
+    where
+        P: Copy + Default + Send + Sync,
+        B: Copy + Default + Send + Sync + AsMut<[u8]>,
+        R: Read + Seek,
+    {
+        let section = self.table.get(id).ok_or(PtauError::MissingSection(id))?;
+        Ok(read_points(
+            (pool, control),
+            input,
+            section,
+            name(id),
+            (first, count),
+            decode,
+        )?)
+    }
+}
 
 /// Reads a `.ptau` file, checking every point (canonical coordinates, on the curve, in the
 /// subgroup; the first bad one in file order is the error, named `tauG1[i]`...).
@@ -245,125 +321,29 @@ pub fn read<R: Read + Seek>(
     mut input: R,
     limits: &Limits,
 ) -> Result<Ptau, PtauError> {
-    let len = input.seek(SeekFrom::End(0)).map_err(CodecError::Io)?;
-    input.seek(SeekFrom::Start(0)).map_err(CodecError::Io)?;
-    let mut magic = [0u8; 4];
-    if len < 4 || {
-        HashingReader::new(&mut input).fill(&mut magic, Location::value("magic"))?;
-        magic != *b"ptau"
-    } {
-        return Err(PtauError::NotPtau);
-    }
-    let version = read_u32(&mut input, "version", 4)?;
-    if version != 1 {
-        return Err(PtauError::Version(version));
-    }
-    let count = read_u32(&mut input, "section count", 8)?;
-    let mut sections: [Option<Section>; 8] = [None; 8];
-    let mut offset = 12u64;
-    for _ in 0..count {
-        let id = read_u32(&mut input, "section id", offset)?;
-        let size = read_u64(&mut input, "section size", offset + 4)?;
-        let body = offset + 12;
-        if size > len.saturating_sub(body) {
-            return Err(PtauError::SectionBounds { id, offset: body });
-        }
-        if let Some(slot) = sections.get_mut(id as usize) {
-            if slot.is_some() {
-                return Err(PtauError::DuplicateSection(id));
-            }
-            *slot = Some(Section { offset: body, size });
-        }
-        offset = body + size;
-        input
-            .seek(SeekFrom::Start(offset))
-            .map_err(CodecError::Io)?;
-    }
-    // One rule with the phase 1 reader: a file is its content and nothing after it (the
-    // sections the table lists, here; snarkjs's extra sections are sections, not trailing).
-    if offset < len {
-        return Err(CodecError::TrailingBytes { offset }.into());
-    }
-    let section = |id: u32| sections[id as usize].ok_or(PtauError::MissingSection(id));
-
-    let header = section(1)?;
-    input
-        .seek(SeekFrom::Start(header.offset))
-        .map_err(CodecError::Io)?;
-    let n8 = read_u32(&mut input, "header n8", header.offset)?;
-    if n8 != 48 {
-        let guess = if n8 == 32 {
-            "a 32-byte base field, as bn128's"
-        } else {
-            "another base field size"
-        };
-        return Err(PtauError::Curve(format!("n8 = {n8}: {guess}")));
-    }
-    let mut q = [0u8; 48];
-    HashingReader::at(&mut input, header.offset + 4).fill(&mut q, Location::value("header q"))?;
-    if q != q_bytes() {
-        return Err(PtauError::Curve(
-            "a 48-byte base field other than BLS12-381's".to_owned(),
-        ));
-    }
-    if header.size != 60 {
-        return Err(PtauError::HeaderSize(header.size));
-    }
-    let power = read_u32(&mut input, "header power", header.offset + 52)?;
-    let ceremony_power = read_u32(&mut input, "header ceremony power", header.offset + 56)?;
-    let n = limits.check_n(1u64.checked_shl(power).unwrap_or(0), header.offset + 52)?;
-    let n = 1usize << n;
-
-    let sizes = [
-        (2, 2 * n - 1, 96),
-        (3, n, 192),
-        (4, n, 96),
-        (5, n, 96),
-        (6, 1, 192),
-    ];
-    for (id, points, width) in sizes {
-        let found = section(id)?.size;
-        let expected = (points * width) as u64;
-        if found != expected {
-            return Err(PtauError::SectionSize {
-                id,
-                found,
-                expected,
-                power,
-            });
-        }
-    }
+    let file = PtauFile::open(&mut input, limits)?;
+    let n = 1usize << file.power;
     let runtime = (pool, control);
     // Both sections' first points, the generators, are checked before any section is decoded
     // in full (a file of zeros, or one whose tauG2 is wrong, fails at once, not after all of
     // tauG1: 2^29 points at power 28); then the sections in order, as snarkjs writes them, so
     // the first bad point in the file is the error.
-    let first_g1 = read_section(runtime, &mut input, len, (2, section(2)?), 1, g1_from_ptau)?;
+    let first_g1 = file.points(runtime, &mut input, 2, (0, 1), g1_from_ptau)?;
     if first_g1[0] != curve::g1() {
         return Err(PtauError::NotGenerator("tauG1[0]"));
     }
-    let first_g2 = read_section(runtime, &mut input, len, (3, section(3)?), 1, g2_from_ptau)?;
+    let first_g2 = file.points(runtime, &mut input, 3, (0, 1), g2_from_ptau)?;
     if first_g2[0] != curve::g2() {
         return Err(PtauError::NotGenerator("tauG2[0]"));
     }
-    let g1_tau = read_section(
-        runtime,
-        &mut input,
-        len,
-        (2, section(2)?),
-        2 * n - 1,
-        g1_from_ptau,
-    )?;
-    let g2_tau = read_section(runtime, &mut input, len, (3, section(3)?), n, g2_from_ptau)?;
-    let alpha_tau = read_section(runtime, &mut input, len, (4, section(4)?), n, g1_from_ptau)?;
-    let beta_tau = read_section(runtime, &mut input, len, (5, section(5)?), n, g1_from_ptau)?;
-    let beta_g2 = read_section(runtime, &mut input, len, (6, section(6)?), 1, g2_from_ptau)?[0];
-    let contributions = match sections[7] {
+    let g1_tau = file.points(runtime, &mut input, 2, (0, 2 * n - 1), g1_from_ptau)?;
+    let g2_tau = file.points(runtime, &mut input, 3, (0, n), g2_from_ptau)?;
+    let alpha_tau = file.points(runtime, &mut input, 4, (0, n), g1_from_ptau)?;
+    let beta_tau = file.points(runtime, &mut input, 5, (0, n), g1_from_ptau)?;
+    let beta_g2 = file.points(runtime, &mut input, 6, (0, 1), g2_from_ptau)?[0];
+    let contributions = match file.table.get(7) {
         Some(s) if s.size >= 4 => {
-            input
-                .seek(SeekFrom::Start(s.offset))
-                .map_err(CodecError::Io)?;
-            read_u32(&mut input, "contribution count", s.offset)?
+            SectionReader::new(&mut input, s)?.u32(Location::value("contribution count"))?
         }
         _ => return Err(PtauError::MissingSection(7)),
     };
@@ -375,7 +355,7 @@ pub fn read<R: Read + Seek>(
             beta_tau,
             beta_g2,
         },
-        ceremony_power,
+        ceremony_power: file.ceremony_power,
         contributions,
     })
 }

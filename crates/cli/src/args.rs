@@ -166,9 +166,13 @@ pub(crate) enum CeremonyCommand {
     /// Groth16 proofs made with the ceremony's keys.
     #[command(subcommand)]
     Groth16(Groth16Command),
-    /// snarkjs `.ptau` files (BLS12-381) in and out.
+    /// snarkjs `.ptau` files (BLS12-381) in and out, and prepared for phase 2.
     #[command(subcommand)]
     Ptau(PtauCommand),
+    /// snarkjs Groth16 `.zkey` files of circom circuits (BLS12-381), byte for byte as snarkjs
+    /// 0.7.6 writes them.
+    #[command(subcommand)]
+    Zkey(ZkeyCommand),
     /// Print what a phase 1 or sealed SRS file holds: power, kind, challenge, hash.
     Info {
         /// The file.
@@ -301,6 +305,24 @@ pub(crate) struct VerifyTranscriptArgs {
     pub(crate) dir: Option<PathBuf>,
 }
 
+/// snarkjs `.zkey` steps (`snarkjs zkey ...`).
+#[derive(Debug, Subcommand)]
+pub(crate) enum ZkeyCommand {
+    /// The initial key of a circom circuit (snarkjs's `zkey new` / `groth16 setup`); the
+    /// `.ptau` may be prepared for phase 2 or not.
+    New {
+        /// The circuit: circom's `.r1cs`, compiled with `--prime bls12381`.
+        #[arg(value_name = "R1CS")]
+        r1cs: PathBuf,
+        /// The powers of tau: a snarkjs `.ptau` of the circuit's power or more.
+        #[arg(value_name = "PTAU")]
+        ptau: PathBuf,
+        /// The `.zkey` to write.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+    },
+}
+
 /// `.ptau` conversions.
 #[derive(Debug, Subcommand)]
 pub(crate) enum PtauCommand {
@@ -316,6 +338,16 @@ pub(crate) enum PtauCommand {
         /// Write the SRS commons alone (a sealed SRS) instead of a phase 1 object.
         #[arg(long)]
         srs: bool,
+    },
+    /// Add the Lagrange sections 12-15 a `.zkey` is made from (snarkjs's `powersoftau prepare
+    /// phase2`, byte for byte): every point of the input checked first.
+    Prepare {
+        /// The `.ptau` file.
+        #[arg(value_name = "FILE")]
+        input: PathBuf,
+        /// The prepared `.ptau` to write.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
     },
     /// Write a phase 1 object or a sealed SRS as a `.ptau` for snarkjs (`powersoftau prepare
     /// phase2`, then `groth16 setup`).

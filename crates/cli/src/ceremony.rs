@@ -15,13 +15,16 @@ mod phase1;
 mod phase2;
 mod ptau;
 mod server;
+mod zkey;
 
 use lockstep_ceremony::phase1::Phase1;
 use lockstep_ceremony::phase2::Phase2;
 
 use self::beacon::Beacon;
 use self::context::{Context, Opened, hex};
-use crate::args::{CeremonyCommand, Groth16Command, Phase1Command, Phase2Command, PtauCommand};
+use crate::args::{
+    CeremonyCommand, Groth16Command, Phase1Command, Phase2Command, PtauCommand, ZkeyCommand,
+};
 use crate::session::Session;
 
 /// Runs a `lockstep ceremony` subcommand.
@@ -86,6 +89,12 @@ pub(crate) fn run(command: &CeremonyCommand, session: Session) -> anyhow::Result
             ptau::import(&ctx, input, out, *srs)
         }
         CeremonyCommand::Ptau(PtauCommand::Export { input, out }) => ptau::export(&ctx, input, out),
+        CeremonyCommand::Ptau(PtauCommand::Prepare { input, out }) => {
+            ptau::prepare(&ctx, input, out)
+        }
+        CeremonyCommand::Zkey(ZkeyCommand::New { r1cs, ptau, out }) => {
+            zkey::new(&ctx, r1cs, ptau, out)
+        }
         CeremonyCommand::Info { file } => info::print(&ctx, file),
         CeremonyCommand::Open(args) => server::open(&ctx, args),
         CeremonyCommand::Participate(args) => server::participate(&ctx, args),

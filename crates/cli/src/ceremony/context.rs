@@ -199,12 +199,12 @@ impl Context {
 
     /// Writes output `index` of `outputs` (in the order [`stage`](Self::stage) was given
     /// them) with a progress bar, and returns its SHA-256.
-    pub(crate) fn write_output(
+    pub(crate) fn write_output<E: std::error::Error + Send + Sync + 'static>(
         &self,
         outputs: &mut Outputs,
         index: usize,
         points: u64,
-        write: impl FnOnce(&Control, &mut BufWriter<&mut File>) -> Result<[u8; 32], CodecError>,
+        write: impl FnOnce(&Control, &mut BufWriter<&mut File>) -> Result<[u8; 32], E>,
     ) -> anyhow::Result<[u8; 32]> {
         let id = outputs.ids[index];
         let shown = outputs.staged.shown(id).to_owned();
