@@ -17,15 +17,22 @@
 //! infinity all zeros. `zkey new` writes the sections in the order 1, 2, 4, 3, 9, 8, 5, 6, 7,
 //! 10; `zkey contribute` and `beacon` in 1..10: [`Zkey::write`] takes the order.
 
+mod contribute;
 mod file;
 mod hash;
 mod new;
+mod rng;
+mod verify;
+mod vkey;
 
 use blstrs::{G1Affine, G2Affine};
 
+pub use contribute::{Kind, beacon, contribute, contribution_hash};
 pub use file::{NEW_ORDER, ORDER};
 pub use hash::{HashedPoints, circuit_hash, format_hash, hashed_h_points};
 pub use new::{new, new_serial};
+pub use verify::{Verification, Verified, ZkeyVerifyError, verify};
+pub use vkey::verification_key_json;
 
 use crate::binfile::BinfileError;
 use crate::circom::CircomError;

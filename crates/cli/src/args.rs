@@ -321,6 +321,64 @@ pub(crate) enum ZkeyCommand {
         #[arg(long, value_name = "FILE")]
         out: PathBuf,
     },
+    /// Contribute to a `.zkey` (snarkjs's `zkey contribute`): randomness from the operating
+    /// system mixed with --entropy; prints the contribution hash to publish.
+    Contribute {
+        /// The last `.zkey` of the chain.
+        #[arg(long = "in", value_name = "FILE")]
+        input: PathBuf,
+        /// Your contribution (never the input file).
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// Your name, recorded in the key (snarkjs keeps its first 64 characters).
+        #[arg(long, value_name = "NAME")]
+        name: Option<String>,
+        /// Text mixed into the operating system's randomness; `-` reads it from standard input.
+        #[arg(long, value_name = "TEXT")]
+        entropy: Option<String>,
+    },
+    /// The final contribution of a public beacon (snarkjs's `zkey beacon`): deterministic,
+    /// snarkjs's bytes for the same beacon and exponent.
+    Beacon {
+        /// The last `.zkey` of the chain.
+        #[arg(long = "in", value_name = "FILE")]
+        input: PathBuf,
+        /// The key to write.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// The beacon value, hex (1 to 255 bytes).
+        #[arg(long, value_name = "HEX")]
+        beacon: String,
+        /// SHA-256 is applied 2^EXP times to the beacon (10 to 32).
+        #[arg(long, value_name = "EXP")]
+        exp: u8,
+        /// A name recorded with it.
+        #[arg(long, value_name = "NAME")]
+        name: Option<String>,
+    },
+    /// Verify a `.zkey` against its circuit and powers of tau (snarkjs's `zkey verify`): every
+    /// contribution, and every section against the initial key; exit 0 and `ZKey Ok!`, or 1
+    /// and the first check that fails.
+    Verify {
+        /// The circuit: circom's `.r1cs`.
+        #[arg(value_name = "R1CS")]
+        r1cs: PathBuf,
+        /// The `.ptau` the key was made from.
+        #[arg(value_name = "PTAU")]
+        ptau: PathBuf,
+        /// The `.zkey`.
+        #[arg(value_name = "ZKEY")]
+        zkey: PathBuf,
+    },
+    /// Write a `.zkey`'s verification key as snarkjs's JSON (`zkey export verificationkey`).
+    ExportVkey {
+        /// The `.zkey`.
+        #[arg(value_name = "ZKEY")]
+        zkey: PathBuf,
+        /// The JSON file to write.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+    },
 }
 
 /// `.ptau` conversions.

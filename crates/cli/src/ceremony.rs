@@ -22,9 +22,7 @@ use lockstep_ceremony::phase2::Phase2;
 
 use self::beacon::Beacon;
 use self::context::{Context, Opened, hex};
-use crate::args::{
-    CeremonyCommand, Groth16Command, Phase1Command, Phase2Command, PtauCommand, ZkeyCommand,
-};
+use crate::args::{CeremonyCommand, Groth16Command, Phase1Command, Phase2Command, PtauCommand};
 use crate::session::Session;
 
 /// Runs a `lockstep ceremony` subcommand.
@@ -92,9 +90,7 @@ pub(crate) fn run(command: &CeremonyCommand, session: Session) -> anyhow::Result
         CeremonyCommand::Ptau(PtauCommand::Prepare { input, out }) => {
             ptau::prepare(&ctx, input, out)
         }
-        CeremonyCommand::Zkey(ZkeyCommand::New { r1cs, ptau, out }) => {
-            zkey::new(&ctx, r1cs, ptau, out)
-        }
+        CeremonyCommand::Zkey(command) => zkey::run(&ctx, command),
         CeremonyCommand::Info { file } => info::print(&ctx, file),
         CeremonyCommand::Open(args) => server::open(&ctx, args),
         CeremonyCommand::Participate(args) => server::participate(&ctx, args),

@@ -265,3 +265,133 @@ pub(crate) fn g2_from_montgomery(limbs: [[u64; 6]; 4]) -> Result<G2Affine, Refus
     }
     Ok(out)
 }
+
+/// `(q - 1) / 2`: an element is "negative" in snarkjs's sense when its standard value is above.
+const HALF_Q: [u64; 6] = [
+    0xdcff_7fff_ffff_d555,
+    0x0f55_ffff_58a9_ffff,
+    0xb398_6950_7b58_7b12,
+    0xb23b_a5c2_79c2_895f,
+    0x258d_d3db_21a5_d66b,
+    0x0d00_88f5_1cbf_f34d,
+];
+
+/// Whether `a`'s standard value is above `(q - 1) / 2` (ffjavascript's `isNegative`).
+fn fp_is_negative(a: &blst::blst_fp) -> bool {
+    let mut limbs = [0u64; 6];
+    // SAFETY: blst writes six limbs from one initialised field element.
+    unsafe { blst::blst_uint64_from_fp(limbs.as_mut_ptr(), a) };
+    for (l, h) in limbs.iter().rev().zip(HALF_Q.iter().rev()) {
+        if l != h {
+            return l > h;
+        }
+    }
+    false
+}
+
+/// snarkjs's G1 `fromRng` after its draws (`wasm_curve.js`): for `x` (Montgomery limbs, below
+/// q), `y` a square root of `x^3 + 4` made negative exactly when `greatest`, and the point
+/// multiplied by G1's full cofactor (`cofactor`, little-endian). `None` if `x^3 + 4` is not a
+/// square. Variable time: the draws are public (a proof of knowledge's base point).
+pub(crate) fn g1_from_draw(x: [u64; 6], greatest: bool, cofactor: &[u8]) -> Option<G1Projective> {
+    let x = blst::blst_fp { l: x };
+    let mut rhs = blst::blst_fp::default();
+    let mut four = blst::blst_fp::default();
+    let mut y = blst::blst_fp::default();
+    // SAFETY: every pointer is to an initialised, live blst_fp (or a u64 array of six limbs).
+    let square = unsafe {
+        blst::blst_fp_from_uint64(&mut four, [4u64, 0, 0, 0, 0, 0].as_ptr());
+        blst::blst_fp_sqr(&mut rhs, &x);
+        blst::blst_fp_mul(&mut rhs, &rhs, &x);
+        blst::blst_fp_add(&mut rhs, &rhs, &four);
+        blst::blst_fp_sqrt(&mut y, &rhs)
+    };
+    if !square {
+        return None;
+    }
+    let flip = greatest != fp_is_negative(&y);
+    let mut point = blst_p1_affine { x, y };
+    let mut out = blst_p1::default();
+    // SAFETY: initialised points and field elements; blst reads `cofactor.len()` bytes.
+    unsafe {
+        blst::blst_fp_cneg(&mut point.y, &point.y, flip);
+        blst::blst_p1_from_affine(&mut out, &point);
+        blst_p1_mult(&mut out, &out, cofactor.as_ptr(), 8 * cofactor.len());
+        Some(std::mem::transmute::<blst_p1, G1Projective>(out))
+    }
+}
+
+/// snarkjs's G2 `fromRng` after its draws: `x = c0 + c1 u`, `y` a square root of
+/// `x^3 + 4(1 + u)` made negative (snarkjs's `Fq2.isNegative`: `c1`'s sign, or `c0`'s when
+/// `c1 = 0`) exactly when `greatest`, multiplied by G2's full cofactor. `None` if not a
+/// square. Variable time: the draws are public (a transcript's hash to G2).
+pub(crate) fn g2_from_draw(
+    x: [[u64; 6]; 2],
+    greatest: bool,
+    cofactor: &[u8],
+) -> Option<G2Projective> {
+    let x = blst::blst_fp2 {
+        fp: [blst::blst_fp { l: x[0] }, blst::blst_fp { l: x[1] }],
+    };
+    let mut rhs = blst::blst_fp2::default();
+    let mut b = blst::blst_fp2::default();
+    let mut y = blst::blst_fp2::default();
+    // SAFETY: every pointer is to an initialised, live blst_fp2 (or six limbs).
+    let square = unsafe {
+        blst::blst_fp_from_uint64(&mut b.fp[0], [4u64, 0, 0, 0, 0, 0].as_ptr());
+        b.fp[1] = b.fp[0];
+        blst::blst_fp2_sqr(&mut rhs, &x);
+        blst::blst_fp2_mul(&mut rhs, &rhs, &x);
+        blst::blst_fp2_add(&mut rhs, &rhs, &b);
+        blst::blst_fp2_sqrt(&mut y, &rhs)
+    };
+    if !square {
+        return None;
+    }
+    let c1_zero = y.fp[1].l == [0; 6];
+    let negative = if c1_zero {
+        fp_is_negative(&y.fp[0])
+    } else {
+        fp_is_negative(&y.fp[1])
+    };
+    let mut point = blst_p2_affine { x, y };
+    let mut out = blst_p2::default();
+    // SAFETY: initialised points and field elements; blst reads `cofactor.len()` bytes.
+    unsafe {
+        blst::blst_fp2_cneg(&mut point.y, &point.y, greatest != negative);
+        blst::blst_p2_from_affine(&mut out, &point);
+        blst_p2_mult(&mut out, &out, cofactor.as_ptr(), 8 * cofactor.len());
+        Some(std::mem::transmute::<blst_p2, G2Projective>(out))
+    }
+}
+
+/// The pairing `e(p, q)` (Miller loop and final exponentiation, blstrs' `pairing`) as its
+/// twelve Fq coefficients in standard form, little-endian limbs, in snarkjs's order: `c0.c0.c0,
+/// c0.c0.c1, c0.c1.c0, ..., c1.c2.c1`.
+pub(crate) fn pairing_coefficients(p: &G1Affine, q: &G2Affine) -> [[u64; 6]; 12] {
+    let mut f = blst::blst_fp12::default();
+    // SAFETY: blstrs' affine points are blst's (checked above); blst writes one blst_fp12.
+    unsafe {
+        blst::blst_miller_loop(&mut f, q.as_ref(), p.as_ref());
+        blst::blst_final_exp(&mut f, &f);
+    }
+    let mut out = [[0u64; 6]; 12];
+    let coefficients = f
+        .fp6
+        .iter()
+        .flat_map(|fp6| fp6.fp2.iter())
+        .flat_map(|fp2| fp2.fp.iter());
+    for (slot, fp) in out.iter_mut().zip(coefficients) {
+        // SAFETY: blst writes six limbs from one initialised field element.
+        unsafe { blst::blst_uint64_from_fp(slot.as_mut_ptr(), fp) };
+    }
+    out
+}
+
+/// A base-field element's standard value from its Montgomery limbs.
+pub(crate) fn fp_standard(montgomery: [u64; 6]) -> [u64; 6] {
+    let mut out = [0u64; 6];
+    // SAFETY: blst writes six limbs from one initialised field element.
+    unsafe { blst::blst_uint64_from_fp(out.as_mut_ptr(), &blst::blst_fp { l: montgomery }) };
+    out
+}

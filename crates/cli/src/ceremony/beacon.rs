@@ -54,7 +54,7 @@ impl Beacon {
 
 /// The beacon given by `--beacon`: hex digits (a `0x` prefix allowed), never empty, for a
 /// beacon is a public value no contributor could know in advance.
-fn parse_beacon(text: &str) -> anyhow::Result<Vec<u8>> {
+pub(super) fn parse_beacon(text: &str) -> anyhow::Result<Vec<u8>> {
     let trimmed = text.trim();
     let digits = trimmed
         .strip_prefix("0x")

@@ -84,7 +84,10 @@ pub(crate) fn contribute<T: Chained>(ctx: &Context, args: &ContributeArgs) -> an
 
 /// The text of `--entropy`: given, read from standard input for `-`, or none; wiped when
 /// dropped.
-fn entropy_text(ctx: &Context, entropy: Option<&str>) -> anyhow::Result<Zeroizing<Vec<u8>>> {
+pub(super) fn entropy_text(
+    ctx: &Context,
+    entropy: Option<&str>,
+) -> anyhow::Result<Zeroizing<Vec<u8>>> {
     Ok(match entropy {
         Some("-") => read_entropy(ctx, std::io::stdin().lock())?,
         Some(text) => Zeroizing::new(text.as_bytes().to_vec()),

@@ -1,0 +1,306 @@
+//! `snarkjs zkey verify` (`zkey_verify_fromr1cs.js`, `zkey_verify_frominit.js`): a `.zkey`
+//! checked against its circuit and the `.ptau` it was made from.
+//!
+//! # Checks, in order (the first that fails is the error)
+//! 1. Each contribution: its transcript recomputed from the circuit hash and the earlier
+//!    public keys; `e(g1_s, g2_spx) = e(g1_sx, s')` for `s'` the transcript's hash to G2 (the
+//!    proof of knowledge of `k`); `e(delta_before, g2_spx) = e(deltaAfter, s')` (delta moved by
+//!    that `k`); a beacon's `g1_s` and `g1_sx` recomputed from its hash and exponent.
+//! 2. The header against the initial key regenerated from the `.r1cs` and `.ptau` ([`super::new`]):
+//!    sizes, `alpha_1`, `beta_1`, `beta_2`, `gamma_2`; `delta_1` the last `deltaAfter`;
+//!    `e(delta_1, g2) = e(g1, delta_2)`.
+//! 3. The circuit hash; sections 3-7 (IC, coefficients, A, B1, B2) equal to the initial key's,
+//!    the first differing point or entry named.
+//! 4. Sections 8 (C) and 9 (H): the initial key's divided by delta, by random linear
+//!    combinations with independent 128-bit coefficients (`e(sum c_i P_i, delta_2) =
+//!    e(sum c_i P0_i, g2)`); a failing section is bisected (fresh coefficients each time) to
+//!    name its first bad point.
+//!
+//! Stronger than snarkjs: every point of the file is checked on its curve and in its subgroup
+//! when read ([`Zkey::read`]); snarkjs checks neither.
+
+use std::io::{Read, Seek};
+
+use blstrs::{G1Affine, G2Affine};
+use group::Curve;
+use lockstep_shard::{Control, Pool};
+
+use super::contribute::{beacon_key, contribution_hash, transcript};
+use super::rng::hash_to_g2;
+use super::{Zkey, ZkeyError};
+use crate::circom::CircomR1cs;
+use crate::codec::Limits;
+use crate::curve::{self, Coefficients, PowerSegment};
+
+/// Why a `.zkey` was refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ZkeyVerifyError {
+    /// The key or the initial key could not be read or made.
+    #[error(transparent)]
+    Zkey(#[from] ZkeyError),
+    /// A contribution's check failed.
+    #[error("contribution #{number}{name}: {problem}", number = .index + 1, name = .name.as_deref().map(|n| format!(" ({n})")).unwrap_or_default())]
+    Contribution {
+        /// Its index (0 for the first).
+        index: usize,
+        /// Its name, if any.
+        name: Option<String>,
+        /// What failed.
+        problem: &'static str,
+    },
+    /// The key does not match the initial key made from the `.r1cs` and `.ptau`.
+    #[error("{0}")]
+    Initial(String),
+}
+
+/// One verified contribution.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Verified {
+    /// Its name, if any.
+    pub name: Option<String>,
+    /// The hash snarkjs prints for it.
+    pub hash: [u8; 64],
+    /// A beacon's hash and exponent.
+    pub beacon: Option<(Vec<u8>, u8)>,
+}
+
+/// What a verified key holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Verification {
+    /// The circuit hash.
+    pub circuit_hash: [u8; 64],
+    /// The contributions in order.
+    pub contributions: Vec<Verified>,
+}
+
+/// Verifies `key` against the circuit `r1cs` and the `.ptau` `ptau` (see the module's checks).
+///
+/// # Errors
+/// [`ZkeyVerifyError`]: the first check that fails, named; the initial key's errors.
+pub fn verify<R: Read + Seek>(
+    pool: &Pool,
+    control: &Control,
+    r1cs: &CircomR1cs,
+    ptau: R,
+    key: &Zkey,
+    limits: &Limits,
+) -> Result<Verification, ZkeyVerifyError> {
+    let contributions = check_contributions(control, key)?;
+    let init = super::new(pool, control, r1cs, ptau, limits)?;
+    check_against(pool, control, key, &init)?;
+    Ok(Verification {
+        circuit_hash: key.circuit_hash,
+        contributions,
+    })
+}
+
+/// The chain of contributions (check 1).
+fn check_contributions(control: &Control, key: &Zkey) -> Result<Vec<Verified>, ZkeyVerifyError> {
+    let mut delta = curve::g1();
+    let mut out = Vec::with_capacity(key.contributions.len());
+    for (index, c) in key.contributions.iter().enumerate() {
+        let fail = |problem| ZkeyVerifyError::Contribution {
+            index,
+            name: c.name.clone(),
+            problem,
+        };
+        if transcript(
+            &key.circuit_hash,
+            &key.contributions[..index],
+            &c.g1_s,
+            &c.g1_sx,
+        ) != c.transcript
+        {
+            return Err(fail(
+                "its transcript is not the hash of the circuit and the contributions before it",
+            ));
+        }
+        let sp = hash_to_g2(&c.transcript);
+        let identity = |p: &G1Affine| bool::from(group::prime::PrimeCurveAffine::is_identity(p));
+        if identity(&c.g1_s)
+            || identity(&c.g1_sx)
+            || !curve::same_ratio(&c.g1_s, &c.g2_spx, &c.g1_sx, &sp)
+        {
+            return Err(fail(
+                "its public key's G1 and G2 parts do not have the same ratio",
+            ));
+        }
+        if identity(&c.delta_after) || !curve::same_ratio(&delta, &c.g2_spx, &c.delta_after, &sp) {
+            return Err(fail(
+                "deltaAfter does not follow its public key from the delta before it",
+            ));
+        }
+        let beacon = match (c.kind, &c.beacon_hash, c.iterations_exp) {
+            (0, _, _) => None,
+            (1, Some(hash), Some(exp)) => {
+                let (g1_s, g1_sx) =
+                    beacon_key(control, hash, exp).map_err(ZkeyVerifyError::Zkey)?;
+                if g1_s != c.g1_s || g1_sx != c.g1_sx {
+                    return Err(fail(
+                        "its key is not the one its beacon hash and exponent give",
+                    ));
+                }
+                Some((hash.clone(), exp))
+            }
+            (1, _, _) => return Err(fail("a beacon without its hash or exponent")),
+            _ => return Err(fail("a type other than 0 (contribution) or 1 (beacon)")),
+        };
+        delta = c.delta_after;
+        out.push(Verified {
+            name: c.name.clone(),
+            hash: contribution_hash(c),
+            beacon,
+        });
+    }
+    Ok(out)
+}
+
+/// Checks 2 to 4, against the regenerated initial key.
+fn check_against(
+    pool: &Pool,
+    control: &Control,
+    key: &Zkey,
+    init: &Zkey,
+) -> Result<(), ZkeyVerifyError> {
+    let fail = |text: String| Err(ZkeyVerifyError::Initial(text));
+    let (h, i) = (&key.header, &init.header);
+    if (h.n_vars, h.n_public, h.power) != (i.n_vars, i.n_public, i.power) {
+        return fail(format!(
+            "the key is for another circuit: {} wires, {} public, domain 2^{}; the .r1cs gives {}, {}, 2^{}",
+            h.n_vars, h.n_public, h.power, i.n_vars, i.n_public, i.power
+        ));
+    }
+    for (name, same) in [
+        ("alpha_1", h.alpha1 == i.alpha1),
+        ("beta_1", h.beta1 == i.beta1),
+        ("beta_2", h.beta2 == i.beta2),
+        ("gamma_2", h.gamma2 == i.gamma2),
+    ] {
+        if !same {
+            return fail(format!("{name} is not the .ptau's (header, section 2)"));
+        }
+    }
+    let last = key
+        .contributions
+        .last()
+        .map_or(curve::g1(), |c| c.delta_after);
+    if h.delta1 != last {
+        return fail(
+            "delta_1 is not the last contribution's deltaAfter (header, section 2)".to_owned(),
+        );
+    }
+    if !curve::same_ratio(&h.delta1, &curve::g2(), &curve::g1(), &h.delta2) {
+        return fail("delta_2 does not match delta_1 (header, section 2)".to_owned());
+    }
+    if key.circuit_hash != init.circuit_hash {
+        return fail("the circuit hash is not the one this .r1cs and .ptau give: a key of another circuit or powers (section 10)".to_owned());
+    }
+    let first_difference =
+        |a: &[G1Affine], b: &[G1Affine]| a.iter().zip(b).position(|(x, y)| x != y);
+    for (id, name, at) in [
+        (3, "IC", first_difference(&key.ic, &init.ic)),
+        (5, "A", first_difference(&key.a, &init.a)),
+        (6, "B1", first_difference(&key.b1, &init.b1)),
+        (
+            7,
+            "B2",
+            key.b2.iter().zip(&init.b2).position(|(x, y)| x != y),
+        ),
+    ] {
+        if let Some(index) = at {
+            return fail(format!(
+                "section {id} ({name}): point {index} is not the initial key's"
+            ));
+        }
+    }
+    if key.coefficients != init.coefficients {
+        let entry = key
+            .coefficients
+            .get(4..)
+            .unwrap_or_default()
+            .chunks(44)
+            .zip(init.coefficients.get(4..).unwrap_or_default().chunks(44))
+            .position(|(x, y)| x != y);
+        return fail(match entry {
+            Some(e) => format!("section 4 (coefficients): entry {e} is not the initial key's"),
+            None => "section 4 (coefficients): another count of entries".to_owned(),
+        });
+    }
+    for (id, name, got, initial) in [(8, "C", &key.c, &init.c), (9, "H", &key.h, &init.h)] {
+        if !divided(pool, control, got, initial, &h.delta2, 0..got.len())? {
+            let index = first_bad(pool, control, got, initial, &h.delta2)?;
+            return fail(match index {
+                Some(index) => format!(
+                    "section {id} ({name}): point {index} is not the initial key's divided by delta"
+                ),
+                None => format!("section {id} ({name}) is not the initial key's divided by delta"),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Whether `got[range]` is `initial[range]` divided by delta, by one random linear combination.
+fn divided(
+    pool: &Pool,
+    control: &Control,
+    got: &[G1Affine],
+    initial: &[G1Affine],
+    delta2: &G2Affine,
+    range: std::ops::Range<usize>,
+) -> Result<bool, ZkeyVerifyError> {
+    let seed = curve::random_seed();
+    fn segment(points: &[G1Affine], range: std::ops::Range<usize>) -> PowerSegment<'_, G1Affine> {
+        PowerSegment {
+            first: range.start as u64,
+            points: &points[range],
+        }
+    }
+    let run = |error: lockstep_shard::Error<std::convert::Infallible>| {
+        ZkeyVerifyError::Zkey(error.into())
+    };
+    let [mine, theirs] = curve::msm_many(
+        pool,
+        control,
+        [
+            curve::MsmJob {
+                segments: vec![segment(got, range.clone())],
+                coefficients: Coefficients::Random128(&seed),
+            },
+            curve::MsmJob {
+                segments: vec![segment(initial, range)],
+                coefficients: Coefficients::Random128(&seed),
+            },
+        ],
+    )
+    .map_err(run)?;
+    Ok(curve::same_ratio(
+        &mine.to_affine(),
+        delta2,
+        &theirs.to_affine(),
+        &curve::g2(),
+    ))
+}
+
+/// The first point of a failing section, by bisection with fresh coefficients.
+fn first_bad(
+    pool: &Pool,
+    control: &Control,
+    got: &[G1Affine],
+    initial: &[G1Affine],
+    delta2: &G2Affine,
+) -> Result<Option<usize>, ZkeyVerifyError> {
+    let (mut lo, mut hi) = (0, got.len());
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if !divided(pool, control, got, initial, delta2, lo..mid)? {
+            hi = mid;
+        } else if !divided(pool, control, got, initial, delta2, mid..hi)? {
+            lo = mid;
+        } else {
+            return Ok(None);
+        }
+    }
+    Ok((lo < hi).then_some(lo))
+}
