@@ -147,7 +147,9 @@ impl FileKind {
             Self::VerifyingKey => "`lockstep ceremony groth16 verify --vk` reads it",
             Self::Proof => "`lockstep ceremony groth16 verify --proof` reads it",
             Self::PublicWitness => "`lockstep ceremony groth16 verify --public` reads it",
-            Self::Zkey | Self::CircomR1cs | Self::Wtns => "lockstep does not read it yet",
+            Self::Zkey => "`lockstep ceremony zkey contribute/beacon/verify/export-vkey` read it",
+            Self::CircomR1cs => "`lockstep ceremony zkey new` and `zkey verify` read it",
+            Self::Wtns => "`lockstep ceremony info` reads it",
         }
     }
 

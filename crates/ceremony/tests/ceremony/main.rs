@@ -4,6 +4,8 @@
 //!   serial reference byte for byte at 1, 2, 3 and 5 workers and on a current-thread pool.
 //! - `bad_input`: every kind of bad file or bad contribution gets its own clear error.
 //! - `gnark`: files go both ways between us and gnark v0.15 (the harness in `interop/gnark/`).
+//! - `zkey`: snarkjs's phase 2 (prepare, zkey new, beacon, the key's codec, verify) on every
+//!   pool against its serial reference.
 
 #![allow(
     clippy::unwrap_used,
@@ -15,6 +17,7 @@ mod bad_input;
 mod equivalence;
 mod gnark;
 mod phase2;
+mod zkey;
 
 use std::sync::OnceLock;
 

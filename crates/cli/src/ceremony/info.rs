@@ -4,12 +4,18 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Instant;
 
+use anyhow::Context as _;
+use lockstep_ceremony::circom::{CircomR1cs, Witness};
+use lockstep_ceremony::zkey::{self, Zkey};
 use lockstep_ceremony::{FileKind, Limits};
+use lockstep_shard::Control;
 
 use super::{Context, hex};
 
-/// Prints what a phase 1 object or a sealed SRS holds, after reading (and checking) all of it.
-/// The file is read once (a pipe works); a `.ptau` or another file is named as such.
+/// Prints what a phase 1 object, a sealed SRS, a circom `.r1cs` or `.wtns` or a snarkjs `.zkey`
+/// holds, after reading (and checking) all of it. A gnark file is read once (a pipe works);
+/// circom's and snarkjs's are read through their section tables (a file); a `.ptau` or another
+/// file is named as such.
 pub(crate) fn print(ctx: &Context, path: &Path) -> anyhow::Result<()> {
     let started = Instant::now();
     let opened = ctx.open("FILE", path)?;
@@ -54,12 +60,83 @@ pub(crate) fn print(ctx: &Context, path: &Path) -> anyhow::Result<()> {
             writeln!(out, "hash: {}", hex(&hash))?;
             srs.stored_points()
         }
+        Some(FileKind::CircomR1cs) => {
+            drop(opened);
+            let input = super::zkey::open_sectioned("FILE", path, FileKind::CircomR1cs)?;
+            let r1cs = CircomR1cs::read(input).with_context(|| format!("{}", path.display()))?;
+            let h = r1cs.header();
+            writeln!(out, "kind: circom .r1cs (BLS12-381)")?;
+            size_line(&mut out, size)?;
+            // snarkjs's `r1cs info` lines, in its order.
+            writeln!(out, "Curve: bls12-381")?;
+            writeln!(out, "# of Wires: {}", h.wires)?;
+            writeln!(out, "# of Constraints: {}", h.constraints)?;
+            writeln!(out, "# of Private Inputs: {}", h.private_inputs)?;
+            writeln!(out, "# of Public Inputs: {}", h.public_inputs)?;
+            writeln!(out, "# of Labels: {}", h.labels)?;
+            writeln!(out, "# of Outputs: {}", h.outputs)?;
+            writeln!(
+                out,
+                "Groth16 domain: 2^{} (snarkjs's zkey new needs a .ptau of power {} or more)",
+                h.domain_power(),
+                h.domain_power()
+            )?;
+            r1cs.terms() as u64
+        }
+        Some(FileKind::Wtns) => {
+            drop(opened);
+            let input = super::zkey::open_sectioned("FILE", path, FileKind::Wtns)?;
+            let witness = Witness::read(input).with_context(|| format!("{}", path.display()))?;
+            writeln!(out, "kind: circom .wtns witness (BLS12-381)")?;
+            size_line(&mut out, size)?;
+            writeln!(
+                out,
+                "values: {} (the constant 1 first)",
+                witness.values().len()
+            )?;
+            witness.values().len() as u64
+        }
+        Some(FileKind::Zkey) => {
+            drop(opened);
+            let input = super::zkey::open_sectioned("FILE", path, FileKind::Zkey)?;
+            let key = Zkey::read(&pool, &Control::new(), input, &Limits::default())
+                .with_context(|| format!("{}", path.display()))?;
+            let h = &key.header;
+            writeln!(out, "kind: snarkjs Groth16 .zkey (BLS12-381)")?;
+            size_line(&mut out, size)?;
+            writeln!(out, "wires: {}", h.n_vars)?;
+            writeln!(out, "public signals: {}", h.n_public)?;
+            writeln!(out, "domain: 2^{}", h.power)?;
+            writeln!(out, "contributions: {}", key.contributions.len())?;
+            for (i, c) in key.contributions.iter().enumerate() {
+                let what = if c.kind == 1 {
+                    "beacon"
+                } else {
+                    "contribution"
+                };
+                writeln!(
+                    out,
+                    "  #{} {what} {}:
+{}",
+                    i + 1,
+                    c.name.as_deref().unwrap_or(""),
+                    zkey::format_hash(&zkey::contribution_hash(c))
+                )?;
+            }
+            writeln!(
+                out,
+                "Circuit Hash:
+{}",
+                zkey::format_hash(&key.circuit_hash)
+            )?;
+            (key.ic.len() + 3 * key.a.len() + key.c.len() + key.h.len()) as u64
+        }
         Some(FileKind::Ptau) => anyhow::bail!(
             "{} is a snarkjs .ptau file: `lockstep ceremony ptau import` checks it and writes it as a phase 1 object",
             path.display()
         ),
         Some(other) => anyhow::bail!(
-            "{} is {}: `ceremony info` describes phase 1 objects and sealed SRSs; {}",
+            "{} is {}: `ceremony info` describes phase 1 objects, sealed SRSs, circom .r1cs and .wtns files and snarkjs .zkey files; {}",
             path.display(),
             other.described(),
             other.read_by()

@@ -23,6 +23,7 @@ mod ceremony;
 mod ceremony_hostile;
 mod ceremony_phase2;
 mod ceremony_snarkjs;
+mod ceremony_zkey;
 #[path = "../support/gnark.rs"]
 mod gnark;
 mod info;
