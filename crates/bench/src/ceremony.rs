@@ -16,6 +16,7 @@ use sha2::{Digest, Sha256};
 use crate::BenchCeremonyArgs;
 
 mod phase2;
+mod zkey;
 
 /// The stages, as the gnark harness names them.
 const STAGES: [&str; 5] = ["new", "contribute", "read", "verify", "seal"];
@@ -240,6 +241,9 @@ pub(crate) fn run(
             let _ = writeln!(std::io::stderr().lock(), "{text}");
         }
     };
+    if args.snarkjs {
+        return zkey::run(args, worker_counts, &note);
+    }
     let pools: Vec<(usize, Pool)> = worker_counts
         .iter()
         .map(|&w| Ok((w, Pool::new(w)?)))

@@ -135,7 +135,8 @@ pub(crate) struct BenchCeremonyArgs {
     /// Skip the serial reference (slow: one inversion per point) above this power.
     #[arg(long, default_value_t = 14, value_name = "P")]
     pub(crate) serial_max_power: u32,
-    /// Run snarkjs `powersoftau contribute`/`verify` up to this power (contribute takes 52 s at 14).
+    /// Run snarkjs `powersoftau contribute`/`verify` up to this power (contribute takes 52 s at
+    /// 14); with --snarkjs, snarkjs's `prepare phase2` below this power.
     #[arg(long, default_value_t = 14, value_name = "P")]
     pub(crate) snarkjs_max_power: u32,
     /// Where scripts/install-peers put snarkjs.
@@ -147,6 +148,13 @@ pub(crate) struct BenchCeremonyArgs {
     /// Skip gnark and snarkjs (ours only).
     #[arg(long)]
     pub(crate) no_peers: bool,
+    /// Instead: snarkjs's phase 2 (prepare, zkey new, contribute, verify on a circom circuit of
+    /// 2^P - 3 constraints), lockstep's CLI (--lockstep) beside snarkjs, times and peak memory.
+    #[arg(long)]
+    pub(crate) snarkjs: bool,
+    /// The lockstep binary --snarkjs runs (`cargo build --release -p lockstep-cli`).
+    #[arg(long, default_value = "target/release/lockstep", value_name = "FILE")]
+    pub(crate) lockstep: PathBuf,
 }
 
 #[derive(Debug, Args)]

@@ -201,6 +201,8 @@ pub(crate) enum CeremonyKindArg {
     Phase1,
     /// gnark's phase 2 for the circuit --r1cs over the sealed phase 1 --phase1.
     Phase2,
+    /// snarkjs's phase 2 (`.zkey`) for the circom circuit --r1cs over the `.ptau` --phase1.
+    Zkey,
 }
 
 /// `ceremony open`.
@@ -217,11 +219,11 @@ pub(crate) struct OpenArgs {
     /// A phase 1's power of two.
     #[arg(long, value_name = "N", required_if_eq("kind", "phase1"))]
     pub(crate) power: Option<u32>,
-    /// A phase 2's circuit (gnark's R1CS).
-    #[arg(long, value_name = "FILE", required_if_eq("kind", "phase2"))]
+    /// A phase 2's circuit (gnark's R1CS; circom's `.r1cs` for a `.zkey` ceremony).
+    #[arg(long, value_name = "FILE", required_if_eq_any([("kind", "phase2"), ("kind", "zkey")]))]
     pub(crate) r1cs: Option<PathBuf>,
-    /// A phase 2's sealed phase 1.
-    #[arg(long, value_name = "FILE", required_if_eq("kind", "phase2"))]
+    /// A phase 2's sealed phase 1 (a snarkjs `.ptau` for a `.zkey` ceremony).
+    #[arg(long, value_name = "FILE", required_if_eq_any([("kind", "phase2"), ("kind", "zkey")]))]
     pub(crate) phase1: Option<PathBuf>,
     /// What the transcript page calls the ceremony.
     #[arg(long, value_name = "TEXT")]

@@ -114,6 +114,20 @@ impl DiskStore {
         self.root.join("staging")
     }
 
+    /// The stored body of `digest` as a file, which can seek (circom's and snarkjs's files are
+    /// read through their section tables).
+    ///
+    /// # Errors
+    /// [`StoreError::Missing`], [`StoreError::Io`].
+    pub fn open_file(&self, digest: &Digest) -> Result<File, StoreError> {
+        let path = self.object(digest);
+        match File::open(&path) {
+            Ok(file) => Ok(file),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(StoreError::Missing(*digest)),
+            Err(e) => Err(io_error("open", &path)(e)),
+        }
+    }
+
     fn object(&self, digest: &Digest) -> PathBuf {
         let name = digest.to_string();
         self.root.join("objects").join(&name[..2]).join(name)

@@ -77,6 +77,26 @@ impl Contribution {
     }
 }
 
+/// The length of a `.zkey` made by one contribution (not a beacon) named `name` on a key of
+/// `previous_len` bytes: the record (its points, transcript, type, parameter length: 552
+/// bytes) and its parameters (the name as snarkjs encodes it). Every other section keeps its
+/// size, whichever order the previous key's sections were in. A coordinator bounds an upload
+/// by it before reading it.
+pub fn contribution_len(previous_len: u64, name: Option<&str>) -> u64 {
+    let record = Contribution {
+        delta_after: G1Affine::default(),
+        g1_s: G1Affine::default(),
+        g1_sx: G1Affine::default(),
+        g2_spx: G2Affine::default(),
+        transcript: [0; 64],
+        kind: 0,
+        name: name.map(str::to_owned),
+        iterations_exp: None,
+        beacon_hash: None,
+    };
+    previous_len + CONTRIBUTION_FIXED + record.params().len() as u64
+}
+
 /// `s.substring(0, 64)` encoded by `TextEncoder`: a surrogate pair cut in half leaves a lone
 /// surrogate, which the encoder writes as U+FFFD.
 fn js_substring_64(s: &str) -> Vec<u8> {
@@ -549,6 +569,14 @@ fn parse_params(bytes: &[u8]) -> Result<Params, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_contribution_adds_its_record() {
+        assert_eq!(contribution_len(1000, None), 1552);
+        assert_eq!(contribution_len(1000, Some("")), 1552);
+        assert_eq!(contribution_len(1000, Some("alice")), 1552 + 2 + 5);
+        assert_eq!(contribution_len(0, Some(&"x".repeat(100))), 552 + 2 + 64);
+    }
 
     #[test]
     fn names_are_cut_as_javascript_cuts_them() {

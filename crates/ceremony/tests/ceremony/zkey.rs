@@ -191,6 +191,27 @@ fn prepare_beacon_and_the_codec_are_the_same_bytes_on_every_pool() {
     )
     .unwrap();
     assert_eq!(verified.contributions.len(), 1);
+    // One contribution checked against its predecessor, as a coordinator checks an upload.
+    let pool = Pool::new(2).unwrap();
+    let one = zkey::verify_contribution(&pool, &Control::new(), &initial, &key).unwrap();
+    assert_eq!(one.hash, zkey::contribution_hash(&key.contributions[0]));
+    let (next, _) = zkey::contribute(&pool, &Control::new(), key.clone(), Some("n"), b"f").unwrap();
+    zkey::verify_contribution(&pool, &Control::new(), &key, &next).unwrap();
+    // Made on another key (the initial one), or with a point of H swapped: refused, named.
+    let (sibling, _) =
+        zkey::contribute(&pool, &Control::new(), initial.clone(), None, b"g").unwrap();
+    let refused = zkey::verify_contribution(&pool, &Control::new(), &key, &sibling).unwrap_err();
+    assert!(
+        refused.to_string().contains("records 1 contributions"),
+        "{refused}"
+    );
+    let mut swapped = next.clone();
+    swapped.h.swap(1, 2);
+    let refused = zkey::verify_contribution(&pool, &Control::new(), &key, &swapped).unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "section 9 (H): point 1 is not the previous key's divided by delta"
+    );
     let (other, _) = powers_other(5);
     let refused = zkey::verify(
         &Pool::new(2).unwrap(),

@@ -67,6 +67,7 @@ pub(crate) fn open(ctx: &Context, args: &OpenArgs) -> anyhow::Result<()> {
         kind: match args.kind {
             CeremonyKindArg::Phase1 => "phase1",
             CeremonyKindArg::Phase2 => "phase2",
+            CeremonyKindArg::Zkey => "zkey",
         }
         .to_owned(),
         power: args.power.filter(|_| args.kind == CeremonyKindArg::Phase1),
@@ -210,6 +211,14 @@ pub(crate) fn participate(ctx: &Context, args: &ParticipateArgs) -> anyhow::Resu
         match view.kind.as_str() {
             "phase1" => contribute::contribute::<Phase1>(ctx, &contribute_args)?,
             "phase2" => contribute::contribute::<Phase2>(ctx, &contribute_args)?,
+            // Recorded under the participant's public name, as the server requires.
+            "zkey" => super::zkey::contribute(
+                ctx,
+                &contribute_args.input,
+                &out,
+                Some(&view.name),
+                args.entropy.as_deref(),
+            )?,
             other => {
                 anyhow::bail!("a ceremony of kind {other:?}, which this lockstep does not know")
             }
@@ -300,8 +309,8 @@ pub(crate) fn verify_transcript(ctx: &Context, args: &VerifyTranscriptArgs) -> a
     let mut chain = vec![fetch(initial, "initial object", "00-initial")?];
     for entry in &t.contributions {
         // gnark's contribution hash is the SHA-256 of the file's bytes, the digest checked as
-        // it downloads.
-        if entry.contribution_hash != entry.file.digest {
+        // it downloads (a `.zkey`'s is snarkjs's, checked as each link is verified).
+        if t.kind != "zkey" && entry.contribution_hash != entry.file.digest {
             anyhow::bail!(
                 "contribution {} lists hash {} for a file of SHA-256 {}",
                 entry.index,
@@ -379,6 +388,7 @@ pub(crate) fn verify_transcript(ctx: &Context, args: &VerifyTranscriptArgs) -> a
                     .print("the published keys are the seal of the chain with its beacon\n")?;
             }
         }
+        "zkey" => verify_zkey(ctx, &t, &chain, seal, &fetch)?,
         other => anyhow::bail!("a ceremony of kind {other:?}, which this lockstep does not know"),
     }
     ctx.session.print(&format!(
@@ -389,6 +399,116 @@ pub(crate) fn verify_transcript(ctx: &Context, args: &VerifyTranscriptArgs) -> a
 }
 
 type Fetch<'a> = dyn Fn(&FileView, &str, &str) -> anyhow::Result<PathBuf> + 'a;
+
+/// A `.zkey` ceremony's transcript: the initial key is `zkey new`'s of the circuit and powers,
+/// each contribution verified on the one before it (its listed hash snarkjs's), and the seal
+/// the beacon's contribution on the last key, with its verification key.
+fn verify_zkey(
+    ctx: &Context,
+    t: &TranscriptView,
+    chain: &[PathBuf],
+    seal: Option<&lockstep_server::ceremony::wire::SealView>,
+    fetch: &Fetch<'_>,
+) -> anyhow::Result<()> {
+    use lockstep_ceremony::circom::CircomR1cs;
+    use lockstep_ceremony::zkey::{self, Zkey};
+    use lockstep_ceremony::{FileKind, Limits};
+    let r1cs = fetch(
+        t.r1cs
+            .as_ref()
+            .context("a .zkey transcript without its circuit")?,
+        "circuit",
+        "circuit.r1cs",
+    )?;
+    let ptau = fetch(
+        t.phase1
+            .as_ref()
+            .context("a .zkey transcript without its powers of tau")?,
+        "powers of tau",
+        "powers.ptau",
+    )?;
+    let pool = ctx.pool(u64::MAX)?;
+    let control = Control::new();
+    let circuit = CircomR1cs::read(super::zkey::open_sectioned(
+        "circuit",
+        &r1cs,
+        FileKind::CircomR1cs,
+    )?)
+    .context("the circuit")?;
+    let initial = zkey::new(
+        &pool,
+        &control,
+        &circuit,
+        super::zkey::open_sectioned("powers", &ptau, FileKind::Ptau)?,
+        &Limits::default(),
+    )
+    .context("the initial key")?;
+    let digest = initial.write(&pool, &control, &zkey::NEW_ORDER, std::io::sink())?;
+    if t.initial.as_ref().map(|f| f.digest.as_str()) != Some(hex(&digest).as_str()) {
+        anyhow::bail!(
+            "REJECTED: the initial key is not zkey new's of the circuit and powers of tau"
+        );
+    }
+    let read = |path: &PathBuf| -> anyhow::Result<Zkey> {
+        Zkey::read(
+            &pool,
+            &control,
+            super::zkey::open_sectioned("key", path, FileKind::Zkey)?,
+            &Limits::default(),
+        )
+        .with_context(|| format!("{}", path.display()))
+    };
+    let mut previous = initial;
+    for (entry, path) in t.contributions.iter().zip(&chain[1..]) {
+        let next = read(path)?;
+        let verified = zkey::verify_contribution(&pool, &control, &previous, &next)
+            .map_err(|e| anyhow::anyhow!("REJECTED: contribution {}: {e}", entry.index))?;
+        if hex(&verified.hash) != entry.contribution_hash {
+            anyhow::bail!(
+                "REJECTED: contribution {} lists hash {}, but its key's is {}",
+                entry.index,
+                entry.contribution_hash,
+                hex(&verified.hash)
+            );
+        }
+        ctx.session.note(&format!(
+            "contribution {} ({}) verified",
+            entry.index, entry.participant
+        ));
+        previous = next;
+    }
+    if let Some(seal) = seal {
+        let sealed = fetch(
+            seal.result.as_ref().expect("invariant: filtered"),
+            "final key",
+            "final.zkey",
+        )?;
+        let vk = fetch(
+            seal.verifying_key
+                .as_ref()
+                .context("a .zkey seal without its verification key")?,
+            "verification key",
+            "verification_key.json",
+        )?;
+        let beacon = super::beacon::parse_beacon(&seal.beacon)?;
+        let exp = u8::try_from(seal.iterations.trailing_zeros()).unwrap_or(u8::MAX);
+        let (key, _) = zkey::beacon(&pool, &control, previous, Some("beacon"), &beacon, exp)
+            .context("the seal's beacon")?;
+        let local = key.write(&pool, &control, &zkey::ORDER, std::io::sink())?;
+        if file_digest(&sealed)?.to_string() != hex(&local) {
+            anyhow::bail!(
+                "REJECTED: the published key is not the beacon's contribution on the last key"
+            );
+        }
+        if std::fs::read(&vk)? != zkey::verification_key_json(&key).into_bytes() {
+            anyhow::bail!("REJECTED: the published verification key is not the final key's");
+        }
+        ctx.session.print(
+            "the published key and verification key are the seal of the chain with its beacon\n",
+        )?;
+    }
+    Ok(())
+}
 
 fn verify_phase1(
     ctx: &Context,

@@ -121,8 +121,8 @@ fn key_points(key: &Zkey) -> u64 {
     (key.ic.len() + 3 * key.a.len() + key.c.len() + key.h.len()) as u64
 }
 
-/// `zkey contribute --in --out [--name] [--entropy]`.
-fn contribute(
+/// `zkey contribute --in --out [--name] [--entropy]` (and a `.zkey` ceremony's participant).
+pub(super) fn contribute(
     ctx: &Context,
     input: &Path,
     out: &Path,

@@ -931,3 +931,142 @@ fn open_registration_takes_names_up_to_its_cap() {
     hash_of(participate(&relay, d, &d.join("w1"), "work-w1"));
     hash_of(participate(&relay, d, &d.join("w2"), "work-w2"));
 }
+
+#[test]
+fn a_zkey_ceremony_runs_from_a_circom_circuit_to_a_key_snarkjs_verifies() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/zkey");
+    std::fs::copy(fixtures.join("three.r1cs"), d.join("three.r1cs")).unwrap();
+    std::fs::copy(fixtures.join("power4-prepared.ptau"), d.join("pot.ptau")).unwrap();
+    let relay = Relay::sqlite(d, &[]);
+    let opened = open(
+        &relay,
+        d,
+        &[
+            "--kind",
+            "zkey",
+            "--r1cs",
+            "three.r1cs",
+            "--phase1",
+            "pot.ptau",
+        ],
+        &["ann", "ben", "cat"],
+        120,
+    );
+    let t = transcript(&relay, &opened.id);
+    assert_eq!(
+        (t.kind.as_str(), t.phase.as_str(), t.power),
+        ("zkey", "open", 3)
+    );
+    // The server's initial key is `zkey new`'s, byte for byte.
+    ok(
+        d,
+        &strings(&[
+            "ceremony",
+            "zkey",
+            "new",
+            "three.r1cs",
+            "pot.ptau",
+            "--out",
+            "initial.zkey",
+            "-q",
+        ]),
+    );
+    let local = lockstep_server::client::file_digest(&d.join("initial.zkey")).unwrap();
+    assert_eq!(t.initial.as_ref().unwrap().digest, local.to_string());
+    // A contribution recorded under another name than the holder's is refused, named.
+    let token = token_of(&opened.invitations[0]);
+    let view = join(&relay, &opened.id, &token);
+    download_head(&relay, d, &view, "head0.zkey");
+    ok(
+        d,
+        &strings(&[
+            "ceremony",
+            "zkey",
+            "contribute",
+            "--in",
+            "head0.zkey",
+            "--out",
+            "bad.zkey",
+            "--name",
+            "bob",
+            "-q",
+        ]),
+    );
+    let body = std::fs::read(d.join("bad.zkey")).unwrap();
+    let len = body.len() as u64;
+    let (status, said) = upload(&relay, &opened.id, &token, body, len);
+    assert_eq!(status, 422, "{said}");
+    // The body is JSON: the quotes around the names are escaped.
+    assert!(
+        said.contains(r#"recorded under the name \"bob\", not this participant's \"ann\""#),
+        "{said}"
+    );
+    let hashes: Vec<String> = opened
+        .invitations
+        .iter()
+        .skip(1)
+        .enumerate()
+        .map(|(i, invitation)| participate(&relay, d, invitation, &format!("work{i}")))
+        .collect::<Vec<Child>>()
+        .into_iter()
+        .map(hash_of)
+        .collect();
+    assert_eq!(hashes.len(), 2);
+    ok(
+        d,
+        &strings(&[
+            "ceremony",
+            "seal",
+            "--server",
+            &relay.url,
+            "--operator-token",
+            &relay.operator().display().to_string(),
+            "--ceremony",
+            &opened.id,
+            "--beacon",
+            "bea0c0",
+            "--iterations",
+            "1024",
+        ]),
+    );
+    let verified = ok(
+        d,
+        &strings(&["ceremony", "verify-transcript", &opened.page, "--dir", "vt"]),
+    );
+    assert!(
+        verified.contains("the published key and verification key are the seal of the chain"),
+        "{verified}"
+    );
+    assert!(
+        verified.contains("transcript verified: 2 contribution(s), and the seal"),
+        "{verified}"
+    );
+    // snarkjs verifies the published key from the circuit and the powers, and lists the
+    // participants and the beacon with the hashes the transcript published.
+    let snarkjs =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../peers/node_modules/snarkjs/cli.js");
+    assert!(
+        snarkjs.exists(),
+        "snarkjs is not installed: run scripts/install-peers"
+    );
+    let out = Command::new("node")
+        .arg(&snarkjs)
+        .args(["zkey", "verify", "three.r1cs", "pot.ptau", "vt/final.zkey"])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && said.contains("ZKey Ok!"), "{said}");
+    for name in ["#1 ben:", "#2 cat:", "#3 beacon:"] {
+        assert!(said.contains(&format!("contribution {name}")), "{said}");
+    }
+    let t = transcript(&relay, &opened.id);
+    for (entry, hash) in t.contributions.iter().zip(&hashes) {
+        assert_eq!(&entry.contribution_hash, hash);
+        // snarkjs prints the 64 bytes in groups of four.
+        let first = &hash[..8];
+        assert!(said.contains(first), "{first} not in {said}");
+    }
+}

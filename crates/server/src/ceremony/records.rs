@@ -154,6 +154,7 @@ fn ceremony_from(row: &AnyRow) -> Result<Ceremony, DbError> {
     let kind = match row.try_get::<String, _>("kind")?.as_str() {
         "phase1" => CeremonyKind::Phase1 { power },
         "phase2" => CeremonyKind::Phase2,
+        "zkey" => CeremonyKind::Zkey,
         other => return Err(DbError::Corrupt(format!("ceremony kind {other:?}"))),
     };
     let holder: Option<i64> = row.try_get("turn_holder")?;
@@ -492,7 +493,7 @@ impl Db {
         let id = RoundId::generate().map_err(DbError::Random)?;
         let (power, phase) = match kind {
             CeremonyKind::Phase1 { power } => (power, Phase::Open),
-            CeremonyKind::Phase2 => (0, Phase::Pending),
+            CeremonyKind::Phase2 | CeremonyKind::Zkey => (0, Phase::Pending),
         };
         let mut tx = self.pool.begin().await?;
         sqlx::query(

@@ -145,12 +145,13 @@ async fn create(
             )));
         }
         ("phase2", None) => CeremonyKind::Phase2,
-        ("phase2", Some(_)) => {
+        ("zkey", None) => CeremonyKind::Zkey,
+        ("phase2" | "zkey", Some(_)) => {
             return Err(bad(
                 "a phase 2 ceremony takes its power from its circuit; give no power",
             ));
         }
-        (other, _) => return Err(bad(format!("kind {other:?}: phase1 or phase2"))),
+        (other, _) => return Err(bad(format!("kind {other:?}: phase1, phase2 or zkey"))),
     };
     if asked.turn_secs == 0 || asked.turn_secs > caps.max_turn_secs {
         return Err(bad(format!(
@@ -179,7 +180,7 @@ async fn create(
             .await?;
             Some(made)
         }
-        CeremonyKind::Phase2 => None,
+        CeremonyKind::Phase2 | CeremonyKind::Zkey => None,
     };
     let (id, tokens) = relay
         .db
@@ -244,7 +245,8 @@ async fn put_input(
 ) -> Result<(StatusCode, axum::Json<TranscriptView>), Refused> {
     let id = round_id(&id)?;
     operator(&relay, &headers)?;
-    if !matches!(which.as_str(), "r1cs" | "phase1") {
+    // A `.zkey` ceremony's powers of tau (a `.ptau`) take the phase 1's place.
+    if !matches!(which.as_str(), "r1cs" | "phase1" | "ptau") {
         return Err(Refused::not_found());
     }
     let row = relay.db.ceremony(&id).await.map_err(not_found)?;
@@ -267,8 +269,9 @@ async fn put_input(
     let row = change.row.clone();
     change.commit().await?;
     if let (Some(r1cs), Some(phase1)) = (row.r1cs, row.phase1) {
+        let kind = row.kind;
         let derived = on_workers(&relay, move |pool, store| {
-            steps::initial_phase2(pool, store, r1cs, phase1)
+            steps::initial(pool, store, kind, r1cs, phase1)
         })
         .await;
         let (initial, power) = match derived {
@@ -473,10 +476,12 @@ fn holding(row: &Ceremony, me: &Participant, at: u64) -> Result<(FileRef, u64), 
         });
     }
     let head = row.head.expect("invariant: an open ceremony has a head");
-    Ok((
-        head,
-        lockstep_ceremony::contribution_len(head.len, row.head_index == 0),
-    ))
+    let expected = match row.kind {
+        // The participant's name is recorded in the key (the server checks it is theirs).
+        CeremonyKind::Zkey => lockstep_ceremony::zkey::contribution_len(head.len, Some(&me.name)),
+        _ => lockstep_ceremony::contribution_len(head.len, row.head_index == 0),
+    };
+    Ok((head, expected))
 }
 
 fn held_bytes(path: &std::path::Path) -> u64 {
@@ -630,8 +635,9 @@ pub(crate) async fn verify_and_accept(
     let kind = row.kind;
     let started = Instant::now();
     let candidate = path.clone();
+    let name = holder.name.clone();
     let verified = on_workers(relay, move |pool, store| {
-        steps::verify(pool, store, kind, head, &candidate, len)
+        steps::verify(pool, store, kind, head, (&candidate, len), &name)
     })
     .await;
     let verify_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -692,7 +698,7 @@ pub(crate) async fn verify_and_accept(
         index: change.row.head_index + 1,
         participant: me.name.clone(),
         file,
-        hash: hex::encode(hash),
+        hash: hex::encode(&hash),
         verify_ms,
         accepted_at: change.now(),
     };

@@ -15,14 +15,18 @@ pub enum CeremonyKind {
     /// gnark's phase 2 for one circuit: its initial object is derived by the server from the
     /// circuit's R1CS and a sealed phase 1 the operator uploads.
     Phase2,
+    /// snarkjs's phase 2 (`.zkey`) for one circom circuit: its initial key is made by the server
+    /// (`zkey new`) from the circuit's `.r1cs` and a `.ptau` the operator uploads.
+    Zkey,
 }
 
 impl CeremonyKind {
-    /// The name the wire and the database use: `phase1`, `phase2`.
+    /// The name the wire and the database use: `phase1`, `phase2`, `zkey`.
     pub fn name(self) -> &'static str {
         match self {
             Self::Phase1 { .. } => "phase1",
             Self::Phase2 => "phase2",
+            Self::Zkey => "zkey",
         }
     }
 }

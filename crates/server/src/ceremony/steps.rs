@@ -8,9 +8,11 @@ use std::io::{BufReader, Read};
 use std::path::Path;
 use std::sync::Mutex;
 
+use lockstep_ceremony::circom::CircomR1cs;
 use lockstep_ceremony::phase1::{self, Phase1, Srs};
 use lockstep_ceremony::phase2::{self, Origin, Phase2};
 use lockstep_ceremony::r1cs::R1cs;
+use lockstep_ceremony::zkey::{self, Zkey};
 use lockstep_ceremony::{DEFAULT_MAX_POWER, Limits};
 use lockstep_shard::{Control, Pool};
 
@@ -120,9 +122,57 @@ fn read_circuit(
     Ok((circuit, srs))
 }
 
+/// The initial object of a ceremony whose inputs are `r1cs` and `phase1` (a phase 2's circuit
+/// and sealed phase 1; a `.zkey` ceremony's circom circuit and `.ptau`), and its domain power.
+pub(crate) fn initial(
+    pool: &Pool,
+    store: &DiskStore,
+    kind: CeremonyKind,
+    r1cs: FileRef,
+    phase1: FileRef,
+) -> Result<(FileRef, u32), StepError> {
+    match kind {
+        CeremonyKind::Zkey => initial_zkey(pool, store, r1cs, phase1),
+        _ => initial_phase2(pool, store, r1cs, phase1),
+    }
+}
+
+/// A stored file as a seekable reader (circom's and snarkjs's files are read through their
+/// section tables).
+fn open_file(store: &DiskStore, file: FileRef) -> Result<BufReader<std::fs::File>, StepError> {
+    Ok(BufReader::with_capacity(
+        1 << 20,
+        store.open_file(&file.digest)?,
+    ))
+}
+
+/// A `.zkey` ceremony's initial key (snarkjs's `zkey new`) from its stored circom circuit and
+/// `.ptau`, and its domain power.
+fn initial_zkey(
+    pool: &Pool,
+    store: &DiskStore,
+    r1cs: FileRef,
+    ptau: FileRef,
+) -> Result<(FileRef, u32), StepError> {
+    let circuit = CircomR1cs::read(open_file(store, r1cs)?)
+        .map_err(|e| StepError::Invalid(format!("the circuit: {e}")))?;
+    let key = zkey::new(
+        pool,
+        &Control::new(),
+        &circuit,
+        open_file(store, ptau)?,
+        &limits(ptau, None),
+    )
+    .map_err(|e| StepError::Invalid(format!("the powers of tau: {e}")))?;
+    let file = put(store, |w| {
+        key.write(pool, &Control::new(), &zkey::NEW_ORDER, w)
+    })?;
+    Ok((file, key.header.power))
+}
+
 /// A phase 2's initial object, derived from its circuit and sealed phase 1 (both stored), and
 /// the circuit's domain power.
-pub(crate) fn initial_phase2(
+fn initial_phase2(
     pool: &Pool,
     store: &DiskStore,
     r1cs: FileRef,
@@ -135,16 +185,18 @@ pub(crate) fn initial_phase2(
     Ok((file, srs.power()))
 }
 
-/// Verifies the upload at `candidate` as the contribution on `head` (the engine's
-/// `verify_contribution`, every point of both files read and checked) and returns its hash.
+/// Verifies the upload at `candidate` (of `candidate_len` bytes) as participant `name`'s
+/// contribution on `head` (the engine's `verify_contribution`, every point of both files read
+/// and checked) and returns its contribution hash: gnark's (the SHA-256 of the file), or
+/// snarkjs's for a `.zkey` (whose recorded name must be `name`).
 pub(crate) fn verify(
     pool: &Pool,
     store: &DiskStore,
     kind: CeremonyKind,
     head: FileRef,
-    candidate: &Path,
-    candidate_len: u64,
-) -> Result<[u8; 32], StepError> {
+    (candidate, candidate_len): (&Path, u64),
+    name: &str,
+) -> Result<Vec<u8>, StepError> {
     let control = Control::new();
     let file = std::fs::File::open(candidate).map_err(|source| StoreError::Io {
         action: "open an upload",
@@ -170,7 +222,32 @@ pub(crate) fn verify(
                 .map_err(|e| invalid(&e))?;
             phase1::verify_contribution(pool, &control, &previous, &previous_hash, &next)
                 .map_err(|e| invalid(&e))?;
-            Ok(hash)
+            Ok(hash.to_vec())
+        }
+        CeremonyKind::Zkey => {
+            let previous = Zkey::read(pool, &control, open_file(store, head)?, &limits(head, None))
+                .map_err(|e| StepError::Server(format!("the head: {e}")))?;
+            let file = std::fs::File::open(candidate).map_err(|source| StoreError::Io {
+                action: "open an upload",
+                path: candidate.to_path_buf(),
+                source,
+            })?;
+            let next = Zkey::read(
+                pool,
+                &control,
+                BufReader::with_capacity(1 << 20, file),
+                &upload_limits(None),
+            )
+            .map_err(|e| invalid(&e))?;
+            let verified = zkey::verify_contribution(pool, &control, &previous, &next)
+                .map_err(|e| invalid(&e))?;
+            if verified.name.as_deref() != Some(name) {
+                return Err(StepError::Invalid(format!(
+                    "the contribution is recorded under the name {:?}, not this participant's {name:?}",
+                    verified.name.as_deref().unwrap_or("")
+                )));
+            }
+            Ok(verified.hash.to_vec())
         }
         CeremonyKind::Phase2 => {
             let (previous, previous_hash) =
@@ -180,7 +257,7 @@ pub(crate) fn verify(
                 .map_err(|e| invalid(&e))?;
             phase2::verify_contribution(pool, &control, &previous, &previous_hash, &next)
                 .map_err(|e| invalid(&e))?;
-            Ok(hash)
+            Ok(hash.to_vec())
         }
     }
 }
@@ -197,9 +274,12 @@ pub(crate) fn seal(
     iterations: u64,
 ) -> Result<(FileRef, Option<FileRef>), StepError> {
     let control = Control::new();
+    let head = files.head;
+    if kind == CeremonyKind::Zkey {
+        return seal_zkey(pool, store, head, beacon, iterations);
+    }
     let challenge = phase1::beacon_challenge_with(&control, beacon, iterations)
         .map_err(|e| StepError::Invalid(e.to_string()))?;
-    let head = files.head;
     match kind {
         CeremonyKind::Phase1 { power } => {
             let (last, last_hash) = Phase1::read(
@@ -236,7 +316,44 @@ pub(crate) fn seal(
             let vk = put(store, |w| vk.write(pool, &control, w))?;
             Ok((pk, Some(vk)))
         }
+        CeremonyKind::Zkey => unreachable!("invariant: sealed above"),
     }
+}
+
+/// The exponent of a `.zkey` beacon's `iterations`: they are `2^exp` for snarkjs's `zkey
+/// beacon` (exp 10 to 32 here).
+pub(crate) fn zkey_beacon_exp(iterations: u64) -> Result<u8, StepError> {
+    let exp = iterations.trailing_zeros();
+    if !iterations.is_power_of_two() || !(10..=32).contains(&exp) {
+        return Err(StepError::Invalid(format!(
+            "a .zkey ceremony's beacon iterations are 2^10 to 2^32 (snarkjs's exponent); given {iterations}"
+        )));
+    }
+    u8::try_from(exp).map_err(|_| StepError::Invalid("beacon exponent".into()))
+}
+
+/// A `.zkey` ceremony's seal: snarkjs's `zkey beacon` on the head (named `beacon`), and the
+/// final key's verification key as snarkjs's JSON.
+fn seal_zkey(
+    pool: &Pool,
+    store: &DiskStore,
+    head: FileRef,
+    beacon: &[u8],
+    iterations: u64,
+) -> Result<(FileRef, Option<FileRef>), StepError> {
+    let control = Control::new();
+    let exp = zkey_beacon_exp(iterations)?;
+    let last = Zkey::read(pool, &control, open_file(store, head)?, &limits(head, None))
+        .map_err(|e| StepError::Server(format!("the head: {e}")))?;
+    let (key, _) = zkey::beacon(pool, &control, last, Some("beacon"), beacon, exp)
+        .map_err(|e| StepError::Invalid(e.to_string()))?;
+    let json = zkey::verification_key_json(&key);
+    let sealed = put(store, |w| key.write(pool, &control, &zkey::ORDER, w))?;
+    let vk = put(store, |w| {
+        w.write_all(json.as_bytes())?;
+        Ok([0u8; 32])
+    })?;
+    Ok((sealed, Some(vk)))
 }
 
 /// The stored files a seal reads.
