@@ -17,8 +17,17 @@ fuzz_target!(|data: &[u8]| {
         ..Limits::default()
     };
     let parallel = Zkey::read(pool(), &Control::new(), Cursor::new(data), &limits);
-    let serial = Zkey::read(&Pool::current_thread(), &Control::new(), Cursor::new(data), &limits);
-    same_outcome("zkey read", parallel.as_ref().map_err(ToString::to_string), serial.as_ref().map_err(ToString::to_string));
+    let serial = Zkey::read(
+        &Pool::current_thread(),
+        &Control::new(),
+        Cursor::new(data),
+        &limits,
+    );
+    same_outcome(
+        "zkey read",
+        parallel.as_ref().map_err(ToString::to_string),
+        serial.as_ref().map_err(ToString::to_string),
+    );
     if let Ok(key) = parallel {
         let mut out = Vec::new();
         key.write(pool(), &Control::new(), &ORDER, &mut out)
