@@ -18,9 +18,10 @@ use pairing::{MillerLoopResult, MultiMillerLoop};
 use sha2::{Digest, Sha256};
 
 pub(crate) use ffi::{
-    Refusal, expand_message_xmd, fp_standard, g1_from_draw, g1_from_montgomery, g1_mult_public,
-    g1_to_affine, g1_uncompress_checked, g2_from_draw, g2_from_montgomery, g2_mult_public,
-    g2_to_affine, g2_uncompress_checked, pairing_coefficients, wipe_scalar,
+    Refusal, expand_message_xmd, fp_standard, g1_from_draw, g1_from_montgomery,
+    g1_from_montgomery_checked, g1_mult_public, g1_to_affine, g1_uncompress_checked, g2_from_draw,
+    g2_from_montgomery, g2_from_montgomery_checked, g2_mult_public, g2_to_affine,
+    g2_uncompress_checked, pairing_coefficients, wipe_scalar,
 };
 
 /// Points per multi-scalar-multiplication task at most: Pippenger's buckets pay more the larger

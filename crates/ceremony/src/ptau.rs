@@ -152,6 +152,14 @@ pub(crate) fn g1_from_ptau(bytes: &Compressed<96>) -> Result<G1Affine, PointProb
     Ok(curve::g1_from_montgomery(x, y)?)
 }
 
+/// [`g1_from_ptau`] on the curve only: for points whose subgroup another check settles (equal
+/// to checked ones, or only hashed).
+pub(crate) fn g1_from_ptau_on_curve(bytes: &Compressed<96>) -> Result<G1Affine, PointProblem> {
+    let x = limbs(&bytes.0[..48])?;
+    let y = limbs(&bytes.0[48..])?;
+    Ok(curve::g1_from_montgomery_checked(x, y, false)?)
+}
+
 pub(crate) fn g1_to_ptau(point: &G1Affine) -> Compressed<96> {
     // blst holds coordinates in Montgomery form, as .ptau does; infinity is (0, 0) in both.
     let raw: &blst::blst_p1_affine = point.as_ref();
@@ -164,6 +172,15 @@ pub(crate) fn g1_to_ptau(point: &G1Affine) -> Compressed<96> {
 pub(crate) fn g2_from_ptau(bytes: &Compressed<192>) -> Result<G2Affine, PointProblem> {
     let c = |i: usize| limbs(&bytes.0[i * 48..(i + 1) * 48]);
     Ok(curve::g2_from_montgomery([c(0)?, c(1)?, c(2)?, c(3)?])?)
+}
+
+/// [`g2_from_ptau`] on the curve only (as [`g1_from_ptau_on_curve`]).
+pub(crate) fn g2_from_ptau_on_curve(bytes: &Compressed<192>) -> Result<G2Affine, PointProblem> {
+    let c = |i: usize| limbs(&bytes.0[i * 48..(i + 1) * 48]);
+    Ok(curve::g2_from_montgomery_checked(
+        [c(0)?, c(1)?, c(2)?, c(3)?],
+        false,
+    )?)
 }
 
 pub(crate) fn g2_to_ptau(point: &G2Affine) -> Compressed<192> {

@@ -31,7 +31,9 @@ pub use contribute::{Kind, beacon, contribute, contribution_hash};
 pub use file::{NEW_ORDER, ORDER, contribution_len};
 pub use hash::{HashedPoints, circuit_hash, format_hash, hashed_h_points};
 pub use new::{new, new_serial};
-pub use verify::{Verification, Verified, ZkeyVerifyError, verify, verify_contribution};
+pub use verify::{
+    Verification, Verified, ZkeyVerifyError, verify, verify_contribution, verify_file,
+};
 pub use vkey::verification_key_json;
 
 use crate::binfile::BinfileError;

@@ -232,6 +232,16 @@ pub(crate) fn wipe_scalar(scalar: &mut Scalar) {
 /// A G1 point from affine coordinates given as Montgomery-form limbs (blst's own
 /// representation; all zeros is infinity), checked on the curve and in the subgroup.
 pub(crate) fn g1_from_montgomery(x: [u64; 6], y: [u64; 6]) -> Result<G1Affine, Refusal> {
+    g1_from_montgomery_checked(x, y, true)
+}
+
+/// [`g1_from_montgomery`] with the subgroup check only when `subgroup`: a point whose
+/// membership another check settles (it is compared with, or only hashed beside, checked ones).
+pub(crate) fn g1_from_montgomery_checked(
+    x: [u64; 6],
+    y: [u64; 6],
+    subgroup: bool,
+) -> Result<G1Affine, Refusal> {
     let mut out = G1Affine::default();
     let raw: &mut blst_p1_affine = out.as_mut();
     raw.x.l = x;
@@ -241,7 +251,7 @@ pub(crate) fn g1_from_montgomery(x: [u64; 6], y: [u64; 6]) -> Result<G1Affine, R
         return Err(Refusal::NotOnCurve);
     }
     // SAFETY: as above.
-    if !unsafe { blst_p1_affine_in_g1(out.as_ref()) } {
+    if subgroup && !unsafe { blst_p1_affine_in_g1(out.as_ref()) } {
         return Err(Refusal::NotInSubgroup);
     }
     Ok(out)
@@ -249,6 +259,15 @@ pub(crate) fn g1_from_montgomery(x: [u64; 6], y: [u64; 6]) -> Result<G1Affine, R
 
 /// [`g1_from_montgomery`] for G2: coordinates `(x.c0, x.c1, y.c0, y.c1)`.
 pub(crate) fn g2_from_montgomery(limbs: [[u64; 6]; 4]) -> Result<G2Affine, Refusal> {
+    g2_from_montgomery_checked(limbs, true)
+}
+
+/// [`g2_from_montgomery`] with the subgroup check only when `subgroup` (as
+/// [`g1_from_montgomery_checked`]).
+pub(crate) fn g2_from_montgomery_checked(
+    limbs: [[u64; 6]; 4],
+    subgroup: bool,
+) -> Result<G2Affine, Refusal> {
     let mut out = G2Affine::default();
     let raw: &mut blst_p2_affine = out.as_mut();
     raw.x.fp[0].l = limbs[0];
@@ -260,7 +279,7 @@ pub(crate) fn g2_from_montgomery(limbs: [[u64; 6]; 4]) -> Result<G2Affine, Refus
         return Err(Refusal::NotOnCurve);
     }
     // SAFETY: as above.
-    if !unsafe { blst_p2_affine_in_g2(out.as_ref()) } {
+    if subgroup && !unsafe { blst_p2_affine_in_g2(out.as_ref()) } {
         return Err(Refusal::NotInSubgroup);
     }
     Ok(out)

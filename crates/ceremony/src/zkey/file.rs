@@ -20,7 +20,14 @@ use super::{Contribution, Header, Zkey, ZkeyError};
 use crate::binfile::{SectionReader, Table, read_points, write_head, write_section_header};
 use crate::circom::BLS12_381_R_LE;
 use crate::codec::{CodecError, HashingWriter, Limits, Location, write_vector};
-use crate::ptau::{g1_from_ptau, g1_to_ptau, g2_from_ptau, g2_to_ptau, q_bytes};
+use crate::codec::{Compressed, PointProblem};
+use crate::ptau::{
+    g1_from_ptau, g1_from_ptau_on_curve, g1_to_ptau, g2_from_ptau, g2_from_ptau_on_curve,
+    g2_to_ptau, q_bytes,
+};
+
+type G1Decode = fn(&Compressed<96>) -> Result<G1Affine, PointProblem>;
+type G2Decode = fn(&Compressed<192>) -> Result<G2Affine, PointProblem>;
 
 /// The section order `zkey new` writes.
 pub const NEW_ORDER: [u32; 10] = [1, 2, 4, 3, 9, 8, 5, 6, 7, 10];
@@ -125,9 +132,27 @@ impl Zkey {
     pub fn read<R: Read + Seek>(
         pool: &Pool,
         control: &Control,
-        mut input: R,
+        input: R,
         limits: &Limits,
     ) -> Result<Self, ZkeyError> {
+        Self::read_with(pool, control, input, limits, true)
+    }
+
+    /// [`read`](Self::read), with sections 3 and 5-7 (IC, A, B1, B2) checked on their curves
+    /// only unless `subgroups`: for a verifier that then requires each of their points to
+    /// equal a checked point of the initial key, which settles its subgroup.
+    pub(crate) fn read_with<R: Read + Seek>(
+        pool: &Pool,
+        control: &Control,
+        mut input: R,
+        limits: &Limits,
+        subgroups: bool,
+    ) -> Result<Self, ZkeyError> {
+        let (decode_g1, decode_g2): (G1Decode, G2Decode) = if subgroups {
+            (g1_from_ptau, g2_from_ptau)
+        } else {
+            (g1_from_ptau_on_curve, g2_from_ptau_on_curve)
+        };
         let table = Table::read(&mut input, "snarkjs .zkey file", "zkey", 1)?;
         let protocol = {
             let s = table.sized(1, "protocol", 4)?;
@@ -140,7 +165,11 @@ impl Zkey {
         let (n_vars, n_public) = (header.n_vars, header.n_public);
         let n = 1u32 << header.power;
         let runtime = (pool, control);
-        let g1 = |input: &mut R, id: u32, count: u32| -> Result<Vec<G1Affine>, ZkeyError> {
+        let g1 = |input: &mut R,
+                  id: u32,
+                  count: u32,
+                  decode: G1Decode|
+         -> Result<Vec<G1Affine>, ZkeyError> {
             let section = table.sized(id, name(id), u64::from(count) * 96)?;
             Ok(read_points(
                 runtime,
@@ -148,10 +177,10 @@ impl Zkey {
                 section,
                 name(id),
                 (0, count as usize),
-                g1_from_ptau,
+                decode,
             )?)
         };
-        let ic = g1(&mut input, 3, n_public + 1)?;
+        let ic = g1(&mut input, 3, n_public + 1, decode_g1)?;
         let coefficients = {
             let s = table.require(4, "coefficients")?;
             let mut reader = SectionReader::new(&mut input, s)?;
@@ -173,8 +202,8 @@ impl Zkey {
             check_coefficients(&bytes, &header)?;
             bytes
         };
-        let a = g1(&mut input, 5, n_vars)?;
-        let b1 = g1(&mut input, 6, n_vars)?;
+        let a = g1(&mut input, 5, n_vars, decode_g1)?;
+        let b1 = g1(&mut input, 6, n_vars, decode_g1)?;
         let b2 = {
             let section = table.sized(7, "B2", u64::from(n_vars) * 192)?;
             read_points(
@@ -183,11 +212,11 @@ impl Zkey {
                 section,
                 "B2",
                 (0, n_vars as usize),
-                g2_from_ptau,
+                decode_g2,
             )?
         };
-        let c = g1(&mut input, 8, n_vars - n_public - 1)?;
-        let h = g1(&mut input, 9, n)?;
+        let c = g1(&mut input, 8, n_vars - n_public - 1, g1_from_ptau)?;
+        let h = g1(&mut input, 9, n, g1_from_ptau)?;
         let (circuit_hash, contributions) = read_contributions(&mut input, &table)?;
         Ok(Self {
             header,
@@ -466,7 +495,7 @@ fn read_contributions<R: Read + Seek>(
         let at = |what| Location::element(what, u64::from(index));
         let g1 = |reader: &mut SectionReader<'_, R>, what| -> Result<G1Affine, ZkeyError> {
             let offset = reader.offset();
-            let mut b = crate::codec::Compressed([0u8; 96]);
+            let mut b = Compressed([0u8; 96]);
             reader.fill(&mut b.0, at(what))?;
             g1_from_ptau(&b).map_err(|problem| {
                 CodecError::Point {
@@ -481,7 +510,7 @@ fn read_contributions<R: Read + Seek>(
         let g1_s = g1(&mut reader, "contribution g1_s")?;
         let g1_sx = g1(&mut reader, "contribution g1_sx")?;
         let offset = reader.offset();
-        let mut b = crate::codec::Compressed([0u8; 192]);
+        let mut b = Compressed([0u8; 192]);
         reader.fill(&mut b.0, at("contribution g2_spx"))?;
         let g2_spx = g2_from_ptau(&b).map_err(|problem| CodecError::Point {
             location: at("contribution g2_spx"),

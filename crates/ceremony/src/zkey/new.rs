@@ -37,9 +37,10 @@ use super::hash::{HashedPoints, hashed_h_points};
 use super::{Header, Zkey, ZkeyError, circuit_hash};
 use crate::circom::{CircomR1cs, LcTerm};
 use crate::codec::Limits;
+use crate::codec::{Compressed, Location};
 use crate::curve;
 use crate::fft::{self, Domain, FftGroup};
-use crate::ptau::{PtauError, PtauFile, g1_from_ptau, g2_from_ptau};
+use crate::ptau::{PtauError, PtauFile, g1_from_ptau, g1_from_ptau_on_curve, g2_from_ptau};
 
 /// Constraints routed per batch of the accumulation.
 const BATCH_CONSTRAINTS: usize = 16_384;
@@ -249,25 +250,25 @@ fn bases<R: Read + Seek>(
     let big_n = 1usize << file.power();
     let runtime = (pool, control);
     let have = (2 * n).min(2 * big_n - 1);
-    let powers = file.points(runtime, input, 2, (0, have), g1_from_ptau)?;
+    // From a prepared file the powers only enter the circuit hash (differences of them, hashed):
+    // on the curve is what that needs. Unprepared, they are transformed into the key's bases and
+    // checked in full.
+    let powers = if file.prepared() {
+        file.points(runtime, input, 2, (0, have), g1_from_ptau_on_curve)?
+    } else {
+        file.points(runtime, input, 2, (0, have), g1_from_ptau)?
+    };
     let alpha = file.points(runtime, input, 4, (0, 1), g1_from_ptau)?[0];
     let beta = file.points(runtime, input, 5, (0, 1), g1_from_ptau)?[0];
     let beta2 = file.points(runtime, input, 6, (0, 1), g2_from_ptau)?[0];
     let block = ((n - 1) as u64, n);
     if file.prepared() {
-        let doubled = file.points(
-            runtime,
-            input,
-            12,
-            ((2 * n - 1) as u64, 2 * n),
-            g1_from_ptau,
-        )?;
         return Ok(Bases {
             tau1: file.points(runtime, input, 12, block, g1_from_ptau)?,
             tau2: file.points(runtime, input, 13, block, g2_from_ptau)?,
             alpha1: file.points(runtime, input, 14, block, g1_from_ptau)?,
             beta1: file.points(runtime, input, 15, block, g1_from_ptau)?,
-            h: doubled.into_iter().skip(1).step_by(2).collect(),
+            h: odd_points(runtime, file, input, 2 * n)?,
             powers,
             alpha,
             beta,
@@ -303,6 +304,56 @@ fn bases<R: Read + Seek>(
         alpha,
         beta,
         beta2,
+    })
+}
+
+/// The odd points `1, 3, ..., 2n - 1` of section 12's block of `2n = len` (the key's `H`), each
+/// checked; the even ones are not decoded.
+fn odd_points<R: Read + Seek>(
+    (pool, control): (&Pool, &Control),
+    file: &PtauFile,
+    input: &mut R,
+    len: usize,
+) -> Result<Vec<G1Affine>, ZkeyError> {
+    let first = len - 1;
+    let section = file.table().require(12, "lagrangeTauG1")?;
+    let start = section.offset + first as u64 * 96;
+    let end = start + len as u64 * 96;
+    if end > section.offset + section.size {
+        return Err(crate::codec::CodecError::Truncated {
+            location: Location::element("lagrangeTauG1", first as u64),
+            offset: section.offset + section.size,
+        }
+        .into());
+    }
+    input
+        .seek(std::io::SeekFrom::Start(start))
+        .map_err(crate::codec::CodecError::Io)?;
+    let mut raw = lockstep_shard::memory::try_filled(len * 96, 0u8)
+        .map_err(ZkeyError::memory("section 12's block for H"))?;
+    input
+        .read_exact(&mut raw)
+        .map_err(crate::codec::CodecError::Io)?;
+    let odd: Vec<Compressed<96>> = raw
+        .chunks_exact(192)
+        .map(|pair| {
+            let mut point = Compressed([0u8; 96]);
+            point.0.copy_from_slice(&pair[96..]);
+            point
+        })
+        .collect();
+    drop(raw);
+    pool.map_items(control, &odd, |k, bytes| {
+        let index = (first + 2 * k + 1) as u64;
+        g1_from_ptau(bytes).map_err(|problem| crate::codec::CodecError::Point {
+            location: Location::element("lagrangeTauG1", index),
+            offset: section.offset + index * 96,
+            problem,
+        })
+    })
+    .map_err(|error| match error {
+        lockstep_shard::Error::Task { source, .. } => ZkeyError::Codec(source),
+        other => ZkeyError::from(other),
     })
 }
 

@@ -36,9 +36,12 @@ use crate::curve::{self, Coefficients, PowerSegment};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ZkeyVerifyError {
-    /// The key or the initial key could not be read or made.
+    /// The initial key could not be made (the circuit or the `.ptau`), or the run failed.
     #[error(transparent)]
     Zkey(#[from] ZkeyError),
+    /// The key could not be read ([`verify_file`]).
+    #[error(transparent)]
+    Key(ZkeyError),
     /// A contribution's check failed.
     #[error("contribution #{number}{name}: {problem}", number = .index + 1, name = .name.as_deref().map(|n| format!(" ({n})")).unwrap_or_default())]
     Contribution {
@@ -72,6 +75,25 @@ pub struct Verification {
     pub circuit_hash: [u8; 64],
     /// The contributions in order.
     pub contributions: Vec<Verified>,
+}
+
+/// Reads the `.zkey` `key` and verifies it ([`verify`]). Faster than [`Zkey::read`] then
+/// [`verify`]: sections 3 and 5-7 are read checked on their curves only, since each of their
+/// points must then equal the initial key's (checked) point, which settles its subgroup.
+///
+/// # Errors
+/// As [`verify`]; the key's reading errors.
+pub fn verify_file<R: Read + Seek, K: Read + Seek>(
+    pool: &Pool,
+    control: &Control,
+    r1cs: &CircomR1cs,
+    ptau: R,
+    key: K,
+    limits: &Limits,
+) -> Result<(Zkey, Verification), ZkeyVerifyError> {
+    let key = Zkey::read_with(pool, control, key, limits, false).map_err(ZkeyVerifyError::Key)?;
+    let verification = verify(pool, control, r1cs, ptau, &key, limits)?;
+    Ok((key, verification))
 }
 
 /// Verifies `key` against the circuit `r1cs` and the `.ptau` `ptau` (see the module's checks).

@@ -225,6 +225,88 @@ fn prepare_beacon_and_the_codec_are_the_same_bytes_on_every_pool() {
     assert!(matches!(refused, ZkeyVerifyError::Initial(_)), "{refused}");
 }
 
+/// A point of E(Fq) outside the prime-order subgroup.
+fn off_subgroup_point() -> blstrs::G1Affine {
+    (1u8..)
+        .find_map(|x| {
+            let mut bytes = [0u8; 48];
+            bytes[0] = 0x80;
+            bytes[47] = x;
+            Option::<blstrs::G1Affine>::from(blstrs::G1Affine::from_compressed_unchecked(&bytes))
+                .filter(|p| !bool::from(p.is_torsion_free()))
+        })
+        .unwrap()
+}
+
+#[test]
+fn a_point_outside_the_subgroup_is_refused_by_reading_and_by_verify_file() {
+    let (plain, prepared) = powers(5);
+    let constraints = vec![
+        [
+            vec![(1, Scalar::from(3))],
+            vec![(2, Scalar::ONE)],
+            vec![(3, Scalar::ONE)]
+        ];
+        4
+    ];
+    let r1cs = CircomR1cs::read(Cursor::new(r1cs_file(6, (1, 1), &constraints))).unwrap();
+    let mut key = zkey::new_serial(&r1cs, Cursor::new(&plain), &Limits::default()).unwrap();
+    let pool = Pool::new(2).unwrap();
+    // Sound as it is, through verify_file.
+    let bytes = key_bytes(&key, &ORDER);
+    zkey::verify_file(
+        &pool,
+        &Control::new(),
+        &r1cs,
+        Cursor::new(&prepared),
+        Cursor::new(&bytes),
+        &Limits::default(),
+    )
+    .unwrap();
+    // A's wire 2, on the curve, outside the subgroup: a full read refuses it; verify_file reads
+    // A on the curve only and refuses it as not the initial key's point.
+    key.a[2] = off_subgroup_point();
+    let bytes = key_bytes(&key, &ORDER);
+    let read = Zkey::read(
+        &pool,
+        &Control::new(),
+        Cursor::new(&bytes),
+        &Limits::default(),
+    )
+    .unwrap_err();
+    assert!(read.to_string().contains("A[2]"), "{read}");
+    let refused = zkey::verify_file(
+        &pool,
+        &Control::new(),
+        &r1cs,
+        Cursor::new(&prepared),
+        Cursor::new(&bytes),
+        &Limits::default(),
+    )
+    .unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "section 5 (A): point 2 is not the initial key's"
+    );
+    // In H, which verify_file reads in full: refused at reading.
+    let mut key = zkey::new_serial(&r1cs, Cursor::new(&plain), &Limits::default()).unwrap();
+    key.h[1] = off_subgroup_point();
+    let bytes = key_bytes(&key, &ORDER);
+    let refused = zkey::verify_file(
+        &pool,
+        &Control::new(),
+        &r1cs,
+        Cursor::new(&prepared),
+        Cursor::new(&bytes),
+        &Limits::default(),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(refused, ZkeyVerifyError::Key(_)) && refused.to_string().contains("H[1]"),
+        "{refused}"
+    );
+}
+
 /// Powers of another tau.
 fn powers_other(power: u32) -> (Vec<u8>, ()) {
     let mut srs = lockstep_ceremony::phase1::Srs::one(power).unwrap();

@@ -204,20 +204,24 @@ fn verify(ctx: &Context, r1cs: &Path, ptau: &Path, zkey_path: &Path) -> anyhow::
     let circuit = CircomR1cs::read(open_sectioned("R1CS", r1cs, FileKind::CircomR1cs)?)
         .with_context(|| format!("{}", r1cs.display()))?;
     let powers = open_sectioned("PTAU", ptau, FileKind::Ptau)?;
-    let (key, pool) = read_zkey(ctx, "ZKEY", zkey_path)?;
-    let points = key_points(&key);
+    let input = open_sectioned("ZKEY", zkey_path, FileKind::Zkey)?;
+    let len = input.get_ref().metadata().map(|m| m.len()).unwrap_or(0);
+    let pool = ctx.pool(points_at_most(len))?;
     let step = ctx.session.step("verifying", None, "points");
-    let verdict = zkey::verify(
+    let verdict = zkey::verify_file(
         &pool,
         step.control(),
         &circuit,
         powers,
-        &key,
+        input,
         &Limits::default(),
     );
     step.finish();
-    let report = match verdict {
-        Ok(report) => report,
+    let (key, report) = match verdict {
+        Ok(verified) => verified,
+        Err(ZkeyVerifyError::Key(error)) => {
+            return Err(anyhow::Error::new(error).context(format!("{}", zkey_path.display())));
+        }
         Err(ZkeyVerifyError::Zkey(error)) => {
             return Err(anyhow::Error::new(error).context(format!(
                 "{} with {}",
@@ -248,7 +252,7 @@ fn verify(ctx: &Context, r1cs: &Path, ptau: &Path, zkey_path: &Path) -> anyhow::
     }
     text.push_str("-------------------------\nZKey Ok!\n");
     ctx.session.print(&text)?;
-    ctx.done("zkey verify", points, started, &pool);
+    ctx.done("zkey verify", key_points(&key), started, &pool);
     Ok(())
 }
 
