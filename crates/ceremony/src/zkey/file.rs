@@ -59,7 +59,11 @@ impl Contribution {
     /// The parameters as snarkjs's `writeContribution` encodes them: the name (its first 64
     /// UTF-16 units, as JavaScript's `substring(0, 64)`, in UTF-8) if any; for a beacon the
     /// iteration exponent and the hash.
-    pub(crate) fn params(&self) -> Vec<u8> {
+    ///
+    /// # Errors
+    /// A beacon without its hash or with one of more than 255 bytes (snarkjs's length byte; it
+    /// throws on a missing one): [`CodecError::TooMany`].
+    pub(crate) fn params(&self) -> Result<Vec<u8>, CodecError> {
         let mut out = Vec::new();
         if let Some(name) = &self.name
             && !name.is_empty()
@@ -73,14 +77,25 @@ impl Contribution {
             out.extend(bytes);
         }
         if self.kind == 1 {
+            let hash = match self.beacon_hash.as_deref() {
+                Some(hash) if !hash.is_empty() && hash.len() <= 255 => hash,
+                other => {
+                    return Err(CodecError::TooMany {
+                        what: "a beacon's hash bytes (1 to 255)",
+                        count: other.map_or(0, |h| h.len() as u64),
+                        max: 255,
+                        offset: 0,
+                    });
+                }
+            };
             out.push(2);
+            // snarkjs writes a missing exponent as 0 (a Uint8Array's undefined).
             out.push(self.iterations_exp.unwrap_or(0));
-            let hash = self.beacon_hash.as_deref().unwrap_or(&[]);
             out.push(3);
-            out.push(u8::try_from(hash.len()).unwrap_or(u8::MAX));
-            out.extend(&hash[..hash.len().min(255)]);
+            out.push(u8::try_from(hash.len()).expect("invariant: checked above"));
+            out.extend(hash);
         }
-        out
+        Ok(out)
     }
 }
 
@@ -89,6 +104,9 @@ impl Contribution {
 /// bytes) and its parameters (the name as snarkjs encodes it). Every other section keeps its
 /// size, whichever order the previous key's sections were in. A coordinator bounds an upload
 /// by it before reading it.
+///
+/// # Panics
+/// Never: a contribution's parameters (a name at most) always encode.
 pub fn contribution_len(previous_len: u64, name: Option<&str>) -> u64 {
     let record = Contribution {
         delta_after: G1Affine::default(),
@@ -101,7 +119,10 @@ pub fn contribution_len(previous_len: u64, name: Option<&str>) -> u64 {
         iterations_exp: None,
         beacon_hash: None,
     };
-    previous_len + CONTRIBUTION_FIXED + record.params().len() as u64
+    let params = record
+        .params()
+        .expect("invariant: a contribution (not a beacon) always encodes");
+    previous_len + CONTRIBUTION_FIXED + params.len() as u64
 }
 
 /// `s.substring(0, 64)` encoded by `TextEncoder`: a surrogate pair cut in half leaves a lone
@@ -287,8 +308,11 @@ impl Zkey {
                     write_vector(pool, control, &mut w, &self.b2, g2_to_ptau)?;
                 }
                 10 => {
-                    let records: Vec<(Vec<u8>, &Contribution)> =
-                        self.contributions.iter().map(|c| (c.params(), c)).collect();
+                    let records = self
+                        .contributions
+                        .iter()
+                        .map(|c| Ok((c.params()?, c)))
+                        .collect::<Result<Vec<(Vec<u8>, &Contribution)>, CodecError>>()?;
                     let size = 64
                         + 4
                         + records
@@ -631,7 +655,7 @@ mod tests {
             iterations_exp: Some(10),
             beacon_hash: Some(vec![7; 32]),
         };
-        let bytes = c.params();
+        let bytes = c.params().unwrap();
         assert_eq!(
             parse_params(&bytes).unwrap(),
             (Some("beacon".to_owned()), Some(10), Some(vec![7; 32]))
