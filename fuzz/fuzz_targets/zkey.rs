@@ -1,13 +1,13 @@
 //! snarkjs's `.zkey` reader never panics, reads the same key (or fails with the same error) on
-//! two workers as on the current thread, and a key it accepts writes back to the same bytes in
-//! its section order when the input was in that order.
+//! two workers as on the current thread, and a key it accepts (and can write) reads back and
+//! writes again to the same bytes.
 #![no_main]
 
 use std::io::Cursor;
 
 use libfuzzer_sys::fuzz_target;
-use lockstep_ceremony::Limits;
 use lockstep_ceremony::zkey::{ORDER, Zkey};
+use lockstep_ceremony::{CodecError, Limits};
 use lockstep_fuzz::{pool, same_outcome};
 use lockstep_shard::{Control, Pool};
 
@@ -30,10 +30,24 @@ fuzz_target!(|data: &[u8]| {
     );
     if let Ok(key) = parallel {
         let mut out = Vec::new();
-        key.write(pool(), &Control::new(), &ORDER, &mut out)
-            .expect("writing to memory");
-        let again = Zkey::read(pool(), &Control::new(), Cursor::new(&out), &limits)
-            .expect("a written key reads back");
-        assert!(again == key, "a key changed through writing and reading");
+        // A key read with a beacon record that lacks its hash cannot be written (snarkjs throws
+        // too): that refusal is the only one writing to memory may give.
+        match key.write(pool(), &Control::new(), &ORDER, &mut out) {
+            Ok(_) => {
+                // Names are re-encoded as snarkjs re-encodes them (their first 64 UTF-16 units),
+                // so the second write, not the first read, is the fixed point.
+                let again = Zkey::read(pool(), &Control::new(), Cursor::new(&out), &limits)
+                    .expect("a written key reads back");
+                let mut second = Vec::new();
+                again
+                    .write(pool(), &Control::new(), &ORDER, &mut second)
+                    .expect("a key read back writes");
+                assert!(second == out, "a key changed through writing and reading");
+            }
+            Err(error) => assert!(
+                matches!(error, CodecError::TooMany { .. }),
+                "writing to memory failed: {error}"
+            ),
+        }
     }
 });
