@@ -1059,12 +1059,19 @@ fn a_zkey_ceremony_runs_from_a_circom_circuit_to_a_key_snarkjs_verifies() {
         .unwrap();
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success() && said.contains("ZKey Ok!"), "{said}");
-    for name in ["#1 ben:", "#2 cat:", "#3 beacon:"] {
-        assert!(said.contains(&format!("contribution {name}")), "{said}");
+    // The two participants race for the first turn: either order.
+    assert!(said.contains("contribution #3 beacon:"), "{said}");
+    for name in ["ben", "cat"] {
+        assert!(
+            said.lines()
+                .any(|l| l.contains("contribution #") && l.ends_with(&format!(" {name}:"))),
+            "{name} not in {said}"
+        );
     }
     let t = transcript(&relay, &opened.id);
-    for (entry, hash) in t.contributions.iter().zip(&hashes) {
-        assert_eq!(&entry.contribution_hash, hash);
+    for entry in &t.contributions {
+        let hash = &entry.contribution_hash;
+        assert!(hashes.contains(hash), "{hash} not printed by a participant");
         // snarkjs prints the 64 bytes in groups of four.
         let first = &hash[..8];
         assert!(said.contains(first), "{first} not in {said}");
