@@ -121,6 +121,29 @@ fn check_field(n8: u32, prime: &[u8]) -> Result<(), CircomError> {
     }))
 }
 
+/// Section 1 of a circom file: its field checked, and its size `n8 + rest` (the counts after
+/// the prime); the reader is left at the first count.
+fn header_section<'a, R: std::io::Read + std::io::Seek>(
+    input: &'a mut R,
+    table: &crate::binfile::Table,
+    rest: u64,
+) -> Result<crate::binfile::SectionReader<'a, R>, CircomError> {
+    let section = table.require(1, "header")?;
+    let mut reader = crate::binfile::SectionReader::new(input, section)?;
+    let n8 = read_field(&mut reader)?;
+    let expected = u64::from(n8) + rest;
+    if section.size != expected {
+        return Err(BinfileError::SectionSize {
+            id: 1,
+            name: "header",
+            found: section.size,
+            expected,
+        }
+        .into());
+    }
+    Ok(reader)
+}
+
 /// Reads a field's `n8` and prime (at most 64 bytes: no curve circom knows has more).
 fn read_field<R: std::io::Read>(
     section: &mut crate::binfile::SectionReader<'_, R>,

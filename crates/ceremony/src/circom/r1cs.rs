@@ -17,7 +17,7 @@ use std::io::{Read, Seek};
 
 use blstrs::Scalar;
 
-use super::{CircomError, le_u32, read_field, scalar_le};
+use super::{CircomError, header_section, le_u32, scalar_le};
 use crate::binfile::{SectionReader, Table};
 use crate::codec::Location;
 use lockstep_shard::memory;
@@ -207,19 +207,8 @@ impl CircomR1cs {
 }
 
 fn header<R: Read + Seek>(input: &mut R, table: &Table) -> Result<R1csHeader, CircomError> {
-    let section = table.require(1, "header")?;
-    let mut reader = SectionReader::new(input, section)?;
-    let n8 = read_field(&mut reader)?;
-    let expected = u64::from(n8) + 32;
-    if section.size != expected {
-        return Err(crate::binfile::BinfileError::SectionSize {
-            id: 1,
-            name: "header",
-            found: section.size,
-            expected,
-        }
-        .into());
-    }
+    // Four u32 counts, a u64, a u32 after the prime.
+    let mut reader = header_section(input, table, 32)?;
     let wires = reader.u32(Location::value("header wires"))?;
     let outputs = reader.u32(Location::value("header outputs"))?;
     let public_inputs = reader.u32(Location::value("header public inputs"))?;

@@ -10,7 +10,7 @@ use std::io::{Read, Seek};
 use blstrs::Scalar;
 use lockstep_shard::memory;
 
-use super::{CircomError, read_field, scalar_le};
+use super::{CircomError, header_section, scalar_le};
 use crate::binfile::{SectionReader, Table};
 use crate::codec::Location;
 
@@ -68,19 +68,7 @@ impl Witness {
 }
 
 fn count<R: Read + Seek>(input: &mut R, table: &Table) -> Result<u32, CircomError> {
-    let section = table.require(1, "header")?;
-    let mut reader = SectionReader::new(input, section)?;
-    let n8 = read_field(&mut reader)?;
-    let expected = u64::from(n8) + 8;
-    if section.size != expected {
-        return Err(crate::binfile::BinfileError::SectionSize {
-            id: 1,
-            name: "header",
-            found: section.size,
-            expected,
-        }
-        .into());
-    }
+    let mut reader = header_section(input, table, 8)?;
     Ok(reader.u32(Location::value("header count"))?)
 }
 
