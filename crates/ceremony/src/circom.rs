@@ -8,7 +8,7 @@
 //! error names the section, the constraint, the side and the term (`constraint 17, B term 2:
 //! wire 90 is not below the 64 wires`).
 
-mod r1cs;
+pub(crate) mod r1cs;
 mod wtns;
 
 pub use r1cs::{CircomR1cs, LcTerm, R1csHeader};

@@ -30,7 +30,7 @@ use blstrs::{G1Affine, G2Affine};
 pub use contribute::{Kind, beacon, contribute, contribution_hash};
 pub use file::{NEW_ORDER, ORDER, contribution_len};
 pub use hash::{HashedPoints, circuit_hash, format_hash, hashed_h_points};
-pub use new::{new, new_serial};
+pub use new::{new, new_checks, new_serial, new_work};
 pub use verify::{
     Verification, Verified, ZkeyVerifyError, verify, verify_contribution, verify_file,
 };

@@ -24,6 +24,12 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use group::{Curve, Group};
+use lockstep_ceremony::circom::CircomR1cs;
+use lockstep_ceremony::zkey;
+use lockstep_shard::{Control, Cut, Pool};
+use std::convert::Infallible;
 
 use super::{ms, ratio};
 use crate::BenchCeremonyArgs;
@@ -310,6 +316,89 @@ pub(crate) fn run(
                 mem_ratio(sjm[i].peak, most[i].peak)
             )?;
         }
+        // The subgroup checks our new and verify make and snarkjs does not, timed alone on the
+        // same workers: new's (zkey::new_checks), and verify's, those plus the key's C and H.
+        let circuit = CircomR1cs::read(std::io::BufReader::new(std::fs::File::open(
+            d.join("c.r1cs"),
+        )?))?;
+        let (g1, g2) = zkey::new_checks(&circuit);
+        let header = circuit.header();
+        let c_and_h = u64::from(header.wires - header.public() - 1) + (1u64 << power);
+        note(&format!("power {power}: the subgroup checks alone..."));
+        let new_checks = checks_alone(top, g1, g2)?;
+        let verify_checks = checks_alone(top, g1 + c_and_h, g2)?;
+        writeln!(
+            out,
+            "subgroup checks alone ({top}w, blst's, of points snarkjs never checks): new's {g1} G1 + {g2} G2 {} ms, verify's {} G1 + {g2} G2 {} ms",
+            ms(Some(new_checks)),
+            g1 + c_and_h,
+            ms(Some(verify_checks))
+        )?;
+        for (i, checks) in [(1, new_checks), (3, verify_checks)] {
+            let rest = most[i].time.map(|t| t.saturating_sub(checks));
+            writeln!(
+                out,
+                "{:<11} ours {top}w less its checks {:>8} ms: snarkjs/that {:>8}; checks {:.0}% of ours",
+                STAGES[i],
+                ms(rest),
+                ratio(sjm[i].time, rest),
+                most[i]
+                    .time
+                    .map_or(0.0, |t| 100.0 * checks.as_secs_f64() / t.as_secs_f64())
+            )?;
+        }
     }
     Ok(())
+}
+
+/// blst's subgroup checks alone on `workers` workers, `g1` G1 and `g2` G2 points: a few
+/// distinct points cycled (a check's cost does not depend on the point).
+fn checks_alone(workers: usize, g1: u64, g2: u64) -> anyhow::Result<Duration> {
+    const DISTINCT: usize = 64;
+    let pool = Pool::new(workers)?;
+    let control = Control::new();
+    let scalars: Vec<Scalar> = (1..=DISTINCT as u64)
+        .map(|i| Scalar::from(i.wrapping_mul(0x9e37_79b9_7f4a_7c15)))
+        .collect();
+    let p1: Vec<G1Affine> = scalars
+        .iter()
+        .map(|s| (G1Projective::generator() * s).to_affine())
+        .collect();
+    let p2: Vec<G2Affine> = scalars
+        .iter()
+        .map(|s| (G2Projective::generator() * s).to_affine())
+        .collect();
+    let (mut ok1, mut ok2) = (
+        vec![false; usize::try_from(g1)?],
+        vec![false; usize::try_from(g2)?],
+    );
+    let started = Instant::now();
+    pool.for_each_block(
+        &control,
+        &mut ok1[..],
+        Cut::Blocks(256),
+        |_, range, out: &mut [bool]| {
+            for (ok, i) in out.iter_mut().zip(range) {
+                *ok = bool::from(p1[i % DISTINCT].is_torsion_free());
+            }
+            Ok::<_, Infallible>(())
+        },
+    )?;
+    pool.for_each_block(
+        &control,
+        &mut ok2[..],
+        Cut::Blocks(256),
+        |_, range, out: &mut [bool]| {
+            for (ok, i) in out.iter_mut().zip(range) {
+                *ok = bool::from(p2[i % DISTINCT].is_torsion_free());
+            }
+            Ok::<_, Infallible>(())
+        },
+    )?;
+    let took = started.elapsed();
+    anyhow::ensure!(
+        ok1.iter().chain(&ok2).all(|&ok| ok),
+        "a multiple of the generator failed its subgroup check"
+    );
+    Ok(took)
 }

@@ -241,7 +241,7 @@ fn header<R: Read + Seek>(input: &mut R, table: &Table) -> Result<R1csHeader, Ci
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::io::Cursor;
 
     use super::*;

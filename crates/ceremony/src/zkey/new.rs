@@ -21,16 +21,22 @@
 //! bit length (a coefficient `-c` with a short `c` is multiplied as `c` and subtracted).
 //!
 //! # Memory
-//! The circuit ([`CircomR1cs`]: 40 bytes a term), the bases (`5 n` G1 and `n` G2 points, 96 and
-//! 192 bytes, plus `2n` tau powers), the per-wire sums (720 bytes a wire) and the key
-//! ([`Zkey`]'s formula): about `1.2 KB nVars + 0.9 KB n + 84 B terms`.
+//! The sums are made one at a time (`B2`, `A`, `B1`, then `K`, which becomes `IC` and `C`), each
+//! from the Lagrange blocks it needs, read when it starts: at most three blocks are held at once
+//! and the powers only while the hash's H points are made. Peak, from a prepared `.ptau`, while
+//! `K` is summed: the circuit ([`CircomR1cs`]: 40 bytes a term), the G1 blocks `L`, `alpha L`,
+//! `beta L` (`3 x 96 n` bytes), the hash's H points (`96 n`), `A`, `B1` and `B2` done
+//! (`384 nVars`), `K`'s sums and result (`240 nVars`); then the key as written ([`Zkey`]'s
+//! formula): about `0.62 KB nVars + 0.4 KB n + 40 B terms`, beside which the key's write and
+//! the constraint batches (`16,384` constraints' terms) are small.
 
 use std::convert::Infallible;
 use std::io::{Read, Seek};
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::Field;
-use group::{Curve, Group};
+use group::Curve;
+use group::prime::PrimeCurveAffine;
 use lockstep_shard::{Control, Cut, Owned, OwnedError, Pool};
 
 use super::hash::{HashedPoints, hashed_h_points};
@@ -40,7 +46,9 @@ use crate::codec::Limits;
 use crate::codec::{Compressed, Location};
 use crate::curve;
 use crate::fft::{self, Domain, FftGroup};
-use crate::ptau::{PtauError, PtauFile, g1_from_ptau, g1_from_ptau_on_curve, g2_from_ptau};
+use crate::ptau::{
+    PtauError, PtauFile, g1_from_ptau, g1_from_ptau_on_curve, g2_from_ptau, g2_from_ptau_on_curve,
+};
 
 /// Constraints routed per batch of the accumulation.
 const BATCH_CONSTRAINTS: usize = 16_384;
@@ -58,45 +66,129 @@ const R2_LE: [u8; 32] = [
     0x8f, 0x39, 0x54, 0x72, 0x96, 0x14, 0xd3, 0x05, 0x11, 0xff, 0x59, 0x9f, 0xd9, 0xd9, 0x48, 0x07,
 ];
 
-/// What the key is made from, taken from the `.ptau`.
-struct Bases {
-    tau1: Vec<G1Affine>,
-    tau2: Vec<G2Affine>,
-    alpha1: Vec<G1Affine>,
-    beta1: Vec<G1Affine>,
-    h: Vec<G1Affine>,
-    /// `[tau^i]_1` for `i < 2n` (or `2n - 1` when the `.ptau` holds no more).
-    powers: Vec<G1Affine>,
-    alpha: G1Affine,
-    beta: G1Affine,
-    beta2: G2Affine,
+/// One of the key's per-wire sums: which sides' terms enter it (on which bases: [`G1Blocks::base`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Output {
+    /// A's terms on `L_c` (and the extra rows).
+    A,
+    /// B's terms on `L_c`.
+    B1,
+    /// B's terms on `[L_c]_2`.
+    B2,
+    /// A's on `beta L_c`, B's on `alpha L_c`, C's on `L_c`: `IC` and `C`.
+    K,
 }
 
-/// The sums of one wire.
-#[derive(Clone, Copy, Debug)]
-struct Sums {
-    a: G1Projective,
-    b1: G1Projective,
-    b2: G2Projective,
-    k: G1Projective,
-}
-
-impl Sums {
-    fn identity() -> Self {
-        Self {
-            a: G1Projective::identity(),
-            b1: G1Projective::identity(),
-            b2: G2Projective::identity(),
-            k: G1Projective::identity(),
+impl Output {
+    fn takes(self, side: Side) -> bool {
+        match self {
+            Self::A => matches!(side, Side::A),
+            Self::B1 | Self::B2 => matches!(side, Side::B),
+            Self::K => true,
         }
     }
+}
 
-    fn combine(&mut self, other: Self) {
-        self.a += other.a;
-        self.b1 += other.b1;
-        self.b2 += other.b2;
-        self.k += other.k;
+/// The G1 Lagrange blocks the sum `K` takes (`A` and `B1` take `tau1` alone).
+struct G1Blocks<'a> {
+    tau1: &'a [G1Affine],
+    alpha1: &'a [G1Affine],
+    beta1: &'a [G1Affine],
+}
+
+impl G1Blocks<'_> {
+    /// The base of a term of `side` at `row` in the G1 sum `output`.
+    fn base(&self, output: Output, side: Side, row: usize) -> &G1Affine {
+        match (output, side) {
+            (Output::K, Side::A) => &self.beta1[row],
+            (Output::K, Side::B) => &self.alpha1[row],
+            _ => &self.tau1[row],
+        }
     }
+}
+
+/// How a Lagrange block's subgroup is settled. Each of its points checked as it is read
+/// (`Inputs`), or, when fewer of the key's points are made from it than it holds, each of those
+/// key points checked once made (`Outputs`): a sum of multiples of subgroup points is in the
+/// subgroup, so a key point outside it has a bad base, and the block is then read again, each
+/// point checked, for the first bad one's name. Either way every point of the key is in its
+/// subgroup; `Outputs` lets an off-subgroup base whose off-subgroup part cancels in every key
+/// point it enters pass, harmlessly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Settle {
+    Inputs,
+    Outputs,
+}
+
+impl Settle {
+    /// `Outputs` when fewer than `block` key points (`made`) are made from a block of `block`
+    /// points, and the file is prepared (an unprepared file's points are checked as read, before
+    /// they are transformed).
+    fn choose(prepared: bool, made: usize, block: usize) -> Self {
+        if prepared && made < block {
+            Self::Outputs
+        } else {
+            Self::Inputs
+        }
+    }
+}
+
+/// The wires with a B term (`B2`'s points that can differ from the identity) and those with any
+/// term, the extra rows' included (`K`'s).
+fn term_wires(r1cs: &CircomR1cs) -> (usize, usize) {
+    let header = r1cs.header();
+    let mut seen = vec![(false, false); header.wires as usize];
+    for index in 0..header.constraints as usize {
+        let [a, b, c] = r1cs.constraint(index);
+        for t in b {
+            seen[t.wire as usize] = (true, true);
+        }
+        for t in a.iter().chain(c) {
+            seen[t.wire as usize].1 = true;
+        }
+    }
+    for s in 0..=header.public() as usize {
+        if let Some(wire) = seen.get_mut(s) {
+            wire.1 = true;
+        }
+    }
+    let b = seen.iter().filter(|w| w.0).count();
+    let any = seen.iter().filter(|w| w.1).count();
+    (b, any)
+}
+
+/// The position of the first of `points` outside its subgroup, if any.
+fn first_outside<A: Sync>(
+    (pool, control): (&Pool, &Control),
+    points: &[A],
+    inside: fn(&A) -> bool,
+) -> Result<Option<usize>, ZkeyError> {
+    let found = pool.for_each_block(
+        control,
+        points,
+        Cut::Blocks(BLOCK),
+        |_, range, block: &[A]| {
+            for (i, p) in range.zip(block) {
+                if !inside(p) {
+                    return Err(i);
+                }
+            }
+            Ok(())
+        },
+    );
+    match found {
+        Ok(()) => Ok(None),
+        Err(lockstep_shard::Error::Task { source, .. }) => Ok(Some(source)),
+        Err(other) => Err(ZkeyError::from(other)),
+    }
+}
+
+fn g1_inside(p: &G1Affine) -> bool {
+    bool::from(p.is_identity()) || bool::from(p.is_torsion_free())
+}
+
+fn g2_inside(p: &G2Affine) -> bool {
+    bool::from(p.is_identity()) || bool::from(p.is_torsion_free())
 }
 
 /// A coefficient, sorted by how it is cheapest to multiply.
@@ -171,29 +263,14 @@ struct Update {
     coeff: Coeff,
 }
 
-fn apply(sums: &mut Sums, u: &Update, bases: &Bases, reference: bool) {
-    let row = u.row as usize;
-    match u.side {
-        Side::A => {
-            u.coeff.accumulate(&mut sums.a, &bases.tau1[row], reference);
-            u.coeff
-                .accumulate(&mut sums.k, &bases.beta1[row], reference);
-        }
-        Side::B => {
-            u.coeff
-                .accumulate(&mut sums.b1, &bases.tau1[row], reference);
-            u.coeff
-                .accumulate(&mut sums.b2, &bases.tau2[row], reference);
-            u.coeff
-                .accumulate(&mut sums.k, &bases.alpha1[row], reference);
-        }
-        Side::C => u.coeff.accumulate(&mut sums.k, &bases.tau1[row], reference),
-    }
-}
-
-/// The updates of constraints `range` (A, B, C each in file order), then, when the range ends
-/// the circuit, the extra rows of the public signals.
-fn updates(r1cs: &CircomR1cs, range: std::ops::Range<usize>, out: &mut Vec<Update>) {
+/// The updates of constraints `range` that enter `output` (A, B, C each in file order), then,
+/// when the range ends the circuit, the extra rows of the public signals (side A).
+fn updates(
+    r1cs: &CircomR1cs,
+    range: std::ops::Range<usize>,
+    output: Output,
+    out: &mut Vec<Update>,
+) {
     let m = r1cs.header().constraints as usize;
     for index in range.clone() {
         let row = u32::try_from(index).expect("invariant: constraints are counted in a u32");
@@ -201,6 +278,9 @@ fn updates(r1cs: &CircomR1cs, range: std::ops::Range<usize>, out: &mut Vec<Updat
             .into_iter()
             .zip(r1cs.constraint(index))
         {
+            if !output.takes(side) {
+                continue;
+            }
             out.extend(terms.iter().map(|t: &LcTerm| Update {
                 row,
                 side,
@@ -209,7 +289,7 @@ fn updates(r1cs: &CircomR1cs, range: std::ops::Range<usize>, out: &mut Vec<Updat
             }));
         }
     }
-    if range.end == m {
+    if range.end == m && output.takes(Side::A) {
         for s in 0..=r1cs.header().public() {
             out.push(Update {
                 row: u32::try_from(m).expect("invariant: rows fit the domain") + s,
@@ -237,74 +317,133 @@ fn check_sizes(r1cs: &CircomR1cs, file: &PtauFile) -> Result<u32, ZkeyError> {
     Ok(p)
 }
 
-/// Reads (a prepared `.ptau`) or transforms the bases of the domain of `2^p`.
-fn bases<R: Read + Seek>(
-    pool: &Pool,
-    control: &Control,
-    file: &PtauFile,
-    input: &mut R,
+/// Where the bases come from: a prepared `.ptau`'s sections 12-15, read block by block as the
+/// sums need them (so that at most three blocks are held at once), or an unprepared one's
+/// powers, transformed here.
+struct Source<'a, R> {
+    pool: &'a Pool,
+    control: &'a Control,
+    r1cs: &'a CircomR1cs,
+    file: &'a PtauFile,
+    input: R,
     p: u32,
+    /// The serial reference's transforms (blstrs' multiplications, one thread).
     serial: bool,
-) -> Result<Bases, ZkeyError> {
-    let n = 1usize << p;
-    let big_n = 1usize << file.power();
-    let runtime = (pool, control);
-    let have = (2 * n).min(2 * big_n - 1);
-    // From a prepared file the powers only enter the circuit hash (differences of them, hashed):
-    // on the curve is what that needs. Unprepared, they are transformed into the key's bases and
-    // checked in full.
-    let powers = if file.prepared() {
-        file.points(runtime, input, 2, (0, have), g1_from_ptau_on_curve)?
-    } else {
-        file.points(runtime, input, 2, (0, have), g1_from_ptau)?
-    };
-    let alpha = file.points(runtime, input, 4, (0, 1), g1_from_ptau)?[0];
-    let beta = file.points(runtime, input, 5, (0, 1), g1_from_ptau)?[0];
-    let beta2 = file.points(runtime, input, 6, (0, 1), g2_from_ptau)?[0];
-    let block = ((n - 1) as u64, n);
-    if file.prepared() {
-        return Ok(Bases {
-            tau1: file.points(runtime, input, 12, block, g1_from_ptau)?,
-            tau2: file.points(runtime, input, 13, block, g2_from_ptau)?,
-            alpha1: file.points(runtime, input, 14, block, g1_from_ptau)?,
-            beta1: file.points(runtime, input, 15, block, g1_from_ptau)?,
-            h: odd_points(runtime, file, input, 2 * n)?,
-            powers,
-            alpha,
-            beta,
-            beta2,
-        });
+}
+
+impl<R: Read + Seek> Source<'_, R> {
+    fn n(&self) -> usize {
+        1 << self.p
     }
-    let g1 = |points: &[G1Affine], p: u32| -> Result<Vec<G1Affine>, ZkeyError> {
-        let domain = Domain::snarkjs(p);
-        Ok(if serial {
-            fft::lagrange_serial::<G1Projective>(&domain, points)
+
+    /// `[tau^i]_1` for `i < 2n` (`2n - 1` when the file holds no more). From a prepared file they
+    /// only enter the circuit hash (differences of them, hashed): on the curve is what that
+    /// needs. Unprepared, they are transformed into the key's bases and checked in full.
+    fn powers(&mut self) -> Result<Vec<G1Affine>, ZkeyError> {
+        let have = (2 * self.n()).min(2 * (1usize << self.file.power()) - 1);
+        let decode = if self.file.prepared() {
+            g1_from_ptau_on_curve
         } else {
-            fft::lagrange::<G1Projective>(pool, control, &domain, points)?
+            g1_from_ptau
+        };
+        let runtime = (self.pool, self.control);
+        Ok(self
+            .file
+            .points(runtime, &mut self.input, 2, (0, have), decode)?)
+    }
+
+    /// `[alpha]_1`, `[beta]_1` and `[beta]_2`.
+    fn singles(&mut self) -> Result<(G1Affine, G1Affine, G2Affine), ZkeyError> {
+        let runtime = (self.pool, self.control);
+        let (file, input) = (self.file, &mut self.input);
+        Ok((
+            file.points(runtime, input, 4, (0, 1), g1_from_ptau)?[0],
+            file.points(runtime, input, 5, (0, 1), g1_from_ptau)?[0],
+            file.points(runtime, input, 6, (0, 1), g2_from_ptau)?[0],
+        ))
+    }
+
+    /// The G1 Lagrange block of section `id`: 12 (`L_c`), 14 (`alpha L_c`) or 15 (`beta L_c`);
+    /// unprepared, the transform of `powers` or of section 4's or 5's first `n` points.
+    /// `settle`: see [`Settle`].
+    fn g1(
+        &mut self,
+        id: u32,
+        powers: &[G1Affine],
+        settle: Settle,
+    ) -> Result<Vec<G1Affine>, ZkeyError> {
+        let n = self.n();
+        let runtime = (self.pool, self.control);
+        if self.file.prepared() {
+            let block = ((n - 1) as u64, n);
+            let decode = match settle {
+                Settle::Inputs => g1_from_ptau,
+                Settle::Outputs => g1_from_ptau_on_curve,
+            };
+            return Ok(self
+                .file
+                .points(runtime, &mut self.input, id, block, decode)?);
+        }
+        let monomial = match id {
+            12 => return self.transform::<G1Projective>(&powers[..n], self.p),
+            14 => 4,
+            15 => 5,
+            _ => unreachable!("invariant: the G1 Lagrange sections are 12, 14 and 15"),
+        };
+        let points = self
+            .file
+            .points(runtime, &mut self.input, monomial, (0, n), g1_from_ptau)?;
+        self.transform::<G1Projective>(&points, self.p)
+    }
+
+    /// Section 13's block (`[L_c]_2`), or the transform of section 3's first `n` points.
+    /// `settle`: see [`Settle`].
+    fn tau2(&mut self, settle: Settle) -> Result<Vec<G2Affine>, ZkeyError> {
+        let n = self.n();
+        let runtime = (self.pool, self.control);
+        if self.file.prepared() {
+            let block = ((n - 1) as u64, n);
+            let decode = match settle {
+                Settle::Inputs => g2_from_ptau,
+                Settle::Outputs => g2_from_ptau_on_curve,
+            };
+            return Ok(self
+                .file
+                .points(runtime, &mut self.input, 13, block, decode)?);
+        }
+        let points = self
+            .file
+            .points(runtime, &mut self.input, 3, (0, n), g2_from_ptau)?;
+        self.transform::<G2Projective>(&points, self.p)
+    }
+
+    /// The key's `H`: the odd points of section 12's block of `2n`, or of the transform of the
+    /// `2n` powers (`2n - 1` and a zero point when the file holds no more, as `prepare phase2`
+    /// makes that block).
+    fn h(&mut self, powers: &[G1Affine]) -> Result<Vec<G1Affine>, ZkeyError> {
+        let n = self.n();
+        if self.file.prepared() {
+            let runtime = (self.pool, self.control);
+            return odd_points(runtime, self.file, &mut self.input, 2 * n);
+        }
+        let mut doubled = powers.to_vec();
+        doubled.resize(2 * n, G1Affine::default());
+        let doubled = self.transform::<G1Projective>(&doubled, self.p + 1)?;
+        Ok(doubled.into_iter().skip(1).step_by(2).collect())
+    }
+
+    fn transform<G: FftGroup>(
+        &self,
+        points: &[G::Affine],
+        p: u32,
+    ) -> Result<Vec<G::Affine>, ZkeyError> {
+        let domain = Domain::snarkjs(p);
+        Ok(if self.serial {
+            fft::lagrange_serial::<G>(&domain, points)
+        } else {
+            fft::lagrange::<G>(self.pool, self.control, &domain, points)?
         })
-    };
-    let tau2_powers = file.points(runtime, input, 3, (0, n), g2_from_ptau)?;
-    let tau2 = if serial {
-        fft::lagrange_serial::<G2Projective>(&Domain::snarkjs(p), &tau2_powers)
-    } else {
-        fft::lagrange::<G2Projective>(pool, control, &Domain::snarkjs(p), &tau2_powers)?
-    };
-    // Section 12's block of 2n: all 2n powers, or, when 2n is one past the file's power, its
-    // 2n - 1 powers and a zero point (as `prepare phase2` makes it).
-    let mut doubled_in = powers.clone();
-    doubled_in.resize(2 * n, G1Affine::default());
-    let doubled = g1(&doubled_in, p + 1)?;
-    Ok(Bases {
-        tau1: g1(&powers[..n], p)?,
-        tau2,
-        alpha1: g1(&file.points(runtime, input, 4, (0, n), g1_from_ptau)?, p)?,
-        beta1: g1(&file.points(runtime, input, 5, (0, n), g1_from_ptau)?, p)?,
-        h: doubled.into_iter().skip(1).step_by(2).collect(),
-        powers,
-        alpha,
-        beta,
-        beta2,
-    })
+    }
 }
 
 /// The odd points `1, 3, ..., 2n - 1` of section 12's block of `2n = len` (the key's `H`), each
@@ -421,25 +560,31 @@ fn h_monomial(
     Ok(out)
 }
 
-/// The key from the sums.
-fn assemble(
-    r1cs: &CircomR1cs,
-    bases: Bases,
-    p: u32,
-    [a, b1, k]: [Vec<G1Affine>; 3],
+/// The key's parts, computed.
+struct Parts {
+    alpha: G1Affine,
+    beta: G1Affine,
+    beta2: G2Affine,
+    a: Vec<G1Affine>,
+    b1: Vec<G1Affine>,
     b2: Vec<G2Affine>,
-    h_hashed: &[G1Affine],
-) -> Result<Zkey, ZkeyError> {
+    k: Vec<G1Affine>,
+    h: Vec<G1Affine>,
+    h_hashed: Vec<G1Affine>,
+}
+
+/// The key from its parts.
+fn assemble(r1cs: &CircomR1cs, p: u32, parts: Parts) -> Result<Zkey, ZkeyError> {
     let public = r1cs.header().public() as usize;
-    let mut ic = k;
+    let mut ic = parts.k;
     let c = ic.split_off(public + 1);
     let header = Header {
         n_vars: r1cs.header().wires,
         n_public: r1cs.header().public(),
         power: p,
-        alpha1: bases.alpha,
-        beta1: bases.beta,
-        beta2: bases.beta2,
+        alpha1: parts.alpha,
+        beta1: parts.beta,
+        beta2: parts.beta2,
         gamma2: curve::g2(),
         delta1: curve::g1(),
         delta2: curve::g2(),
@@ -448,25 +593,112 @@ fn assemble(
         &header,
         &HashedPoints {
             ic: &ic,
-            h_monomial: h_hashed,
+            h_monomial: &parts.h_hashed,
             c: &c,
-            a: &a,
-            b1: &b1,
-            b2: &b2,
+            a: &parts.a,
+            b1: &parts.b1,
+            b2: &parts.b2,
         },
     );
     Ok(Zkey {
         header,
         ic,
         coefficients: coefficient_section(r1cs)?,
-        a,
-        b1,
-        b2,
+        a: parts.a,
+        b1: parts.b1,
+        b2: parts.b2,
         c,
-        h: bases.h,
+        h: parts.h,
         circuit_hash,
         contributions: Vec::new(),
     })
+}
+
+/// The key's parts in the order that holds the fewest bases at once: the hash's H points from
+/// the powers (then dropped, when the file is prepared), `B2` on section 13, `A` and `B1` on
+/// section 12, `K` on sections 12, 14 and 15 (then all dropped), `H`. `g1_sums` and `g2_sums`
+/// compute one per-wire sum from its bases; `hashed` the hash's H points. Sections 13 and
+/// 14-15 are settled by their outputs when these are fewer ([`Settle`]); 12 and H's points,
+/// which `A`, `B1`, `K` and `H` all take, are checked as read.
+fn parts<R: Read + Seek>(
+    mut source: Source<'_, R>,
+    hashed: impl FnOnce(&[G1Affine], usize) -> Result<Vec<G1Affine>, ZkeyError>,
+    mut g1_sums: impl FnMut(Output, &G1Blocks<'_>) -> Result<Vec<G1Affine>, ZkeyError>,
+    g2_sums: impl FnOnce(&[G2Affine]) -> Result<Vec<G2Affine>, ZkeyError>,
+) -> Result<Parts, ZkeyError> {
+    let n = source.n();
+    let prepared = source.file.prepared();
+    let (b_wires, k_wires) = term_wires(source.r1cs);
+    let mut powers = source.powers()?;
+    let h_hashed = hashed(&powers, n)?;
+    if prepared {
+        powers = Vec::new();
+    }
+    let (alpha, beta, beta2) = source.singles()?;
+    let runtime = (source.pool, source.control);
+
+    let settle = Settle::choose(prepared, b_wires, n);
+    let b2 = g2_sums(&source.tau2(settle)?)?;
+    if settle == Settle::Outputs && first_outside(runtime, &b2, g2_inside)?.is_some() {
+        source.tau2(Settle::Inputs)?;
+        return Err(outside("B2", &b2, g2_inside, runtime));
+    }
+
+    let tau1 = source.g1(12, &powers, Settle::Inputs)?;
+    let only_tau = G1Blocks {
+        tau1: &tau1,
+        alpha1: &[],
+        beta1: &[],
+    };
+    let a = g1_sums(Output::A, &only_tau)?;
+    let b1 = g1_sums(Output::B1, &only_tau)?;
+
+    let settle = Settle::choose(prepared, k_wires, 2 * n);
+    let alpha1 = source.g1(14, &powers, settle)?;
+    let beta1 = source.g1(15, &powers, settle)?;
+    let k = g1_sums(
+        Output::K,
+        &G1Blocks {
+            tau1: &tau1,
+            alpha1: &alpha1,
+            beta1: &beta1,
+        },
+    )?;
+    drop((tau1, alpha1, beta1));
+    if settle == Settle::Outputs && first_outside(runtime, &k, g1_inside)?.is_some() {
+        source.g1(14, &powers, Settle::Inputs)?;
+        source.g1(15, &powers, Settle::Inputs)?;
+        return Err(outside("IC or C", &k, g1_inside, runtime));
+    }
+    let h = source.h(&powers)?;
+    Ok(Parts {
+        alpha,
+        beta,
+        beta2,
+        a,
+        b1,
+        b2,
+        k,
+        h,
+        h_hashed,
+    })
+}
+
+/// The error for a key point outside its subgroup whose bases, read again, were each inside it:
+/// what a sum of subgroup points cannot be (kept an error, not a panic, on a user's file).
+fn outside<A: Sync>(
+    what: &str,
+    points: &[A],
+    inside: fn(&A) -> bool,
+    runtime: (&Pool, &Control),
+) -> ZkeyError {
+    let at = first_outside(runtime, points, inside)
+        .ok()
+        .flatten()
+        .map_or_else(|| "?".to_owned(), |i| i.to_string());
+    ZkeyError::Format(format!(
+        "{what}'s point {at} is outside its subgroup though each of its bases is inside"
+    ))
 }
 
 /// `zkey new` on one thread, by the definition: the reference [`new`] is tested against.
@@ -482,28 +714,73 @@ pub fn new_serial<R: Read + Seek>(
     let control = Control::new();
     let file = PtauFile::open(&mut ptau, limits)?;
     let p = check_sizes(r1cs, &file)?;
-    let bases = bases(&pool, &control, &file, &mut ptau, p, true)?;
-    let mut sums = vec![Sums::identity(); r1cs.header().wires as usize];
+    let source = Source {
+        pool: &pool,
+        control: &control,
+        r1cs,
+        file: &file,
+        input: ptau,
+        p,
+        serial: true,
+    };
+    let parts = parts(
+        source,
+        |powers, n| {
+            Ok((0..hashed_h_points(n))
+                .map(|i| (G1Projective::from(powers[i + n]) - powers[i]).to_affine())
+                .collect())
+        },
+        |output, blocks| {
+            Ok(sums_serial::<G1Projective>(
+                r1cs,
+                output,
+                |side, row| blocks.base(output, side, row),
+                G1Projective::to_affine,
+            ))
+        },
+        |tau2| {
+            Ok(sums_serial::<G2Projective>(
+                r1cs,
+                Output::B2,
+                |_, row| &tau2[row],
+                G2Projective::to_affine,
+            ))
+        },
+    )?;
+    assemble(r1cs, p, parts)
+}
+
+/// One per-wire sum by the definition: each term in file order, blstrs' multiplications and
+/// conversions (`to_affine`).
+fn sums_serial<'b, G: FftGroup>(
+    r1cs: &CircomR1cs,
+    output: Output,
+    base: impl Fn(Side, usize) -> &'b G::Affine,
+    to_affine: fn(&G) -> G::Affine,
+) -> Vec<G::Affine> {
     let mut list = Vec::new();
-    updates(r1cs, 0..r1cs.header().constraints as usize, &mut list);
+    updates(
+        r1cs,
+        0..r1cs.header().constraints as usize,
+        output,
+        &mut list,
+    );
+    let mut acc = vec![G::identity(); r1cs.header().wires as usize];
     for u in &list {
-        apply(&mut sums[u.wire as usize], u, &bases, true);
+        u.coeff.accumulate(
+            &mut acc[u.wire as usize],
+            base(u.side, u.row as usize),
+            true,
+        );
     }
-    let n = 1usize << p;
-    let h_hashed: Vec<G1Affine> = (0..hashed_h_points(n))
-        .map(|i| (G1Projective::from(bases.powers[i + n]) - bases.powers[i]).to_affine())
-        .collect();
-    let a = sums.iter().map(|s| s.a.to_affine()).collect();
-    let b1 = sums.iter().map(|s| s.b1.to_affine()).collect();
-    let b2 = sums.iter().map(|s| s.b2.to_affine()).collect();
-    let k = sums.iter().map(|s| s.k.to_affine()).collect();
-    assemble(r1cs, bases, p, [a, b1, k], b2, &h_hashed)
+    acc.iter().map(to_affine).collect()
 }
 
 /// `snarkjs zkey new`: the initial key of `r1cs` from the `.ptau` `ptau` (prepared or not), on
 /// `pool`: the same bytes as [`new_serial`] and as snarkjs at every worker count.
 ///
-/// Progress: the transforms (unprepared `.ptau`), each term applied, the conversions.
+/// Progress: the points read (and transformed, unprepared), each term applied to each sum it
+/// enters (about [`new_work`] in all).
 ///
 /// # Errors
 /// [`ZkeyError`]: the `.ptau`'s (unreadable, too small: [`PtauError::TooSmall`]), a circuit
@@ -521,14 +798,76 @@ pub fn new<R: Read + Seek>(
 ) -> Result<Zkey, ZkeyError> {
     let file = PtauFile::open(&mut ptau, limits)?;
     let p = check_sizes(r1cs, &file)?;
-    let bases = bases(pool, control, &file, &mut ptau, p, false)?;
+    let source = Source {
+        pool,
+        control,
+        r1cs,
+        file: &file,
+        input: ptau,
+        p,
+        serial: false,
+    };
+    let hot = hot_wires(r1cs, pool.workers());
+    let runtime = (pool, control);
+    let parts = parts(
+        source,
+        |powers, n| h_monomial(pool, control, powers, n),
+        |output, blocks| {
+            sums::<G1Projective>(runtime, r1cs, &hot, output, |side, row| {
+                blocks.base(output, side, row)
+            })
+        },
+        |tau2| sums::<G2Projective>(runtime, r1cs, &hot, Output::B2, |_, row| &tau2[row]),
+    )?;
+    assemble(r1cs, p, parts)
+}
+
+/// About the progress [`new`] reports for `r1cs`: each term once for each sum it enters, and
+/// the seven blocks of `2^p` points read.
+pub fn new_work(r1cs: &CircomR1cs) -> u64 {
+    let mut terms = 0u64;
+    for index in 0..r1cs.header().constraints as usize {
+        let [a, b, c] = r1cs.constraint(index);
+        terms += 2 * a.len() as u64 + 3 * b.len() as u64 + c.len() as u64;
+    }
+    terms + 7 * (1u64 << r1cs.header().domain_power())
+}
+
+/// The points [`new`] checks in their subgroup from a prepared `.ptau`, in G1 and in G2: the main
+/// term of its time (each check about a 128-bit multiplication in G1, a 64-bit one in G2).
+/// Section 12's block and H's (`2n`), then, whichever is fewer ([`Settle`]), sections 14-15
+/// (`2n`) or `K`'s points (the wires with a term), section 13 (`n`) or `B2`'s (the wires with
+/// a B term). [`super::verify`] adds the key's C and H.
+pub fn new_checks(r1cs: &CircomR1cs) -> (u64, u64) {
+    let n = 1u64 << r1cs.header().domain_power();
+    let (b, k) = term_wires(r1cs);
+    (2 * n + (k as u64).min(2 * n), (b as u64).min(n))
+}
+
+/// One per-wire sum of `output` over `base(side, row)`: the terms routed to their wire's owner
+/// in batches of constraints ([`Owned`]; the circuit's hot wires spread over every owner), the
+/// sums then made affine by blocks. Memory: one projective point a wire, then one affine.
+fn sums<'b, G>(
+    (pool, control): (&Pool, &Control),
+    r1cs: &CircomR1cs,
+    hot: &[usize],
+    output: Output,
+    base: impl Fn(Side, usize) -> &'b G::Affine + Sync,
+) -> Result<Vec<G::Affine>, ZkeyError>
+where
+    G: FftGroup + 'static,
+{
+    let what = match output {
+        Output::A => "A's per-wire sums",
+        Output::B1 => "B1's per-wire sums",
+        Output::B2 => "B2's per-wire sums",
+        Output::K => "C's per-wire sums",
+    };
     let wires = r1cs.header().wires as usize;
-    let owners = pool.workers();
-    let mut owned = Owned::from_fn(wires, owners, |_| Sums::identity())
-        .map_err(ZkeyError::memory("the per-wire sums"))?;
-    let hot = hot_wires(r1cs, owners);
+    let mut owned = Owned::from_fn(wires, pool.workers(), |_| G::identity())
+        .map_err(ZkeyError::memory(what))?;
     if !hot.is_empty() {
-        owned = owned.with_hot(&hot, Sums::identity, Sums::combine);
+        owned = owned.with_hot(hot, G::identity, |sum: &mut G, part: G| *sum += part);
     }
     let m = r1cs.header().constraints as usize;
     let mut list = Vec::new();
@@ -537,7 +876,7 @@ pub fn new<R: Read + Seek>(
     loop {
         let end = (first + BATCH_CONSTRAINTS).min(m);
         list.clear();
-        updates(r1cs, first..end, &mut list);
+        updates(r1cs, first..end, output, &mut list);
         owned
             .apply(
                 pool,
@@ -545,8 +884,8 @@ pub fn new<R: Read + Seek>(
                 position,
                 &list,
                 |u| u.wire as usize,
-                |sums, u| {
-                    apply(sums, u, &bases, false);
+                |sum, u| {
+                    u.coeff.accumulate(sum, base(u.side, u.row as usize), false);
                     Ok::<_, Infallible>(())
                 },
             )
@@ -560,40 +899,21 @@ pub fn new<R: Read + Seek>(
             break;
         }
     }
-    let sum = |id: usize| -> &Sums { owned.get(id).expect("invariant: one sum a wire") };
-    let filled = |what| {
-        lockstep_shard::memory::try_filled(wires, G1Affine::default())
-            .map_err(ZkeyError::memory(what))
-    };
-    let (mut a, mut b1, mut k) = (filled("A")?, filled("B1")?, filled("C")?);
-    let mut b2 = lockstep_shard::memory::try_filled(wires, G2Affine::default())
-        .map_err(ZkeyError::memory("B2"))?;
+    let mut out = lockstep_shard::memory::try_filled(wires, G::Affine::default())
+        .map_err(ZkeyError::memory(what))?;
     pool.for_each_block(
         control,
-        (&mut a[..], &mut b1[..], &mut b2[..], &mut k[..]),
+        &mut out[..],
         Cut::Blocks(BLOCK),
-        |_,
-         range,
-         (a, b1, b2, k): (
-            &mut [G1Affine],
-            &mut [G1Affine],
-            &mut [G2Affine],
-            &mut [G1Affine],
-        )| {
-            let block: Vec<&Sums> = range.map(sum).collect();
-            let pick =
-                |f: fn(&Sums) -> G1Projective| block.iter().map(|s| f(s)).collect::<Vec<_>>();
-            G1Projective::to_affine_block(&pick(|s| s.a), a);
-            G1Projective::to_affine_block(&pick(|s| s.b1), b1);
-            G1Projective::to_affine_block(&pick(|s| s.k), k);
-            let g2: Vec<G2Projective> = block.iter().map(|s| s.b2).collect();
-            G2Projective::to_affine_block(&g2, b2);
+        |_, range, out: &mut [G::Affine]| {
+            let block: Vec<G> = range
+                .map(|id| *owned.get(id).expect("invariant: one sum a wire"))
+                .collect();
+            G::to_affine_block(&block, out);
             Ok::<_, Infallible>(())
         },
     )?;
-    drop(owned);
-    let h_hashed = h_monomial(pool, control, &bases.powers, 1 << p)?;
-    assemble(r1cs, bases, p, [a, b1, k], b2, &h_hashed)
+    Ok(out)
 }
 
 /// Wires holding more than a quarter of an owner's fair share of the terms (circom's constant
@@ -621,7 +941,131 @@ fn hot_wires(r1cs: &CircomR1cs, owners: usize) -> Vec<usize> {
 
 #[cfg(test)]
 mod tests {
+    use std::io::Cursor;
+
     use super::*;
+    use crate::circom::r1cs::tests::file as r1cs_file;
+
+    /// A prepared `.ptau` of `power` (tau 1: enough for subgroup checks).
+    fn prepared(power: u32) -> Vec<u8> {
+        let pool = Pool::new(2).unwrap();
+        let srs = crate::phase1::Srs::one(power).unwrap();
+        let mut plain = Vec::new();
+        crate::ptau::write(&pool, &Control::new(), &srs, &mut plain).unwrap();
+        let mut out = Vec::new();
+        crate::ptau::prepare(
+            &pool,
+            &Control::new(),
+            Cursor::new(&plain),
+            &mut out,
+            &Limits::default(),
+        )
+        .unwrap();
+        out
+    }
+
+    fn off_subgroup_g1() -> G1Affine {
+        (1u8..)
+            .find_map(|x| {
+                let mut bytes = [0u8; 48];
+                bytes[0] = 0x80;
+                bytes[47] = x;
+                Option::<G1Affine>::from(G1Affine::from_compressed_unchecked(&bytes))
+                    .filter(|p| !bool::from(p.is_torsion_free()))
+            })
+            .unwrap()
+    }
+
+    fn off_subgroup_g2() -> G2Affine {
+        (1u8..)
+            .find_map(|x| {
+                let mut bytes = [0u8; 96];
+                bytes[0] = 0x80;
+                bytes[95] = x;
+                Option::<G2Affine>::from(G2Affine::from_compressed_unchecked(&bytes))
+                    .filter(|p| !bool::from(p.is_torsion_free()))
+            })
+            .unwrap()
+    }
+
+    #[test]
+    fn a_base_outside_its_subgroup_is_named_whether_settled_by_inputs_or_outputs() {
+        // Domain 8 both: `few` has fewer B2 and K points than sections 13 and 14-15 hold
+        // (settled by outputs), `many` more (settled as read).
+        let few = r1cs_file(
+            6,
+            (1, 1),
+            &vec![[vec![(1, 3)], vec![(2, 1)], vec![(3, 1)]]; 4],
+        );
+        let many_constraints: Vec<[Vec<(u32, u64)>; 3]> = (0..5u32)
+            .map(|i| {
+                let w = 3 + 7 * i;
+                [
+                    (w..w + 4).map(|x| (x, 2)).collect(),
+                    vec![(w + 4, 1), (w + 5, 5)],
+                    vec![(w + 6, 1)],
+                ]
+            })
+            .collect();
+        let many = r1cs_file(40, (1, 1), &many_constraints);
+        let ptau = prepared(4);
+        let pool = Pool::new(2).unwrap();
+        for (bytes, settled) in [(few, Settle::Outputs), (many, Settle::Inputs)] {
+            let r1cs = CircomR1cs::read(Cursor::new(&bytes)).unwrap();
+            let (b, k) = term_wires(&r1cs);
+            assert_eq!(Settle::choose(true, b, 8), settled);
+            assert_eq!(Settle::choose(true, k, 16), settled);
+            // Sound, both ways, and the same bytes.
+            let sound = new(
+                &pool,
+                &Control::new(),
+                &r1cs,
+                Cursor::new(&ptau),
+                &Limits::default(),
+            )
+            .unwrap();
+            let serial = new_serial(&r1cs, Cursor::new(&ptau), &Limits::default()).unwrap();
+            assert_eq!(sound.circuit_hash, serial.circuit_hash);
+            let table = PtauFile::open(&mut Cursor::new(&ptau), &Limits::default())
+                .unwrap()
+                .table()
+                .clone();
+            // Row 0 of the domain's block (its point 7) in sections 13, 14 and 15.
+            for (id, name) in [
+                (13u32, "lagrangeTauG2[7]"),
+                (14, "lagrangeAlphaTauG1[7]"),
+                (15, "lagrangeBetaTauG1[7]"),
+            ] {
+                let section = table.get(id).unwrap();
+                let mut bad = ptau.clone();
+                let encoded = if id == 13 {
+                    crate::ptau::g2_to_ptau(&off_subgroup_g2()).0.to_vec()
+                } else {
+                    crate::ptau::g1_to_ptau(&off_subgroup_g1()).0.to_vec()
+                };
+                let at = usize::try_from(section.offset).unwrap() + 7 * encoded.len();
+                bad[at..at + encoded.len()].copy_from_slice(&encoded);
+                let parallel = new(
+                    &pool,
+                    &Control::new(),
+                    &r1cs,
+                    Cursor::new(&bad),
+                    &Limits::default(),
+                )
+                .unwrap_err()
+                .to_string();
+                let serial = new_serial(&r1cs, Cursor::new(&bad), &Limits::default())
+                    .unwrap_err()
+                    .to_string();
+                assert!(parallel.contains(name), "{settled:?} {id}: {parallel}");
+                assert!(
+                    parallel.contains("subgroup"),
+                    "{settled:?} {id}: {parallel}"
+                );
+                assert_eq!(parallel, serial);
+            }
+        }
+    }
 
     #[test]
     fn coefficients_are_sorted_by_their_cheapest_multiplication() {

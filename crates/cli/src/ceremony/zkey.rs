@@ -62,7 +62,7 @@ fn new(ctx: &Context, r1cs: &Path, ptau: &Path, out: &Path) -> anyhow::Result<()
     step.finish();
     let input = open_sectioned("PTAU", ptau, FileKind::Ptau)?;
     let h = circuit.header();
-    let work = circuit.terms() as u64 + (1u64 << h.domain_power()) * 6;
+    let work = zkey::new_work(&circuit);
     let pool = ctx.pool(work)?;
     let step = ctx.session.step("making the key", Some(work), "points");
     let key = zkey::new(&pool, step.control(), &circuit, input, &Limits::default())
