@@ -23,12 +23,14 @@
 //! # Memory
 //! The sums are made one at a time (`B2`, `A`, `B1`, then `K`, which becomes `IC` and `C`), each
 //! from the Lagrange blocks it needs, read when it starts: at most three blocks are held at once
-//! and the powers only while the hash's H points are made. Peak, from a prepared `.ptau`, while
+//! and, from a prepared `.ptau`, the powers only while the hash's H points are made. Peak, from a prepared `.ptau`, while
 //! `K` is summed: the circuit ([`CircomR1cs`]: 40 bytes a term), the G1 blocks `L`, `alpha L`,
 //! `beta L` (`3 x 96 n` bytes), the hash's H points (`96 n`), `A`, `B1` and `B2` done
 //! (`384 nVars`), `K`'s sums and result (`240 nVars`); then the key as written ([`Zkey`]'s
-//! formula): about `0.62 KB nVars + 0.4 KB n + 40 B terms`, beside which the key's write and
-//! the constraint batches (`16,384` constraints' terms) are small.
+//! formula): about `0.62 KB nVars + 0.38 KB n + 40 B terms`. At assembly the key, the hash's H
+//! points, the circuit and section 4 (44 bytes an A or B term) are held: `0.48 KB nVars + 0.19 KB
+//! n + 84 B terms` at most, the peak only for circuits of more than about four A and B terms a
+//! wire. The constraint batches (`16,384` constraints' terms) are small beside either.
 
 use std::convert::Infallible;
 use std::io::{Read, Seek};
@@ -112,8 +114,11 @@ impl G1Blocks<'_> {
 /// key points checked once made (`Outputs`): a sum of multiples of subgroup points is in the
 /// subgroup, so a key point outside it has a bad base, and the block is then read again, each
 /// point checked, for the first bad one's name. Either way every point of the key is in its
-/// subgroup; `Outputs` lets an off-subgroup base whose off-subgroup part cancels in every key
-/// point it enters pass, harmlessly.
+/// subgroup. `Outputs` lets pass a bad base no key point takes, or whose off-subgroup part
+/// vanishes in every key point it enters; the key is then sound but, for such a file alone, not
+/// necessarily snarkjs's bytes, nor [`new_serial`]'s: blst multiplies by a scalar over about 2^127
+/// through the endomorphism, exact on the subgroup only, where the serial reference and the
+/// fast path differ (on sound files, every file snarkjs's bytes are defined for, they agree).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Settle {
     Inputs,
@@ -578,6 +583,8 @@ fn assemble(r1cs: &CircomR1cs, p: u32, parts: Parts) -> Result<Zkey, ZkeyError> 
     let public = r1cs.header().public() as usize;
     let mut ic = parts.k;
     let c = ic.split_off(public + 1);
+    // `split_off` leaves `ic` K's whole allocation: the key holds IC's points alone.
+    ic.shrink_to_fit();
     let header = Header {
         n_vars: r1cs.header().wires,
         n_public: r1cs.header().public(),
@@ -639,9 +646,11 @@ fn parts<R: Read + Seek>(
 
     let settle = Settle::choose(prepared, b_wires, n);
     let b2 = g2_sums(&source.tau2(settle)?)?;
-    if settle == Settle::Outputs && first_outside(runtime, &b2, g2_inside)?.is_some() {
+    if settle == Settle::Outputs
+        && let Some(at) = first_outside(runtime, &b2, g2_inside)?
+    {
         source.tau2(Settle::Inputs)?;
-        return Err(outside("B2", &b2, g2_inside, runtime));
+        return Err(outside("B2", at));
     }
 
     let tau1 = source.g1(12, &powers, Settle::Inputs)?;
@@ -665,10 +674,12 @@ fn parts<R: Read + Seek>(
         },
     )?;
     drop((tau1, alpha1, beta1));
-    if settle == Settle::Outputs && first_outside(runtime, &k, g1_inside)?.is_some() {
+    if settle == Settle::Outputs
+        && let Some(at) = first_outside(runtime, &k, g1_inside)?
+    {
         source.g1(14, &powers, Settle::Inputs)?;
         source.g1(15, &powers, Settle::Inputs)?;
-        return Err(outside("IC or C", &k, g1_inside, runtime));
+        return Err(outside("K (IC, then C)", at));
     }
     let h = source.h(&powers)?;
     Ok(Parts {
@@ -684,18 +695,10 @@ fn parts<R: Read + Seek>(
     })
 }
 
-/// The error for a key point outside its subgroup whose bases, read again, were each inside it:
-/// what a sum of subgroup points cannot be (kept an error, not a panic, on a user's file).
-fn outside<A: Sync>(
-    what: &str,
-    points: &[A],
-    inside: fn(&A) -> bool,
-    runtime: (&Pool, &Control),
-) -> ZkeyError {
-    let at = first_outside(runtime, points, inside)
-        .ok()
-        .flatten()
-        .map_or_else(|| "?".to_owned(), |i| i.to_string());
+/// The error for a key point (`what`'s point `at`) outside its subgroup whose bases, read again,
+/// were each inside it: what a sum of multiples of subgroup points cannot be (kept an error,
+/// not a panic, on a user's file).
+fn outside(what: &str, at: usize) -> ZkeyError {
     ZkeyError::Format(format!(
         "{what}'s point {at} is outside its subgroup though each of its bases is inside"
     ))
@@ -777,7 +780,9 @@ fn sums_serial<'b, G: FftGroup>(
 }
 
 /// `snarkjs zkey new`: the initial key of `r1cs` from the `.ptau` `ptau` (prepared or not), on
-/// `pool`: the same bytes as [`new_serial`] and as snarkjs at every worker count.
+/// `pool`: the same bytes as [`new_serial`] and as snarkjs at every worker count (for a `.ptau`
+/// whose bases are in their subgroups; for one that is not, the key is sound but its bytes may
+/// differ from snarkjs's: see the crate README's "Subgroups").
 ///
 /// Progress: the points read (and transformed, unprepared), each term applied to each sum it
 /// enters (about [`new_work`] in all).
@@ -822,20 +827,21 @@ pub fn new<R: Read + Seek>(
     assemble(r1cs, p, parts)
 }
 
-/// About the progress [`new`] reports for `r1cs`: each term once for each sum it enters, and
-/// the seven blocks of `2^p` points read.
+/// About the progress [`new`] reports for `r1cs`: each term once for each sum it enters, the
+/// eight blocks of `2^p` points read or made (the hash's H points), the four sums made affine and
+/// up to two checked.
 pub fn new_work(r1cs: &CircomR1cs) -> u64 {
     let mut terms = 0u64;
     for index in 0..r1cs.header().constraints as usize {
         let [a, b, c] = r1cs.constraint(index);
         terms += 2 * a.len() as u64 + 3 * b.len() as u64 + c.len() as u64;
     }
-    terms + 7 * (1u64 << r1cs.header().domain_power())
+    terms + 8 * (1u64 << r1cs.header().domain_power()) + 6 * u64::from(r1cs.header().wires)
 }
 
 /// The points [`new`] checks in their subgroup from a prepared `.ptau`, in G1 and in G2: the main
 /// term of its time (each check about a 128-bit multiplication in G1, a 64-bit one in G2).
-/// Section 12's block and H's (`2n`), then, whichever is fewer ([`Settle`]), sections 14-15
+/// Section 12's block and H's (`2n`), then, whichever is fewer, sections 14-15
 /// (`2n`) or `K`'s points (the wires with a term), section 13 (`n`) or `B2`'s (the wires with
 /// a B term). [`super::verify`] adds the key's C and H.
 pub fn new_checks(r1cs: &CircomR1cs) -> (u64, u64) {
@@ -1030,12 +1036,13 @@ mod tests {
                 .unwrap()
                 .table()
                 .clone();
-            // Row 0 of the domain's block (its point 7) in sections 13, 14 and 15.
-            for (id, name) in [
-                (13u32, "lagrangeTauG2[7]"),
-                (14, "lagrangeAlphaTauG1[7]"),
-                (15, "lagrangeBetaTauG1[7]"),
-            ] {
+            // Row 0 of the domain's block (its point 7) in sections 13, 14 and 15: every circuit
+            // takes it. Row 7 (point 14): `many`'s extra rows take it from section 15, `few`
+            // takes it from none, so a bad point there is refused as read, passes by outputs.
+            for (id, row) in [13u32, 14, 15]
+                .into_iter()
+                .flat_map(|id| [(id, 0), (id, 7)])
+            {
                 let section = table.get(id).unwrap();
                 let mut bad = ptau.clone();
                 let encoded = if id == 13 {
@@ -1043,7 +1050,7 @@ mod tests {
                 } else {
                     crate::ptau::g1_to_ptau(&off_subgroup_g1()).0.to_vec()
                 };
-                let at = usize::try_from(section.offset).unwrap() + 7 * encoded.len();
+                let at = usize::try_from(section.offset).unwrap() + (7 + row) * encoded.len();
                 bad[at..at + encoded.len()].copy_from_slice(&encoded);
                 let parallel = new(
                     &pool,
@@ -1051,13 +1058,22 @@ mod tests {
                     &r1cs,
                     Cursor::new(&bad),
                     &Limits::default(),
-                )
-                .unwrap_err()
-                .to_string();
-                let serial = new_serial(&r1cs, Cursor::new(&bad), &Limits::default())
-                    .unwrap_err()
-                    .to_string();
-                assert!(parallel.contains(name), "{settled:?} {id}: {parallel}");
+                );
+                let serial = new_serial(&r1cs, Cursor::new(&bad), &Limits::default());
+                if row == 7 && settled == Settle::Outputs {
+                    let (parallel, serial) = (parallel.unwrap(), serial.unwrap());
+                    assert_eq!(parallel.circuit_hash, sound.circuit_hash, "{id}");
+                    assert_eq!(serial.circuit_hash, sound.circuit_hash, "{id}");
+                    continue;
+                }
+                let (parallel, serial) = (
+                    parallel.unwrap_err().to_string(),
+                    serial.unwrap_err().to_string(),
+                );
+                let name =
+                    ["lagrangeTauG2", "lagrangeAlphaTauG1", "lagrangeBetaTauG1"][id as usize - 13];
+                let name = format!("{name}[{}]", 7 + row);
+                assert!(parallel.contains(&name), "{settled:?} {id}: {parallel}");
                 assert!(
                     parallel.contains("subgroup"),
                     "{settled:?} {id}: {parallel}"
