@@ -105,7 +105,19 @@ for (const [label, openPage] of [
       );
       await page.waitForFunction(() => !document.querySelector('#run').disabled && document.querySelector('#joiner [data-source]').textContent.includes('Sample'));
       await page.evaluate(() => document.querySelector('#run').click());
-      await page.waitForFunction(() => document.querySelector('#status').dataset.done === 'true' || document.querySelector('#status').classList.contains('error'), { timeout: 150_000 });
+      try {
+        await page.waitForFunction(() => document.querySelector('#status').dataset.done === 'true' || document.querySelector('#status').classList.contains('error'), { timeout: 150_000 });
+      } catch (error) {
+        // A run that neither ends nor fails (seen twice in Firefox in full suites): say where
+        // it stood, so the next occurrence names the step it hung on.
+        const stood = await page
+          .evaluate(() => ({
+            status: document.querySelector('#status').textContent,
+            steps: [...document.querySelectorAll('#steps li')].map((li) => li.textContent),
+          }))
+          .catch((e) => ({ status: `page unreadable: ${e?.message}`, steps: [] }));
+        throw new Error(`${error.message}; status "${stood.status}"; steps: ${stood.steps.join(' | ')}; page problems: ${browser.problems.join(' | ')}`);
+      }
       const seen = await page.evaluate(async () => {
         const link = document.querySelector('#joiner [data-result] a[download]');
         return {
