@@ -369,37 +369,39 @@ fn checks_alone(workers: usize, g1: u64, g2: u64) -> anyhow::Result<Duration> {
         .iter()
         .map(|s| (G2Projective::generator() * s).to_affine())
         .collect();
-    let (mut ok1, mut ok2) = (
-        vec![false; usize::try_from(g1)?],
-        vec![false; usize::try_from(g2)?],
-    );
     let started = Instant::now();
-    pool.for_each_block(
-        &control,
-        &mut ok1[..],
-        Cut::Blocks(256),
-        |_, range, out: &mut [bool]| {
-            for (ok, i) in out.iter_mut().zip(range) {
-                *ok = bool::from(p1[i % DISTINCT].is_torsion_free());
-            }
-            Ok::<_, Infallible>(())
-        },
-    )?;
-    pool.for_each_block(
-        &control,
-        &mut ok2[..],
-        Cut::Blocks(256),
-        |_, range, out: &mut [bool]| {
-            for (ok, i) in out.iter_mut().zip(range) {
-                *ok = bool::from(p2[i % DISTINCT].is_torsion_free());
-            }
-            Ok::<_, Infallible>(())
-        },
-    )?;
+    let inside = all_inside(&pool, &control, &p1, g1, |p| {
+        bool::from(p.is_torsion_free())
+    })? && all_inside(&pool, &control, &p2, g2, |p| {
+        bool::from(p.is_torsion_free())
+    })?;
     let took = started.elapsed();
     anyhow::ensure!(
-        ok1.iter().chain(&ok2).all(|&ok| ok),
+        inside,
         "a multiple of the generator failed its subgroup check"
     );
     Ok(took)
+}
+
+/// Whether `count` checks `inside` of `points`, cycled, all pass, on `pool`.
+fn all_inside<A: Sync>(
+    pool: &Pool,
+    control: &Control,
+    points: &[A],
+    count: u64,
+    inside: fn(&A) -> bool,
+) -> anyhow::Result<bool> {
+    let mut ok = vec![false; usize::try_from(count)?];
+    pool.for_each_block(
+        control,
+        &mut ok[..],
+        Cut::Blocks(256),
+        |_, range, out: &mut [bool]| {
+            for (ok, i) in out.iter_mut().zip(range) {
+                *ok = inside(&points[i % points.len()]);
+            }
+            Ok::<_, Infallible>(())
+        },
+    )?;
+    Ok(ok.iter().all(|&ok| ok))
 }

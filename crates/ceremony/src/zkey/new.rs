@@ -44,8 +44,8 @@ use lockstep_shard::{Control, Cut, Owned, OwnedError, Pool};
 use super::hash::{HashedPoints, hashed_h_points};
 use super::{Header, Zkey, ZkeyError, circuit_hash};
 use crate::circom::{CircomR1cs, LcTerm};
-use crate::codec::Limits;
 use crate::codec::{Compressed, Location};
+use crate::codec::{Limits, PointProblem};
 use crate::curve;
 use crate::fft::{self, Domain, FftGroup};
 use crate::ptau::{
@@ -336,6 +336,9 @@ struct Source<'a, R> {
     serial: bool,
 }
 
+/// A point decoder of the `.ptau`'s encoding `B`.
+type Decode<B, P> = fn(&B) -> Result<P, PointProblem>;
+
 impl<R: Read + Seek> Source<'_, R> {
     fn n(&self) -> usize {
         1 << self.p
@@ -368,6 +371,29 @@ impl<R: Read + Seek> Source<'_, R> {
         ))
     }
 
+    /// A prepared file's block of the domain in section `id` (12-15), each point decoded by
+    /// `[checked, on_curve]`'s first, or its second when the block is settled by outputs.
+    fn block<P, B>(
+        &mut self,
+        id: u32,
+        settle: Settle,
+        [checked, on_curve]: [Decode<B, P>; 2],
+    ) -> Result<Vec<P>, ZkeyError>
+    where
+        P: Copy + Default + Send + Sync,
+        B: Copy + Default + Send + Sync + AsMut<[u8]>,
+    {
+        let n = self.n();
+        let decode = match settle {
+            Settle::Inputs => checked,
+            Settle::Outputs => on_curve,
+        };
+        let runtime = (self.pool, self.control);
+        Ok(self
+            .file
+            .points(runtime, &mut self.input, id, ((n - 1) as u64, n), decode)?)
+    }
+
     /// The G1 Lagrange block of section `id`: 12 (`L_c`), 14 (`alpha L_c`) or 15 (`beta L_c`);
     /// unprepared, the transform of `powers` or of section 4's or 5's first `n` points.
     /// `settle`: see [`Settle`].
@@ -380,14 +406,7 @@ impl<R: Read + Seek> Source<'_, R> {
         let n = self.n();
         let runtime = (self.pool, self.control);
         if self.file.prepared() {
-            let block = ((n - 1) as u64, n);
-            let decode = match settle {
-                Settle::Inputs => g1_from_ptau,
-                Settle::Outputs => g1_from_ptau_on_curve,
-            };
-            return Ok(self
-                .file
-                .points(runtime, &mut self.input, id, block, decode)?);
+            return self.block(id, settle, [g1_from_ptau, g1_from_ptau_on_curve]);
         }
         let monomial = match id {
             12 => return self.transform::<G1Projective>(&powers[..n], self.p),
@@ -407,14 +426,7 @@ impl<R: Read + Seek> Source<'_, R> {
         let n = self.n();
         let runtime = (self.pool, self.control);
         if self.file.prepared() {
-            let block = ((n - 1) as u64, n);
-            let decode = match settle {
-                Settle::Inputs => g2_from_ptau,
-                Settle::Outputs => g2_from_ptau_on_curve,
-            };
-            return Ok(self
-                .file
-                .points(runtime, &mut self.input, 13, block, decode)?);
+            return self.block(13, settle, [g2_from_ptau, g2_from_ptau_on_curve]);
         }
         let points = self
             .file
