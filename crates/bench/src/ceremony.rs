@@ -197,7 +197,7 @@ fn snarkjs(peers: &Path, power: u32) -> anyhow::Result<Times> {
     Ok([Some(new), Some(contribute), None, Some(verify), None])
 }
 
-fn build_harness(dir: &Path) -> anyhow::Result<PathBuf> {
+pub(crate) fn build_harness(dir: &Path) -> anyhow::Result<PathBuf> {
     let out = std::env::temp_dir().join(format!("lockstep-gnark-harness-{}", std::process::id()));
     let status = Command::new("go")
         .args(["build", "-o"])

@@ -6,12 +6,14 @@
 //! cargo run --release -p lockstep-bench -- psi --rows 100000
 //! cargo run --release -p lockstep-bench -- --workers 1,2 ceremony --powers 10,12,14
 //! cargo run --release -p lockstep-bench -- --workers 1,2 ceremony --phase 2 --powers 10,12
+//! cargo run --release -p lockstep-bench -- --workers 1,2 groth16 --logs 12,14,16,18,20
 //! cargo run --release -p lockstep-bench -- --workers 1,2 plan --repeats 21
 //! cargo run --release -p lockstep-bench -- serve --rounds 200 --rows 1000
 //! cargo run --release -p lockstep-bench -- --workers 2 plan --idle-pool --dtypes f32 --nodes 64 --elements 1048576 --repeats 15
 //! ```
 
 mod ceremony;
+mod groth16;
 mod plan;
 mod psi;
 mod serve;
@@ -59,6 +61,9 @@ enum BenchCommand {
     /// Ceremony phase 1 stages (new, contribute, decode, verify, seal) in ms: ours serial and at
     /// each worker count beside gnark v0.15 (GOMAXPROCS=1 and 2) and snarkjs on the same power.
     Ceremony(BenchCeremonyArgs),
+    /// Groth16's building blocks: multi-scalar multiplication in G1 and G2, ns a point, ours at
+    /// each worker count beside gnark-crypto's MultiExp at as many threads, and blst's.
+    Groth16(BenchGroth16Args),
     /// Plan engine: chains of 3 and 64 additions in ms, fused (each worker count), node by
     /// node and a bare loop, beside numpy (naive and in place) and numexpr on the same arrays.
     Plan(BenchPlanArgs),
@@ -158,6 +163,35 @@ pub(crate) struct BenchCeremonyArgs {
 }
 
 #[derive(Debug, Args)]
+pub(crate) struct BenchGroth16Args {
+    /// MSM sizes, as powers of two.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "12,14,16,18,20",
+        value_name = "L,..."
+    )]
+    pub(crate) logs: Vec<u32>,
+    /// Groups to run (g1, g2).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "g1,g2",
+        value_name = "G,..."
+    )]
+    pub(crate) groups: Vec<String>,
+    /// Runs per contender and size; the best is reported.
+    #[arg(long, default_value_t = 3, value_name = "R")]
+    pub(crate) repeats: usize,
+    /// The gnark harness directory (built with `go build` at the start).
+    #[arg(long, default_value = "interop/gnark", value_name = "DIR")]
+    pub(crate) gnark: PathBuf,
+    /// Skip gnark (ours and blst only).
+    #[arg(long)]
+    pub(crate) no_peers: bool,
+}
+
+#[derive(Debug, Args)]
 pub(crate) struct BenchPsiArgs {
     /// Rows per party.
     #[arg(long, default_value_t = 100_000, value_name = "N")]
@@ -196,6 +230,11 @@ fn main() -> ExitCode {
     let outcome = cli.worker_counts().and_then(|workers| match &cli.command {
         BenchCommand::Psi(args) => psi::run(args, &workers, cli.quiet),
         BenchCommand::Ceremony(args) => ceremony::run(args, &workers, cli.quiet),
+        BenchCommand::Groth16(args) => groth16::run(args, &workers, &|text: &str| {
+            if !cli.quiet {
+                let _ = writeln!(std::io::stderr().lock(), "{text}");
+            }
+        }),
         BenchCommand::Plan(args) => plan::run(args, &workers),
         BenchCommand::Serve(args) => serve::run(args, cli.quiet),
     });

@@ -5,8 +5,6 @@
 //! and affine coordinates are unique, so neither the order of partial sums nor the size of a
 //! conversion block reaches the result.
 
-mod ffi;
-
 use std::convert::Infallible;
 
 use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Prepared, G2Projective, Gt, Scalar};
@@ -17,7 +15,9 @@ use lockstep_shard::{Control, Pool, split};
 use pairing::{MillerLoopResult, MultiMillerLoop};
 use sha2::{Digest, Sha256};
 
-pub(crate) use ffi::{
+use lockstep_bls12::ffi;
+
+pub(crate) use lockstep_bls12::ffi::{
     Refusal, expand_message_xmd, fp_standard, g1_from_draw, g1_from_montgomery,
     g1_from_montgomery_checked, g1_mult_public, g1_to_affine, g1_uncompress_checked, g2_from_draw,
     g2_from_montgomery, g2_from_montgomery_checked, g2_mult_public, g2_to_affine,

@@ -28,9 +28,8 @@
 //! used on public scalars only (FFT twiddles, R1CS coefficients, public inputs).
 //!
 //! # Unsafe code
-//! Denied in the whole crate but `curve/ffi.rs`, which calls the blst functions blstrs does not
-//! expose safely (each block with its `SAFETY` argument).
-#![deny(unsafe_code)]
+//! None: the blst calls blstrs does not expose safely are `lockstep-bls12`'s (its `ffi.rs`).
+#![forbid(unsafe_code)]
 
 pub mod binfile;
 pub mod circom;

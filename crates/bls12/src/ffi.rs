@@ -38,7 +38,7 @@ const _: () = {
 
 /// Why blst refused a compressed encoding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Refusal {
+pub enum Refusal {
     /// Flags inconsistent, x >= p, or an infinity with bits set (blst's `BAD_ENCODING`).
     Encoding,
     /// x^3 + b has no square root.
@@ -75,7 +75,7 @@ macro_rules! per_group {
         $blst_uncompress:ident, $blst_in_group:ident, $blst_to_affine:ident, $blst_mult:ident
     ) => {
         #[doc = concat!("`point * scalar` in ", $group, " for a **public** scalar, over its bit length only: blst's windowed multiplication runs in time that depends on that length (its GLV/GLS path above 175 bits), so a coefficient 5 costs three bits of work, not 255. Never for secrets.")]
-        pub(crate) fn $mult_public(point: &$Projective, scalar: &Scalar) -> $Projective {
+        pub fn $mult_public(point: &$Projective, scalar: &Scalar) -> $Projective {
             let bytes = scalar.to_bytes_le();
             let nbits = bit_length(&bytes);
             let mut out = <$raw>::default();
@@ -89,7 +89,10 @@ macro_rules! per_group {
         }
 
         #[doc = concat!("Decompresses a ", $group, " point and checks it is in the subgroup.")]
-        pub(crate) fn $uncompress_checked(bytes: &[u8; $bytes]) -> Result<$Affine, Refusal> {
+        ///
+        /// # Errors
+        /// What blst refused: the encoding, a point off the curve, or one outside the subgroup.
+        pub fn $uncompress_checked(bytes: &[u8; $bytes]) -> Result<$Affine, Refusal> {
             let mut out = <$Affine>::default();
             let raw = std::ptr::from_mut(&mut out).cast::<$raw_affine>();
             // SAFETY: `raw` points to a live, writable point of blst's layout (repr(transparent),
@@ -107,7 +110,7 @@ macro_rules! per_group {
         ///
         /// # Panics
         /// If the lengths differ.
-        pub(crate) fn $to_affine(points: &[$Projective], out: &mut [$Affine]) {
+        pub fn $to_affine(points: &[$Projective], out: &mut [$Affine]) {
             assert_eq!(points.len(), out.len(), "invariant: one output per point");
             if points.is_empty() {
                 return;
@@ -128,7 +131,7 @@ macro_rules! per_group {
         ///
         /// # Panics
         /// If `scalars` is not that many bytes per point.
-        pub(crate) fn $msm(points: &[$Affine], scalars: &[u8], nbits: usize) -> $Projective {
+        pub fn $msm(points: &[$Affine], scalars: &[u8], nbits: usize) -> $Projective {
             assert_eq!(
                 scalars.len(),
                 points.len() * nbits.div_ceil(8),
@@ -185,7 +188,7 @@ per_group!(
 ///
 /// # Panics
 /// If more than 255 SHA-256 blocks are asked for (a fixed size in every caller).
-pub(crate) fn expand_message_xmd(out: &mut [u8], msg: &[u8], dst: &[u8]) {
+pub fn expand_message_xmd(out: &mut [u8], msg: &[u8], dst: &[u8]) {
     assert!(
         out.len() <= 255 * 32,
         "invariant: expand_message_xmd output fits 255 blocks"
@@ -204,7 +207,7 @@ pub(crate) fn expand_message_xmd(out: &mut [u8], msg: &[u8], dst: &[u8]) {
 }
 
 /// The big-endian integer `bytes` reduced modulo r.
-pub(crate) fn scalar_from_be_wide(bytes: &[u8]) -> Scalar {
+pub fn scalar_from_be_wide(bytes: &[u8]) -> Scalar {
     let mut reduced = blst_scalar::default();
     let mut fr = blst_fr::default();
     // SAFETY: blst reads `bytes.len()` bytes and writes one blst_scalar, then one blst_fr.
@@ -224,20 +227,26 @@ fn wipe_fr(fr: &mut blst_fr) {
 }
 
 /// Overwrites a secret scalar with zero in a way the compiler keeps.
-pub(crate) fn wipe_scalar(scalar: &mut Scalar) {
+pub fn wipe_scalar(scalar: &mut Scalar) {
     // SAFETY: `scalar` is a valid, aligned, exclusive reference; a volatile write is not elided.
     unsafe { std::ptr::write_volatile(scalar, Scalar::from(0u64)) };
 }
 
 /// A G1 point from affine coordinates given as Montgomery-form limbs (blst's own
 /// representation; all zeros is infinity), checked on the curve and in the subgroup.
-pub(crate) fn g1_from_montgomery(x: [u64; 6], y: [u64; 6]) -> Result<G1Affine, Refusal> {
+///
+/// # Errors
+/// A point off the curve or outside the subgroup.
+pub fn g1_from_montgomery(x: [u64; 6], y: [u64; 6]) -> Result<G1Affine, Refusal> {
     g1_from_montgomery_checked(x, y, true)
 }
 
 /// [`g1_from_montgomery`] with the subgroup check only when `subgroup`: a point whose
 /// membership another check settles (it is compared with, or only hashed beside, checked ones).
-pub(crate) fn g1_from_montgomery_checked(
+///
+/// # Errors
+/// A point off the curve, or outside the subgroup when `subgroup`.
+pub fn g1_from_montgomery_checked(
     x: [u64; 6],
     y: [u64; 6],
     subgroup: bool,
@@ -258,13 +267,19 @@ pub(crate) fn g1_from_montgomery_checked(
 }
 
 /// [`g1_from_montgomery`] for G2: coordinates `(x.c0, x.c1, y.c0, y.c1)`.
-pub(crate) fn g2_from_montgomery(limbs: [[u64; 6]; 4]) -> Result<G2Affine, Refusal> {
+///
+/// # Errors
+/// As [`g1_from_montgomery`].
+pub fn g2_from_montgomery(limbs: [[u64; 6]; 4]) -> Result<G2Affine, Refusal> {
     g2_from_montgomery_checked(limbs, true)
 }
 
 /// [`g2_from_montgomery`] with the subgroup check only when `subgroup` (as
 /// [`g1_from_montgomery_checked`]).
-pub(crate) fn g2_from_montgomery_checked(
+///
+/// # Errors
+/// As [`g1_from_montgomery_checked`].
+pub fn g2_from_montgomery_checked(
     limbs: [[u64; 6]; 4],
     subgroup: bool,
 ) -> Result<G2Affine, Refusal> {
@@ -312,7 +327,7 @@ fn fp_is_negative(a: &blst::blst_fp) -> bool {
 /// q), `y` a square root of `x^3 + 4` made negative exactly when `greatest`, and the point
 /// multiplied by G1's full cofactor (`cofactor`, little-endian). `None` if `x^3 + 4` is not a
 /// square. Variable time: the draws are public (a proof of knowledge's base point).
-pub(crate) fn g1_from_draw(x: [u64; 6], greatest: bool, cofactor: &[u8]) -> Option<G1Projective> {
+pub fn g1_from_draw(x: [u64; 6], greatest: bool, cofactor: &[u8]) -> Option<G1Projective> {
     let x = blst::blst_fp { l: x };
     let mut rhs = blst::blst_fp::default();
     let mut four = blst::blst_fp::default();
@@ -344,11 +359,7 @@ pub(crate) fn g1_from_draw(x: [u64; 6], greatest: bool, cofactor: &[u8]) -> Opti
 /// `x^3 + 4(1 + u)` made negative (snarkjs's `Fq2.isNegative`: `c1`'s sign, or `c0`'s when
 /// `c1 = 0`) exactly when `greatest`, multiplied by G2's full cofactor. `None` if not a
 /// square. Variable time: the draws are public (a transcript's hash to G2).
-pub(crate) fn g2_from_draw(
-    x: [[u64; 6]; 2],
-    greatest: bool,
-    cofactor: &[u8],
-) -> Option<G2Projective> {
+pub fn g2_from_draw(x: [[u64; 6]; 2], greatest: bool, cofactor: &[u8]) -> Option<G2Projective> {
     let x = blst::blst_fp2 {
         fp: [blst::blst_fp { l: x[0] }, blst::blst_fp { l: x[1] }],
     };
@@ -387,7 +398,7 @@ pub(crate) fn g2_from_draw(
 /// The pairing `e(p, q)` (Miller loop and final exponentiation, blstrs' `pairing`) as its
 /// twelve Fq coefficients in standard form, little-endian limbs, in snarkjs's order: `c0.c0.c0,
 /// c0.c0.c1, c0.c1.c0, ..., c1.c2.c1`.
-pub(crate) fn pairing_coefficients(p: &G1Affine, q: &G2Affine) -> [[u64; 6]; 12] {
+pub fn pairing_coefficients(p: &G1Affine, q: &G2Affine) -> [[u64; 6]; 12] {
     let mut f = blst::blst_fp12::default();
     // SAFETY: blstrs' affine points are blst's (checked above); blst writes one blst_fp12.
     unsafe {
@@ -408,9 +419,126 @@ pub(crate) fn pairing_coefficients(p: &G1Affine, q: &G2Affine) -> [[u64; 6]; 12]
 }
 
 /// A base-field element's standard value from its Montgomery limbs.
-pub(crate) fn fp_standard(montgomery: [u64; 6]) -> [u64; 6] {
+pub fn fp_standard(montgomery: [u64; 6]) -> [u64; 6] {
     let mut out = [0u64; 6];
     // SAFETY: blst writes six limbs from one initialised field element.
     unsafe { blst::blst_uint64_from_fp(out.as_mut_ptr(), &blst::blst_fp { l: montgomery }) };
     out
+}
+
+/// The base-field operations blst has once per field (Fp and Fp2), written once:
+/// multiplication, squaring and the Euclidean (variable-time) inversion, which
+/// [`crate::field::Coordinate`] calls. Addition and subtraction are ours (`field.rs`): a call
+/// into blst for a 384-bit subtraction costs a quarter of a multiplication.
+macro_rules! field_ops {
+    ($raw:ty, $mul:ident, $sqr:ident, $inverse:ident, $blst_mul:ident, $blst_sqr:ident, $blst_inverse:ident) => {
+        #[doc = concat!("`a * b` in blst's `", stringify!($raw), "`.")]
+        #[inline]
+        #[must_use]
+        pub fn $mul(a: &$raw, b: &$raw) -> $raw {
+            let mut out = <$raw>::default();
+            // SAFETY: blst reads two initialised elements and writes one.
+            unsafe { blst::$blst_mul(&mut out, a, b) };
+            out
+        }
+
+        #[doc = concat!("`a^2` in blst's `", stringify!($raw), "`.")]
+        #[inline]
+        #[must_use]
+        pub fn $sqr(a: &$raw) -> $raw {
+            let mut out = <$raw>::default();
+            // SAFETY: blst reads one initialised element and writes one.
+            unsafe { blst::$blst_sqr(&mut out, a) };
+            out
+        }
+
+        #[doc = concat!("`1 / a` in blst's `", stringify!($raw), "` (zero for zero), in variable time: never for secrets.")]
+        #[must_use]
+        pub fn $inverse(a: &$raw) -> $raw {
+            let mut out = <$raw>::default();
+            // SAFETY: as the squaring.
+            unsafe { blst::$blst_inverse(&mut out, a) };
+            out
+        }
+    };
+}
+
+field_ops!(
+    blst::blst_fp,
+    fp_mul,
+    fp_sqr,
+    fp_inverse_vartime,
+    blst_fp_mul,
+    blst_fp_sqr,
+    blst_fp_eucl_inverse
+);
+field_ops!(
+    blst::blst_fp2,
+    fp2_mul,
+    fp2_sqr,
+    fp2_inverse_vartime,
+    blst_fp2_mul,
+    blst_fp2_sqr,
+    blst_fp2_eucl_inverse
+);
+
+/// blst's own `a + b`, `a - b` and `-a` in Fp: the reference `field.rs`'s are tested against.
+#[cfg(test)]
+pub(crate) fn fp_reference_ops(
+    a: &blst::blst_fp,
+    b: &blst::blst_fp,
+    sum: &mut blst::blst_fp,
+    diff: &mut blst::blst_fp,
+    neg: &mut blst::blst_fp,
+) {
+    // SAFETY: blst reads initialised elements and writes one element through each output.
+    unsafe {
+        blst::blst_fp_add(sum, a, b);
+        blst::blst_fp_sub(diff, a, b);
+        blst::blst_fp_cneg(neg, a, true);
+    }
+}
+
+/// Whether this CPU runs the AVX-512 IFMA kernel ([`crate::ifma`]); checked once.
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn ifma_available() -> bool {
+    static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *AVAILABLE.get_or_init(|| {
+        std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512ifma")
+    })
+}
+
+/// [`crate::ifma::add_batch`], on a CPU that has its instructions.
+///
+/// # Panics
+/// If the CPU lacks AVX-512F or AVX-512 IFMA (callers ask [`ifma_available`] first), and as the
+/// kernel does.
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn ifma_add_batch(
+    bx: &mut [crate::ifma::Lanes64],
+    by: &mut [crate::ifma::Lanes64],
+    px: &[crate::ifma::Lanes64],
+    py: &[crate::ifma::Lanes64],
+    prefix: &mut Vec<[std::arch::x86_64::__m512i; 8]>,
+) {
+    assert!(ifma_available(), "invariant: the caller checked the CPU");
+    // SAFETY: the kernel's target features (avx512f, avx512ifma) are present, checked just above.
+    unsafe { crate::ifma::add_batch(bx, by, px, py, prefix) }
+}
+
+/// Eight 64-bit lanes as one AVX-512 vector.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+pub(crate) fn lanes_to_vector(lanes: &[u64; 8]) -> std::arch::x86_64::__m512i {
+    // SAFETY: both types are 64 bytes of plain integers; every bit pattern is valid in each.
+    unsafe { std::mem::transmute::<[u64; 8], std::arch::x86_64::__m512i>(*lanes) }
+}
+
+/// An AVX-512 vector as its eight 64-bit lanes.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+pub(crate) fn vector_to_lanes(vector: std::arch::x86_64::__m512i) -> [u64; 8] {
+    // SAFETY: as `lanes_to_vector`.
+    unsafe { std::mem::transmute::<std::arch::x86_64::__m512i, [u64; 8]>(vector) }
 }

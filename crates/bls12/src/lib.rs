@@ -1,0 +1,29 @@
+//! The BLS12-381 core under lockstep's ceremony and prover engines.
+//!
+//! - [`ffi`]'s safe wrappers: the blst calls blstrs does not expose (batch affine conversion,
+//!   decompression with blst's error codes, single-threaded Pippenger, hashing, wiping).
+//! - [`msm`]: a deterministic parallel multi-scalar multiplication for public scalars in G1
+//!   and G2: the GLV split ([`glv`]'s endomorphisms), signed window digits, batch-affine bucket
+//!   accumulation with a bounded collision queue, windows and point ranges as tasks on a
+//!   [`lockstep_shard::Pool`], the plan chosen by a cost model ([`Plan`]).
+//! - [`Canonical`] scalars, as files hold them, checked below r.
+//!
+//! # Unsafe code
+//! Denied in the whole crate but `ffi.rs`, which calls blst (each block with its `SAFETY`
+//! argument).
+#![deny(unsafe_code)]
+
+mod buckets;
+mod curve;
+mod digits;
+pub mod ffi;
+mod field;
+mod glv;
+#[cfg(target_arch = "x86_64")]
+mod ifma;
+pub mod msm;
+mod scalar;
+
+pub use field::Coordinate;
+pub use msm::{MsmError, Plan};
+pub use scalar::{Canonical, NotCanonical, scalars_from_le_bytes};

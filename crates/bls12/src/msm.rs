@@ -1,0 +1,479 @@
+//! Multi-scalar multiplication `sum k_i P_i` for public scalars: the GLV split, then
+//! Pippenger's buckets with signed digits, accumulated batch-affine, windows and point ranges
+//! run as tasks on a [`Pool`].
+//!
+//! # Determinism
+//! Every task's sum is an exact group element, and the window sums are combined in a fixed
+//! order, so the result is the same point at every worker count and every plan (window width,
+//! ranges, batch size); the plan changes the cost only.
+//!
+//! # Secrets
+//! Variable time: which buckets fill, which additions collide, and the digits skipped depend on
+//! the scalars. For public scalars (verifiers' random coefficients, FFT twiddles, public
+//! inputs) and for a prover's witness, as every Groth16 prover runs it (gnark's, snarkjs's and
+//! blst's own Pippenger are variable-time too); never for key material: secrets such as a
+//! contribution's tau or a proof's blinding r and s are multiplied on blst's constant-time
+//! path instead.
+//!
+//! # Memory
+//! Besides the inputs: the endomorphism images of the points (one affine point each), the
+//! halves (16 bytes a point, twice), and per running task `2^(c-1)` affine buckets with a
+//! state byte (97 bytes each in G1, 193 in G2; 2^15 buckets at 2^20 points: 3.2 MB in G1).
+
+use std::convert::Infallible;
+
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
+use group::Group;
+use lockstep_shard::{Control, Pool, split};
+
+use crate::buckets::Buckets;
+use crate::curve::{Curve, G1, G2};
+use crate::digits::{MAX_WINDOW, Window, windows};
+use crate::field::Coordinate;
+use crate::glv;
+use crate::scalar::Canonical;
+
+/// Why a multi-scalar multiplication did not run.
+#[derive(Debug, thiserror::Error)]
+pub enum MsmError {
+    /// The inputs differ in length.
+    #[error("{points} points but {scalars} scalars")]
+    Lengths {
+        /// Points given.
+        points: usize,
+        /// Scalars given.
+        scalars: usize,
+    },
+    /// The run was cancelled or stalled.
+    #[error(transparent)]
+    Run(#[from] lockstep_shard::Error<Infallible>),
+}
+
+/// The cost of one batch-affine bucket addition, in units where reducing one bucket (a mixed
+/// and a projective addition) costs [`REDUCE_COST`]; measured on this machine kind by
+/// `lockstep-bench groth16` (G1: about 5.8 M against 27 M for a bucket).
+const ADD_COST: u64 = 6;
+
+/// The cost of reducing one bucket, in [`ADD_COST`]'s units.
+const REDUCE_COST: u64 = 27;
+
+/// Additions per batch: one inversion (about 100 multiplications) shared by enough additions
+/// that it costs under one multiplication each, few enough that the batch's buckets rarely
+/// collide.
+const BATCH: usize = 256;
+
+/// Entries between two stop checks and progress reports in a task.
+const STRIDE: usize = 4096;
+
+/// How one MSM is cut: windows of `c` bits, `ranges` point ranges per window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Plan {
+    /// Window width in bits.
+    pub c: u32,
+    /// Windows.
+    pub windows: u32,
+    /// Point ranges each window is cut into (one task each).
+    pub ranges: usize,
+}
+
+impl Plan {
+    /// The cheapest plan by the cost model for `entries` non-zero halves of at most `bits`
+    /// bits on `workers` workers: the time of the slowest worker, every task costing its
+    /// additions plus its bucket reduction.
+    ///
+    /// # Panics
+    /// Never: some plan is always found (an invariant checked on the way).
+    #[must_use]
+    pub fn choose(entries: usize, bits: u32, workers: usize) -> Self {
+        let workers = workers.max(1);
+        let mut best: Option<(u64, Plan)> = None;
+        for c in 2..=MAX_WINDOW {
+            let windows = windows(bits.max(1), c);
+            let most_ranges = if workers == 1 { 1 } else { 4 * workers };
+            for ranges in 1..=most_ranges {
+                let tasks = windows as usize * ranges;
+                let rounds = tasks.div_ceil(workers) as u64;
+                let per_task =
+                    (entries.div_ceil(ranges) as u64) * ADD_COST + (1u64 << (c - 1)) * REDUCE_COST;
+                let cost = rounds * per_task;
+                if best.is_none_or(|(b, _)| cost < b) {
+                    best = Some((cost, Plan { c, windows, ranges }));
+                }
+            }
+        }
+        best.expect("invariant: at least one plan").1
+    }
+}
+
+/// `sum scalars[i] * points[i]` in G1, for points in the prime-order subgroup and public
+/// scalars (see the module's "Secrets"), on `pool`'s workers under `control`; the same point at
+/// every worker count.
+///
+/// # Errors
+/// [`MsmError::Lengths`] if the slices differ in length; [`MsmError::Run`] on cancellation or a
+/// stall.
+pub fn g1(
+    pool: &Pool,
+    control: &Control,
+    points: &[G1Affine],
+    scalars: &[Canonical],
+) -> Result<G1Projective, MsmError> {
+    msm::<G1>(pool, control, points, scalars)
+}
+
+/// [`g1`] in G2.
+///
+/// # Errors
+/// As [`g1`].
+pub fn g2(
+    pool: &Pool,
+    control: &Control,
+    points: &[G2Affine],
+    scalars: &[Canonical],
+) -> Result<G2Projective, MsmError> {
+    msm::<G2>(pool, control, points, scalars)
+}
+
+/// `sum scalars[i] * points[i]` in `C`, for points in the prime-order subgroup (the
+/// endomorphism's eigenvalue holds there only) and public scalars (see the module's
+/// "Secrets"), on `pool`'s workers under `control`.
+///
+/// # Errors
+/// [`MsmError::Lengths`] if the slices differ in length; [`MsmError::Run`] on cancellation or a
+/// stall.
+pub(crate) fn msm<C: Curve>(
+    pool: &Pool,
+    control: &Control,
+    points: &[C::Affine],
+    scalars: &[Canonical],
+) -> Result<C::Projective, MsmError> {
+    if points.len() != scalars.len() {
+        return Err(MsmError::Lengths {
+            points: points.len(),
+            scalars: scalars.len(),
+        });
+    }
+    let halves = split_scalars::<C>(pool, control, scalars)?;
+    let images = endomorphism_images::<C>(pool, control, points)?;
+    let entries = halves.iter().filter(|h| **h != 0).count();
+    let bits = halves
+        .iter()
+        .map(|h| 128 - h.leading_zeros())
+        .max()
+        .unwrap_or(0);
+    if bits == 0 {
+        return Ok(C::Projective::identity());
+    }
+    let plan = Plan::choose(entries, bits, pool.workers());
+    Ok(run_plan::<C>(
+        pool, control, points, &images, &halves, plan, true,
+    )?)
+}
+
+/// [`msm`] on a given plan, through the field's vector kernel when `vector` and the CPU has it
+/// (tests run every plan shape, both ways, against the reference).
+pub(crate) fn run_plan<C: Curve>(
+    pool: &Pool,
+    control: &Control,
+    points: &[C::Affine],
+    images: &[C::Affine],
+    halves: &[u128],
+    plan: Plan,
+    vector: bool,
+) -> Result<C::Projective, lockstep_shard::Error<Infallible>> {
+    let n = points.len();
+    let total = halves.len();
+    let point = |i: usize| if i < n { &points[i] } else { &images[i - n] };
+    let ranges = split::balanced(total, plan.ranges);
+    let mut tasks = Vec::with_capacity(plan.windows as usize * ranges.len());
+    for j in 0..plan.windows {
+        for range in &ranges {
+            tasks.push((j as usize * total + range.start, (j, range.clone())));
+        }
+    }
+    let buckets = 1usize << (plan.c - 1);
+    let sums = pool.map_tasks(control, tasks, |check, (j, range)| {
+        let window = Window::new(plan.c, j);
+        let mut acc = Buckets::<C>::new(buckets, BATCH.min(buckets / 4 + 1), vector);
+        for chunk in split::fixed(range.len(), STRIDE) {
+            let first = range.start + chunk.start;
+            for (i, &half) in (first..).zip(&halves[first..range.start + chunk.end]) {
+                let (magnitude, negative) = window.digit(half);
+                if magnitude == 0 {
+                    continue;
+                }
+                if let Some((x, y)) = C::coordinates(point(i)) {
+                    acc.add(magnitude - 1, x, if negative { y.neg() } else { y });
+                }
+            }
+            check.advance(chunk.len() as u64);
+            if check.should_stop() {
+                break;
+            }
+        }
+        Ok::<_, Infallible>((j, acc.sum()))
+    })?;
+    let mut windows = vec![C::Projective::identity(); plan.windows as usize];
+    for (j, sum) in sums {
+        windows[j as usize] += &sum;
+    }
+    let mut acc = C::Projective::identity();
+    for sum in windows.iter().rev() {
+        for _ in 0..plan.c {
+            acc = acc.double();
+        }
+        acc += sum;
+    }
+    Ok(acc)
+}
+
+/// The halves of every scalar: `k0` of scalar `i` at `i`, `k1` at `n + i`.
+fn split_scalars<C: Curve>(
+    pool: &Pool,
+    control: &Control,
+    scalars: &[Canonical],
+) -> Result<Vec<u128>, lockstep_shard::Error<Infallible>> {
+    let pairs = pool.map_items(control, scalars, |_, k| {
+        let (high, low) = glv::split(k.limbs(), C::EIGENVALUE);
+        Ok::<_, Infallible>((low, high))
+    })?;
+    let mut halves = Vec::with_capacity(2 * scalars.len());
+    halves.extend(pairs.iter().map(|p| p.0));
+    halves.extend(pairs.iter().map(|p| p.1));
+    Ok(halves)
+}
+
+/// `endomorphism(P)` for every point, in order.
+fn endomorphism_images<C: Curve>(
+    pool: &Pool,
+    control: &Control,
+    points: &[C::Affine],
+) -> Result<Vec<C::Affine>, lockstep_shard::Error<Infallible>> {
+    pool.map_items(control, points, |_, p| {
+        Ok::<_, Infallible>(C::endomorphism(p))
+    })
+}
+
+#[cfg(test)]
+#[allow(
+    clippy::cast_possible_truncation,
+    reason = "limb and digit splits in test references"
+)]
+mod tests {
+    use super::*;
+    use crate::ffi;
+    use blstrs::Scalar;
+    use ff::Field;
+    use group::prime::PrimeCurveAffine;
+    use rand_chacha::ChaCha20Rng;
+    use rand_core::{RngCore, SeedableRng};
+
+    /// The definition, serially: one constant-time multiplication per point.
+    fn naive<C: Curve>(points: &[C::Affine], scalars: &[Canonical]) -> C::Projective
+    where
+        C::Affine: std::ops::Mul<Scalar, Output = C::Projective>,
+    {
+        let mut sum = C::Projective::identity();
+        for (p, k) in points.iter().zip(scalars) {
+            sum += &(*p * k.to_scalar());
+        }
+        sum
+    }
+
+    fn bytes(scalars: &[Canonical]) -> Vec<u8> {
+        scalars
+            .iter()
+            .flat_map(|k| k.to_scalar().to_bytes_le())
+            .collect()
+    }
+
+    fn pools() -> Vec<Pool> {
+        let mut pools = vec![Pool::current_thread()];
+        pools.extend([1, 2, 3, 5].map(|w| Pool::new(w).unwrap()));
+        pools
+    }
+
+    fn random_scalars(rng: &mut ChaCha20Rng, n: usize) -> Vec<Canonical> {
+        (0..n)
+            .map(|_| Canonical::from_scalar(&Scalar::random(&mut *rng)))
+            .collect()
+    }
+
+    fn g1_points(rng: &mut ChaCha20Rng, n: usize) -> Vec<G1Affine> {
+        // Distinct points cheaply: a random start, then a random step added again and again.
+        let step = G1Projective::random(&mut *rng);
+        let mut p = G1Projective::random(&mut *rng);
+        let projective: Vec<G1Projective> = (0..n)
+            .map(|_| {
+                p += step;
+                p
+            })
+            .collect();
+        let mut out = vec![G1Affine::identity(); n];
+        ffi::g1_to_affine(&projective, &mut out);
+        out
+    }
+
+    fn g2_points(rng: &mut ChaCha20Rng, n: usize) -> Vec<G2Affine> {
+        let step = G2Projective::random(&mut *rng);
+        let mut p = G2Projective::random(&mut *rng);
+        let projective: Vec<G2Projective> = (0..n)
+            .map(|_| {
+                p += step;
+                p
+            })
+            .collect();
+        let mut out = vec![G2Affine::identity(); n];
+        ffi::g2_to_affine(&projective, &mut out);
+        out
+    }
+
+    /// Scalar sets that stress the digits and the buckets.
+    fn scalar_cases(rng: &mut ChaCha20Rng, n: usize) -> Vec<(&'static str, Vec<Canonical>)> {
+        let minus_one = Canonical::from_scalar(&-Scalar::ONE);
+        let lambda = Canonical::from_limbs([LAMBDA_LOW, LAMBDA_HIGH, 0, 0]).unwrap();
+        vec![
+            ("random", random_scalars(rng, n)),
+            ("zeros", vec![Canonical::ZERO; n]),
+            ("ones", vec![Canonical::ONE; n]),
+            ("r - 1", vec![minus_one; n]),
+            ("lambda", vec![lambda; n]),
+            (
+                "mixed small",
+                (0..n)
+                    .map(|i| {
+                        let v = match i % 5 {
+                            0 => 0,
+                            1 => 1,
+                            2 => rng.next_u64() % 1000,
+                            3 => u64::MAX,
+                            _ => rng.next_u64(),
+                        };
+                        Canonical::from_limbs([v, 0, 0, 0]).unwrap()
+                    })
+                    .collect(),
+            ),
+            (
+                "one scalar of each kind then repeats",
+                (0..n)
+                    .map(|i| {
+                        if i % 2 == 0 {
+                            minus_one
+                        } else {
+                            Canonical::ONE
+                        }
+                    })
+                    .collect(),
+            ),
+        ]
+    }
+
+    const LAMBDA_LOW: u64 = glv::LAMBDA as u64;
+    const LAMBDA_HIGH: u64 = (glv::LAMBDA >> 64) as u64;
+
+    #[test]
+    fn g1_sums_equal_the_definition_and_blst_on_every_pool() {
+        let mut rng = ChaCha20Rng::seed_from_u64(11);
+        let pools = pools();
+        for n in [1usize, 2, 3, 7, 31, 33, 255, 257, 1023, 1025] {
+            let mut points = g1_points(&mut rng, n);
+            for (name, scalars) in scalar_cases(&mut rng, n) {
+                let want = naive::<G1>(&points, &scalars);
+                let blst = ffi::g1_msm(&points, &bytes(&scalars), 255);
+                assert_eq!(want, blst, "blst agrees on {name}, n = {n}");
+                for pool in &pools {
+                    let got = msm::<G1>(pool, &Control::new(), &points, &scalars).unwrap();
+                    assert_eq!(got, want, "{name}, n = {n}, {} workers", pool.workers());
+                }
+            }
+            if n > 4 {
+                // Repeated points, negated points and the point at infinity among the others.
+                points[1] = points[0];
+                points[2] = -points[0];
+                points[3] = G1Affine::identity();
+                points[4] = points[0];
+                let scalars = random_scalars(&mut rng, n);
+                let want = naive::<G1>(&points, &scalars);
+                for pool in &pools {
+                    let got = msm::<G1>(pool, &Control::new(), &points, &scalars).unwrap();
+                    assert_eq!(got, want, "repeats, n = {n}, {} workers", pool.workers());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn g2_sums_equal_the_definition_and_blst_on_every_pool() {
+        let mut rng = ChaCha20Rng::seed_from_u64(12);
+        let pools = pools();
+        for n in [1usize, 3, 33, 257] {
+            let mut points = g2_points(&mut rng, n);
+            for (name, scalars) in scalar_cases(&mut rng, n) {
+                let want = naive::<G2>(&points, &scalars);
+                assert_eq!(want, ffi::g2_msm(&points, &bytes(&scalars), 255));
+                for pool in &pools {
+                    let got = msm::<G2>(pool, &Control::new(), &points, &scalars).unwrap();
+                    assert_eq!(got, want, "{name}, n = {n}, {} workers", pool.workers());
+                }
+            }
+            if n > 4 {
+                points[1] = points[0];
+                points[2] = -points[0];
+                points[3] = G2Affine::identity();
+                let scalars = random_scalars(&mut rng, n);
+                let want = naive::<G2>(&points, &scalars);
+                let got = msm::<G2>(&pools[3], &Control::new(), &points, &scalars).unwrap();
+                assert_eq!(got, want, "repeats, n = {n}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_plan_shape_gives_the_same_sum() {
+        let mut rng = ChaCha20Rng::seed_from_u64(13);
+        let n = 300;
+        let points = g1_points(&mut rng, n);
+        let scalars = random_scalars(&mut rng, n);
+        let want = naive::<G1>(&points, &scalars);
+        let pool = Pool::new(3).unwrap();
+        let control = Control::new();
+        let halves = split_scalars::<G1>(&pool, &control, &scalars).unwrap();
+        let images = endomorphism_images::<G1>(&pool, &control, &points).unwrap();
+        // Past 16 bits the buckets, not the points, are the work: one range.
+        for c in 2..=MAX_WINDOW {
+            for ranges in if c <= 16 { &[1, 2, 7][..] } else { &[1][..] } {
+                let ranges = *ranges;
+                let plan = Plan {
+                    c,
+                    windows: windows(128, c),
+                    ranges,
+                };
+                for vector in [false, true] {
+                    let got =
+                        run_plan::<G1>(&pool, &control, &points, &images, &halves, plan, vector)
+                            .unwrap();
+                    assert_eq!(got, want, "{plan:?}, vector {vector}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn lengths_must_agree_and_empty_sums_are_zero() {
+        let pool = Pool::current_thread();
+        let points = [G1Affine::generator(); 2];
+        let err = msm::<G1>(&pool, &Control::new(), &points, &[Canonical::ONE]).unwrap_err();
+        assert_eq!(err.to_string(), "2 points but 1 scalars");
+        let zero = msm::<G1>(&pool, &Control::new(), &[], &[]).unwrap();
+        assert_eq!(zero, G1Projective::identity());
+    }
+
+    #[test]
+    fn plans_cut_large_runs_for_every_worker() {
+        let one = Plan::choose(1 << 17, 128, 1);
+        assert_eq!(one.ranges, 1);
+        assert!((10..=16).contains(&one.c), "{one:?}");
+        let many = Plan::choose(1 << 21, 128, 16);
+        assert!(many.windows as usize * many.ranges >= 16, "{many:?}");
+    }
+}
