@@ -3,7 +3,7 @@
 //! - [`ffi`]'s safe wrappers: the blst calls blstrs does not expose (batch affine conversion,
 //!   decompression with blst's error codes, single-threaded Pippenger, hashing, wiping).
 //! - [`msm`]: a deterministic parallel multi-scalar multiplication for public scalars in G1
-//!   and G2: the GLV split ([`glv`]'s endomorphisms), signed window digits, batch-affine bucket
+//!   and G2: the GLV split (an endomorphism of one field multiplication), signed window digits, batch-affine bucket
 //!   accumulation with a bounded collision queue, windows and point ranges as tasks on a
 //!   [`lockstep_shard::Pool`], the plan chosen by a cost model ([`Plan`]).
 //! - [`Canonical`] scalars, as files hold them, checked below r.
