@@ -93,23 +93,25 @@ impl<A, P> Side<'_, A, P> {
     }
 }
 
-/// gnark-crypto's figures: (group, log, threads) -> ns a point.
+/// gnark-crypto's figures for one group and size: threads -> ns a point.
 fn gnark(
     harness: &Path,
-    args: &BenchGroth16Args,
+    group: &str,
+    log: u32,
+    repeats: usize,
     workers: &[usize],
-) -> anyhow::Result<BTreeMap<(String, u32, usize), f64>> {
-    let list = |v: Vec<String>| v.join(",");
+) -> anyhow::Result<BTreeMap<usize, f64>> {
+    let threads: Vec<String> = workers.iter().map(usize::to_string).collect();
     let output = Command::new(harness)
         .arg("msmbench")
         .arg("-logs")
-        .arg(list(args.logs.iter().map(u32::to_string).collect()))
+        .arg(log.to_string())
         .arg("-threads")
-        .arg(list(workers.iter().map(usize::to_string).collect()))
+        .arg(threads.join(","))
         .arg("-groups")
-        .arg(args.groups.join(","))
+        .arg(group)
         .arg("-reps")
-        .arg(args.repeats.to_string())
+        .arg(repeats.to_string())
         .output()
         .context("running the gnark harness's msmbench")?;
     anyhow::ensure!(
@@ -120,13 +122,10 @@ fn gnark(
     let mut out = BTreeMap::new();
     for line in String::from_utf8(output.stdout)?.lines() {
         let fields: Vec<&str> = line.split_whitespace().collect();
-        let [group, log, threads, ns] = fields[..] else {
+        let [_, _, threads, ns] = fields[..] else {
             anyhow::bail!("unexpected msmbench line {line:?}");
         };
-        out.insert(
-            (group.to_owned(), log.parse()?, threads.parse()?),
-            ns.parse()?,
-        );
+        out.insert(threads.parse()?, ns.parse()?);
     }
     Ok(out)
 }
@@ -137,15 +136,25 @@ pub(crate) fn run(
     workers: &[usize],
     note: &dyn Fn(&str),
 ) -> anyhow::Result<()> {
-    let peers = if args.no_peers {
-        BTreeMap::new()
+    let harness = if args.no_peers {
+        None
     } else {
-        note("gnark-crypto MultiExp...");
-        let harness = crate::ceremony::build_harness(&args.gnark)?;
-        let figures = gnark(&harness, args, workers);
-        let _ = std::fs::remove_file(harness);
-        figures?
+        Some(crate::ceremony::build_harness(&args.gnark)?)
     };
+    let result = tables(args, workers, harness.as_deref(), note);
+    if let Some(harness) = harness {
+        let _ = std::fs::remove_file(harness);
+    }
+    result
+}
+
+/// Each group's table, gnark's run for each size just before ours.
+fn tables(
+    args: &BenchGroth16Args,
+    workers: &[usize],
+    harness: Option<&Path>,
+    note: &dyn Fn(&str),
+) -> anyhow::Result<()> {
     let most = args.logs.iter().copied().max().unwrap_or(12);
     anyhow::ensure!(most <= 22, "--logs: at most 22");
     let n = 1usize << most;
@@ -173,7 +182,7 @@ pub(crate) fn run(
                     ours: lockstep_bls12::msm::g1,
                     blst: ffi::g1_msm,
                 };
-                table(&side, args, &pools, note)?
+                table(&side, group, args, &pools, harness, note)?
             }
             "g2" => {
                 let points = g2_points(n);
@@ -184,7 +193,7 @@ pub(crate) fn run(
                     ours: lockstep_bls12::msm::g2,
                     blst: ffi::g2_msm,
                 };
-                table(&side, args, &pools, note)?
+                table(&side, group, args, &pools, harness, note)?
             }
             other => anyhow::bail!("--groups: unknown group {other:?} (g1, g2)"),
         };
@@ -206,10 +215,10 @@ pub(crate) fn run(
             )?;
         }
         writeln!(out)?;
-        for (log, blst, per_worker) in rows {
+        for (log, blst, per_worker, peers) in rows {
             write!(out, "2^{log:<4} {blst:>7.0}")?;
             for ((w, _), (ours, plan)) in pools.iter().zip(per_worker) {
-                let theirs = peers.get(&(group.clone(), log, *w)).copied();
+                let theirs = peers.get(w).copied();
                 let theirs_text = theirs.map_or("-".to_owned(), |t| format!("{t:.0}"));
                 let ratio = theirs.map_or("-".to_owned(), |t| format!("{:.2}x", t / ours));
                 let plan = format!("c{} x{}", plan.c, plan.ranges);
@@ -221,18 +230,28 @@ pub(crate) fn run(
     Ok(())
 }
 
-/// Per size: blst's ns a point, then ours and our plan at each pool.
-type Row = (u32, f64, Vec<(f64, Plan)>);
+/// Per size: blst's ns a point, ours and our plan at each pool, gnark's by thread count.
+type Row = (u32, f64, Vec<(f64, Plan)>, BTreeMap<usize, f64>);
 
 fn table<A, P>(
     side: &Side<'_, A, P>,
+    group: &str,
     args: &BenchGroth16Args,
     pools: &[(usize, Pool)],
+    harness: Option<&Path>,
     note: &dyn Fn(&str),
 ) -> anyhow::Result<Vec<Row>> {
     let mut rows = Vec::new();
     for &log in &args.logs {
         let n = 1usize << log;
+        let peers = match harness {
+            Some(harness) => {
+                note(&format!("2^{log}: gnark-crypto MultiExp..."));
+                let workers: Vec<usize> = pools.iter().map(|(w, _)| *w).collect();
+                gnark(harness, group, log, args.repeats, &workers)?
+            }
+            None => BTreeMap::new(),
+        };
         note(&format!("2^{log}: blst..."));
         let blst = side.blst(n, args.repeats)?;
         let mut per_worker = Vec::new();
@@ -241,7 +260,7 @@ fn table<A, P>(
             let ours = side.ours(pool, n, args.repeats)?;
             per_worker.push((ours, Plan::choose(2 * n, 128, *w)));
         }
-        rows.push((log, blst, per_worker));
+        rows.push((log, blst, per_worker, peers));
     }
     Ok(rows)
 }

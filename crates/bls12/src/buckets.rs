@@ -54,6 +54,14 @@ impl Lanes for blst_fp {
     }
 }
 
+/// Segments of the batch-affine reduction: one batch of this many additions a step.
+const LANES: usize = 256;
+
+/// Segment `s` as a bucket index (below [`LANES`]).
+fn lane(s: usize) -> u32 {
+    u32::try_from(s).expect("invariant: fewer segments than u32::MAX")
+}
+
 /// A bucket's state.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum State {
@@ -121,23 +129,99 @@ where
     }
 
     /// The window's sum, `sum (b + 1) * bucket_b`, once every point is added.
+    ///
+    /// With [`LANES`] buckets or more, batch-affine: the buckets are cut into `LANES` segments of
+    /// `m`, and every segment runs its own running sum `R_s` and total `T_s = sum (j + 1)
+    /// B_(s m + j)` in step with the others, each step one batch of `LANES` additions into the
+    /// runnings and one into the totals (two affine additions a bucket, against a mixed and a
+    /// projective one); then `sum T_s + m sum s R_s`. Fewer buckets: projective running sums.
     pub(crate) fn sum(mut self) -> C::Projective {
+        self.flush();
+        let count = self.slots.len();
+        let mut total = if count >= 4 * LANES {
+            self.sum_in_segments()
+        } else {
+            let mut running = C::Projective::identity();
+            let mut total = C::Projective::identity();
+            for b in (0..count).rev() {
+                if let Some(point) = self.point(b) {
+                    running += &point;
+                }
+                total += &running;
+            }
+            total
+        };
+        if !self.overflow.is_empty() {
+            let mut running = C::Projective::identity();
+            let mut extra = C::Projective::identity();
+            for sum in self.overflow.iter().rev() {
+                running += sum;
+                extra += &running;
+            }
+            total += &extra;
+        }
+        total
+    }
+
+    /// Runs batches until every addition is applied.
+    fn flush(&mut self) {
         while !self.batch.is_empty() || !self.queue.is_empty() {
             self.run_batch();
         }
-        let mut running = C::Projective::identity();
-        let mut total = C::Projective::identity();
-        for b in (0..self.slots.len()).rev() {
-            if self.states[b] == State::Filled {
-                let (x, y) = self.slots[b];
-                running += &C::from_coordinates(x, y);
+    }
+
+    /// Bucket `b`'s affine point, if it holds one (its overflow aside).
+    fn point(&self, b: usize) -> Option<C::Affine> {
+        (self.states[b] == State::Filled).then(|| {
+            let (x, y) = self.slots[b];
+            C::from_coordinates(x, y)
+        })
+    }
+
+    /// [`sum`](Self::sum)'s batch-affine reduction of the affine buckets (`4 LANES` or more, a
+    /// power of two).
+    fn sum_in_segments(&self) -> C::Projective {
+        let count = self.slots.len();
+        let m = count / LANES;
+        let mut running = Buckets::<C>::new(LANES, LANES, self.vector);
+        let mut totals = Buckets::<C>::new(LANES, LANES, self.vector);
+        for j in (0..m).rev() {
+            for s in 0..LANES {
+                let b = s * m + j;
+                if self.states[b] == State::Filled {
+                    let (x, y) = self.slots[b];
+                    running.add(lane(s), x, y);
+                }
             }
-            if let Some(extra) = self.overflow.get(b) {
-                running += extra;
+            running.flush();
+            for s in 0..LANES {
+                if running.states[s] == State::Filled {
+                    let (x, y) = running.slots[s];
+                    totals.add(lane(s), x, y);
+                }
             }
-            total += &running;
+            totals.flush();
         }
-        total
+        // sum T_s, then m sum s R_s by a running sum over the segments and doublings (m is a
+        // power of two).
+        let mut sum = C::Projective::identity();
+        for s in 0..LANES {
+            if let Some(point) = totals.point(s) {
+                sum += &point;
+            }
+        }
+        let mut acc = C::Projective::identity();
+        let mut weighted = C::Projective::identity();
+        for s in (1..LANES).rev() {
+            if let Some(point) = running.point(s) {
+                acc += &point;
+            }
+            weighted += &acc;
+        }
+        for _ in 0..m.trailing_zeros() {
+            weighted = weighted.double();
+        }
+        sum + weighted
     }
 
     fn schedule(&mut self, addition: Addition<C::Base>) {

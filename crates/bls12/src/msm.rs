@@ -57,6 +57,15 @@ const ADD_COST: u64 = 6;
 /// The cost of reducing one bucket, in [`ADD_COST`]'s units.
 const REDUCE_COST: u64 = 27;
 
+/// The widest window a plan takes: past it the buckets (2^12 of them, 400 KB in G1, 800 KB in
+/// G2) outgrow this machine kind's 1 MB L2 cache and every addition slows more than the fewer
+/// windows save. Measured by the calibration below at 2^16 and 2^19 points, one worker: G1 at
+/// 2^19 takes 2,081 ms at 13 bits against 2,361 ms at 14 (the same windows and additions) and
+/// 2,360 / 2,498 / 2,646 ms at 15 / 16 / 17 (10% and 20% fewer additions); G2 at 2^19 9,245 ms
+/// at 13 against 10,324 at 14, and at 2^16 1,092 ms against 1,352 / 1,291 / 1,318 at 14 / 15 /
+/// 16.
+const WIDEST_PLANNED: u32 = 13;
+
 /// Additions per batch: one inversion (about 100 multiplications) shared by enough additions
 /// that it costs under one multiplication each, few enough that the batch's buckets rarely
 /// collide.
@@ -87,7 +96,7 @@ impl Plan {
     pub fn choose(entries: usize, bits: u32, workers: usize) -> Self {
         let workers = workers.max(1);
         let mut best: Option<(u64, Plan)> = None;
-        for c in 2..=MAX_WINDOW {
+        for c in 2..=WIDEST_PLANNED.min(MAX_WINDOW) {
             let windows = windows(bits.max(1), c);
             let most_ranges = if workers == 1 { 1 } else { 4 * workers };
             for ranges in 1..=most_ranges {
@@ -227,15 +236,22 @@ pub(crate) fn run_plan<C: Curve>(
     Ok(acc)
 }
 
-/// The halves of every scalar: `k0` of scalar `i` at `i`, `k1` at `n + i`.
+/// The halves of every scalar: `k0` of scalar `i` at `i`, `k1` at `n + i`; a scalar below
+/// 2^128 is its own `k0` (grouped by bit length: `k1 = 0` costs nothing).
 fn split_scalars<C: Curve>(
     pool: &Pool,
     control: &Control,
     scalars: &[Canonical],
 ) -> Result<Vec<u128>, lockstep_shard::Error<Infallible>> {
     let pairs = pool.map_items(control, scalars, |_, k| {
-        let (high, low) = glv::split(k.limbs(), C::EIGENVALUE);
-        Ok::<_, Infallible>((low, high))
+        let limbs = k.limbs();
+        if limbs[2] == 0 && limbs[3] == 0 {
+            // Already a half: split, a 128-bit scalar would put its high half (0 or 1) of a
+            // third of the points in one bucket.
+            return Ok::<_, Infallible>(((u128::from(limbs[1]) << 64) | u128::from(limbs[0]), 0));
+        }
+        let (high, low) = glv::split(limbs, C::EIGENVALUE);
+        Ok((low, high))
     })?;
     let mut halves = Vec::with_capacity(2 * scalars.len());
     halves.extend(pairs.iter().map(|p| p.0));
@@ -338,6 +354,20 @@ mod tests {
             ("ones", vec![Canonical::ONE; n]),
             ("r - 1", vec![minus_one; n]),
             ("lambda", vec![lambda; n]),
+            (
+                "around 2^128",
+                (0..n)
+                    .map(|i| {
+                        let limbs = match i % 4 {
+                            0 => [u64::MAX, u64::MAX, 0, 0],
+                            1 => [0, 0, 1, 0],
+                            2 => [1, 0, 1, 0],
+                            _ => [rng.next_u64(), rng.next_u64(), 0, 0],
+                        };
+                        Canonical::from_limbs(limbs).unwrap()
+                    })
+                    .collect(),
+            ),
             (
                 "mixed small",
                 (0..n)
@@ -472,8 +502,85 @@ mod tests {
     fn plans_cut_large_runs_for_every_worker() {
         let one = Plan::choose(1 << 17, 128, 1);
         assert_eq!(one.ranges, 1);
-        assert!((10..=16).contains(&one.c), "{one:?}");
+        assert!((10..=WIDEST_PLANNED).contains(&one.c), "{one:?}");
         let many = Plan::choose(1 << 21, 128, 16);
         assert!(many.windows as usize * many.ranges >= 16, "{many:?}");
+    }
+}
+
+/// The cost model's calibration on this machine: `cargo test --release -p lockstep-bls12 --
+/// --ignored calibrate --nocapture` times one worker at every window width on 2^16 random
+/// points (`CALIBRATE_LOG=20` for 2^20; G1 and G2) and prints the time, the additions and the buckets of each plan, from
+/// which `ADD_COST` and `REDUCE_COST` are read.
+#[cfg(test)]
+mod calibration {
+    use super::*;
+    use crate::ffi;
+    use blstrs::Scalar;
+    use ff::Field;
+    use rand_chacha::ChaCha20Rng;
+    use rand_core::SeedableRng;
+
+    fn time<C: Curve>(points: &[C::Affine], scalars: &[Canonical]) {
+        let pool = Pool::current_thread();
+        let control = Control::new();
+        let halves = split_scalars::<C>(&pool, &control, scalars).unwrap();
+        let images = endomorphism_images::<C>(&pool, &control, points).unwrap();
+        for c in 10..=19 {
+            let plan = Plan {
+                c,
+                windows: windows(128, c),
+                ranges: 1,
+            };
+            let mut best = f64::MAX;
+            for _ in 0..3 {
+                let started = std::time::Instant::now();
+                run_plan::<C>(&pool, &control, points, &images, &halves, plan, true).unwrap();
+                best = best.min(started.elapsed().as_secs_f64() * 1e3);
+            }
+            let adds = plan.windows as usize * halves.len();
+            let buckets = plan.windows as usize * (1usize << (c - 1));
+            #[allow(clippy::print_stdout, reason = "the calibration's report")]
+            {
+                println!("c {c:>2}: {best:8.1} ms, {adds} additions, {buckets} buckets");
+            }
+        }
+    }
+
+    #[test]
+    #[ignore = "a measurement, not a test: run by hand with --release"]
+    fn calibrate() {
+        let mut rng = ChaCha20Rng::seed_from_u64(5);
+        // 2^16 points unless CALIBRATE_LOG says otherwise.
+        let log: u32 = std::env::var("CALIBRATE_LOG")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(16);
+        let n = 1 << log;
+        let scalars: Vec<Canonical> = (0..n)
+            .map(|_| Canonical::from_scalar(&Scalar::random(&mut rng)))
+            .collect();
+        let step = G1Projective::random(&mut rng);
+        let mut p = step;
+        let g1: Vec<G1Projective> = (0..n)
+            .map(|_| {
+                p += step;
+                p
+            })
+            .collect();
+        let mut points = vec![G1Affine::default(); n];
+        ffi::g1_to_affine(&g1, &mut points);
+        time::<G1>(&points, &scalars);
+        let step = G2Projective::random(&mut rng);
+        let mut p = step;
+        let g2: Vec<G2Projective> = (0..n)
+            .map(|_| {
+                p += step;
+                p
+            })
+            .collect();
+        let mut points = vec![G2Affine::default(); n];
+        ffi::g2_to_affine(&g2, &mut points);
+        time::<G2>(&points, &scalars);
     }
 }

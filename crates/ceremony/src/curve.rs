@@ -11,11 +11,11 @@ use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Prepared, G2Projective, 
 use ff::Field;
 use group::prime::PrimeCurveAffine;
 use group::{Curve, Group};
-use lockstep_shard::{Control, Pool, split};
+use lockstep_shard::{Control, Pool};
 use pairing::{MillerLoopResult, MultiMillerLoop};
 use sha2::{Digest, Sha256};
 
-use lockstep_bls12::ffi;
+use lockstep_bls12::{Canonical, ffi};
 
 pub(crate) use lockstep_bls12::ffi::{
     Refusal, expand_message_xmd, fp_standard, g1_from_draw, g1_from_montgomery,
@@ -24,12 +24,10 @@ pub(crate) use lockstep_bls12::ffi::{
     g2_uncompress_checked, pairing_coefficients, wipe_scalar,
 };
 
-/// Points per multi-scalar-multiplication task at most: Pippenger's buckets pay more the larger
-/// the batch, so tasks are only cut smaller to give every worker a few.
-const MSM_TASK_POINTS: usize = 1 << 16;
-
-/// Points per task at least, however many workers there are.
-const MSM_MIN_TASK_POINTS: usize = 2048;
+/// Points per call of the parallel MSM at most: past 2^20 Pippenger gains little a point, and
+/// the MSM's own memory (endomorphism images and scalar halves, about 130 bytes a G1 point and
+/// 230 a G2 one) stays near 130 MB and 230 MB.
+const MSM_CHUNK_POINTS: usize = 1 << 20;
 
 /// The generator of G1.
 pub(crate) fn g1() -> G1Affine {
@@ -140,25 +138,42 @@ impl Coefficients<'_> {
     }
 }
 
-/// The affine points a multi-scalar multiplication runs over.
+/// The affine points a multi-scalar multiplication runs over, all in the prime-order subgroup
+/// (every caller's points come from the strict decoders): `lockstep-bls12`'s MSM splits the
+/// scalars by an endomorphism whose eigenvalue holds there only.
 pub(crate) trait MsmPoint: Copy + Send + Sync {
     /// The group's projective form.
     type Sum: Group + Send + Copy;
-    /// Single-threaded Pippenger over `nbits`-bit scalars, `ceil(nbits / 8)` bytes each.
-    fn msm(points: &[Self], scalars: &[u8], nbits: usize) -> Self::Sum;
+    /// `lockstep-bls12`'s parallel MSM on `pool`.
+    fn msm(
+        pool: &Pool,
+        control: &Control,
+        points: &[Self],
+        scalars: &[Canonical],
+    ) -> Result<Self::Sum, lockstep_bls12::MsmError>;
 }
 
 impl MsmPoint for G1Affine {
     type Sum = G1Projective;
-    fn msm(points: &[Self], scalars: &[u8], nbits: usize) -> G1Projective {
-        ffi::g1_msm(points, scalars, nbits)
+    fn msm(
+        pool: &Pool,
+        control: &Control,
+        points: &[Self],
+        scalars: &[Canonical],
+    ) -> Result<G1Projective, lockstep_bls12::MsmError> {
+        lockstep_bls12::msm::g1(pool, control, points, scalars)
     }
 }
 
 impl MsmPoint for G2Affine {
     type Sum = G2Projective;
-    fn msm(points: &[Self], scalars: &[u8], nbits: usize) -> G2Projective {
-        ffi::g2_msm(points, scalars, nbits)
+    fn msm(
+        pool: &Pool,
+        control: &Control,
+        points: &[Self],
+        scalars: &[Canonical],
+    ) -> Result<G2Projective, lockstep_bls12::MsmError> {
+        lockstep_bls12::msm::g2(pool, control, points, scalars)
     }
 }
 
@@ -197,11 +212,11 @@ pub(crate) fn msm<P: MsmPoint>(
     Ok(sum)
 }
 
-/// The sums of several jobs in one parallel run, so that small jobs keep every worker busy:
-/// every job is cut into tasks (at most [`MSM_TASK_POINTS`]; with several workers about two
-/// per worker over all jobs, at least [`MSM_MIN_TASK_POINTS`]), each a single-threaded
-/// Pippenger. The sums are the same group elements at every worker count (partial sums are
-/// exact).
+/// The sums of several jobs, one after another, each through `lockstep-bls12`'s parallel MSM on
+/// the whole pool in chunks of at most [`MSM_CHUNK_POINTS`] points along the concatenation of
+/// its segments (so that the MSM's own memory, its endomorphism images and scalar halves, stays
+/// bounded however large the job). The sums are the same group elements at every worker count
+/// (partial sums are exact). Progress: each chunk's points as it ends.
 ///
 /// # Errors
 /// Cancellation or a stall of the run.
@@ -210,60 +225,49 @@ pub(crate) fn msm_many<P: MsmPoint, const JOBS: usize>(
     control: &Control,
     jobs: [MsmJob<'_, P>; JOBS],
 ) -> Result<[P::Sum; JOBS], lockstep_shard::Error<Infallible>> {
-    let lens: Vec<Vec<split::Segment>> = jobs
-        .iter()
-        .map(|job| {
-            job.segments
-                .iter()
-                .map(|s| split::Segment {
-                    len: s.points.len(),
-                    weight: 1,
-                })
-                .collect()
-        })
-        .collect();
-    let totals: Vec<usize> = lens.iter().map(|l| l.iter().map(|s| s.len).sum()).collect();
-    let grand: usize = totals.iter().sum();
-    // One worker: the largest batches (Pippenger's cost per point falls with the batch size).
-    let per_task = if pool.workers() <= 1 {
-        MSM_TASK_POINTS
-    } else {
-        grand
-            .div_ceil(2 * pool.workers())
-            .clamp(MSM_MIN_TASK_POINTS, MSM_TASK_POINTS)
-    };
-    // Tasks in job order, positioned along the concatenation of the jobs.
-    let mut tasks = Vec::new();
-    let mut offset = 0;
-    for (job, &total) in totals.iter().enumerate() {
-        for range in split::fixed(total, per_task) {
-            tasks.push((offset + range.start, (job, range)));
-        }
-        offset += total;
-    }
-    let partial = pool.map_tasks(control, tasks, |check, (job, range)| {
-        let MsmJob {
-            segments,
-            coefficients,
-        } = &jobs[job];
-        let bits = coefficients.bits();
-        let mut sum = P::Sum::identity();
-        for (index, local) in split::by_segment(range, &lens[job]) {
-            let segment = &segments[index];
-            let first = segment.first + local.start as u64;
-            let mut scalars = Vec::with_capacity(local.len() * bits.div_ceil(8));
-            coefficients.fill(first..first + local.len() as u64, &mut scalars);
-            sum += P::msm(&segment.points[local.clone()], &scalars, bits);
-            check.advance(local.len() as u64);
-            if check.should_stop() {
-                break;
+    let mut sums = [P::Sum::identity(); JOBS];
+    let mut points: Vec<P> = Vec::new();
+    let mut bytes = Vec::new();
+    let mut scalars = Vec::new();
+    for (job, sum) in jobs.iter().zip(&mut sums) {
+        let width = job.coefficients.bits().div_ceil(8);
+        let mut flush = |points: &mut Vec<P>, bytes: &mut Vec<u8>| {
+            if points.is_empty() {
+                return Ok(());
+            }
+            scalars.clear();
+            scalars.extend(bytes.chunks_exact(width).map(|chunk| {
+                let mut le = [0u8; 32];
+                le[..width].copy_from_slice(chunk);
+                Canonical::from_le_bytes(&le)
+                    .expect("invariant: coefficients are field elements or 128-bit values")
+            }));
+            *sum += P::msm(pool, &control.nested(), points, &scalars).map_err(|e| match e {
+                lockstep_bls12::MsmError::Run(run) => run,
+                lockstep_bls12::MsmError::Lengths { .. } => {
+                    unreachable!("invariant: one coefficient a point")
+                }
+            })?;
+            control.progress().advance(points.len() as u64);
+            points.clear();
+            bytes.clear();
+            Ok::<_, lockstep_shard::Error<Infallible>>(())
+        };
+        for segment in &job.segments {
+            let mut at = 0;
+            while at < segment.points.len() {
+                let take = (MSM_CHUNK_POINTS - points.len()).min(segment.points.len() - at);
+                points.extend_from_slice(&segment.points[at..at + take]);
+                let first = segment.first + at as u64;
+                job.coefficients
+                    .fill(first..first + take as u64, &mut bytes);
+                at += take;
+                if points.len() == MSM_CHUNK_POINTS {
+                    flush(&mut points, &mut bytes)?;
+                }
             }
         }
-        Ok::<_, Infallible>((job, sum))
-    })?;
-    let mut sums = [P::Sum::identity(); JOBS];
-    for (job, sum) in partial {
-        sums[job] += sum;
+        flush(&mut points, &mut bytes)?;
     }
     Ok(sums)
 }
