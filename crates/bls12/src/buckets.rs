@@ -182,6 +182,10 @@ where
     /// power of two).
     fn sum_in_segments(&self) -> C::Projective {
         let count = self.slots.len();
+        assert!(
+            count.is_power_of_two() && count >= LANES,
+            "invariant: 2^(c-1) buckets, at least one a segment"
+        );
         let m = count / LANES;
         let mut running = Buckets::<C>::new(LANES, LANES, self.vector);
         let mut totals = Buckets::<C>::new(LANES, LANES, self.vector);
