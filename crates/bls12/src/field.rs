@@ -8,14 +8,24 @@ use blst::{blst_fp, blst_fp2};
 
 use crate::ffi;
 
-/// p, the base field's modulus, little-endian limbs.
-pub(crate) const P: [u64; 6] = [
+/// p (also written q), the base field's modulus, little-endian 64-bit limbs.
+pub const P: [u64; 6] = [
     0xb9fe_ffff_ffff_aaab,
     0x1eab_fffe_b153_ffff,
     0x6730_d2a0_f6b0_f624,
     0x6477_4b84_f385_12bf,
     0x4b1b_a7b6_434b_acd7,
     0x1a01_11ea_397f_e69a,
+];
+
+/// One in blst's Montgomery form (`2^384 mod p`), little-endian limbs.
+pub const MONTGOMERY_ONE: [u64; 6] = [
+    0x7609_0000_0002_fffd,
+    0xebf4_000b_c40c_0002,
+    0x5f48_9857_53c7_58ba,
+    0x77ce_5853_7052_5745,
+    0x5c07_1a97_a256_ec6d,
+    0x15f6_5ec3_fa80_e493,
 ];
 
 /// The operations batch-affine additions need, on fully reduced elements. Variable time where
@@ -181,16 +191,7 @@ mod tests {
 
     fn reduced(limbs: [u64; 6]) -> blst_fp {
         // Any six limbs, brought below p by blst's multiplication by one (Montgomery R).
-        let one = blst_fp {
-            l: [
-                0x7609_0000_0002_fffd,
-                0xebf4_000b_c40c_0002,
-                0x5f48_9857_53c7_58ba,
-                0x77ce_5853_7052_5745,
-                0x5c07_1a97_a256_ec6d,
-                0x15f6_5ec3_fa80_e493,
-            ],
-        };
+        let one = blst_fp { l: MONTGOMERY_ONE };
         let mut top = limbs;
         top[5] &= 0x0fff_ffff_ffff_ffff;
         ffi::fp_mul(&blst_fp { l: top }, &one)

@@ -25,7 +25,7 @@ use blst::blst_fp;
 
 use crate::buckets::{Addition, Lanes};
 use crate::ffi;
-use crate::field::{Coordinate, P};
+use crate::field::{Coordinate, MONTGOMERY_ONE, P};
 
 type V = __m512i;
 
@@ -297,16 +297,6 @@ pub(crate) fn add_batch(
     }
 }
 
-/// Montgomery's one (`2^384 mod p`), blst's limbs: the padding lanes' x.
-const ONE: [u64; 6] = [
-    0x7609_0000_0002_fffd,
-    0xebf4_000b_c40c_0002,
-    0x5f48_9857_53c7_58ba,
-    0x77ce_5853_7052_5745,
-    0x5c07_1a97_a256_ec6d,
-    0x15f6_5ec3_fa80_e493,
-];
-
 /// The kernel's buffers: the four coordinates of a batch, eight additions a group.
 #[derive(Default)]
 pub(crate) struct Scratch {
@@ -346,10 +336,11 @@ impl Lanes for blst_fp {
                 scratch.py[g][i][lane] = addition.y.l[i];
             }
         }
-        // Lanes past the batch add (1, 0) to (0, 0): distinct x, results dropped.
+        // Lanes past the batch add (1, 0) to (0, 0) (1 in Montgomery form): distinct x, results
+        // dropped.
         for k in batch.len()..8 * groups {
             let (g, lane) = (k / 8, k % 8);
-            for (i, limb) in ONE.iter().enumerate() {
+            for (i, limb) in MONTGOMERY_ONE.iter().enumerate() {
                 scratch.px[g][i][lane] = *limb;
             }
         }

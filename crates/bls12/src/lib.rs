@@ -24,6 +24,6 @@ mod ifma;
 pub mod msm;
 mod scalar;
 
-pub use field::Coordinate;
+pub use field::{Coordinate, MONTGOMERY_ONE, P};
 pub use msm::{MsmError, Plan};
 pub use scalar::{Canonical, NotCanonical, scalars_from_le_bytes};

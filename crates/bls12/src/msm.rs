@@ -253,7 +253,7 @@ fn split_scalars<C: Curve>(
         let (high, low) = glv::split(limbs, C::EIGENVALUE);
         Ok((low, high))
     })?;
-    let mut halves = Vec::with_capacity(2 * scalars.len());
+    let mut halves = lockstep_shard::memory::try_with_capacity(2 * scalars.len())?;
     halves.extend(pairs.iter().map(|p| p.0));
     halves.extend(pairs.iter().map(|p| p.1));
     Ok(halves)

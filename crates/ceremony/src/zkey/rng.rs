@@ -50,14 +50,7 @@ const R: [u64; 4] = [
 ];
 
 /// q, little-endian limbs.
-const Q: [u64; 6] = [
-    0xb9fe_ffff_ffff_aaab,
-    0x1eab_fffe_b153_ffff,
-    0x6730_d2a0_f6b0_f624,
-    0x6477_4b84_f385_12bf,
-    0x4b1b_a7b6_434b_acd7,
-    0x1a01_11ea_397f_e69a,
-];
+const Q: [u64; 6] = lockstep_bls12::P;
 
 /// Whether little-endian limbs `a` are below `m`.
 fn below(a: &[u64], m: &[u64]) -> bool {
