@@ -552,7 +552,7 @@ export interface RelayRoundView {
 
 /** A party's connection to its round on a relay (`lockstep serve`); the invitation is `ROUND.TOKEN`, sent only in the Authorization header. */
 export declare class RelayClient {
-  constructor(server: string, invitation: string, options?: { retryFor?: number; fetch?: typeof fetch });
+  constructor(server: string, invitation: string, options?: { retryFor?: number; answerWithin?: number; fetch?: typeof fetch });
   readonly server: string;
   readonly round: string;
   view(options?: { signal?: AbortSignal }): Promise<RelayRoundView>;

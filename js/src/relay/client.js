@@ -54,8 +54,10 @@ async function sha256(bytes) {
  *
  * The invitation (`ROUND.TOKEN`, the text of the file `lockstep psi invite` wrote for this
  * party) is a secret: it travels only in the `Authorization` header, never in a URL, and is not
- * kept anywhere but this object. Every call retries what may pass (the relay unreachable or
- * answering 502/503/504) for up to `retryFor` ms; a refusal rejects at once with a RelayError.
+ * kept anywhere but this object. Every call retries what may pass (the relay unreachable,
+ * answering 502/503/504, or not answering an attempt within `answerWithin` ms) for up to
+ * `retryFor` ms; a refusal rejects at once with a RelayError. Every call is safe to repeat: a
+ * view, a read and a close change nothing twice, and the relay accepts the same post again.
  */
 export class RelayClient {
   /** @type {string} */ #token;
@@ -63,7 +65,7 @@ export class RelayClient {
   /**
    * @param {string} server the relay, `https://host:port` (or `http://` on loopback)
    * @param {string} invitation `ROUND.TOKEN`
-   * @param {{ retryFor?: number, fetch?: typeof fetch }} [options]
+   * @param {{ retryFor?: number, answerWithin?: number, fetch?: typeof fetch }} [options]
    */
   constructor(server, invitation, options = {}) {
     const url = new URL(String(server));
@@ -77,23 +79,41 @@ export class RelayClient {
     this.round = match[1];
     this.#token = match[2];
     this.retryFor = options.retryFor ?? 60_000;
+    // An attempt whose answer never starts (a connection lost without a reset, seen in a browser
+    // as a fetch that never settles) is abandoned and tried again, not awaited for ever.
+    this.answerWithin = options.answerWithin ?? 20_000;
     this.fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
   }
 
-  /** @param {string} path @param {RequestInit} init @param {AbortSignal} [signal] */
-  async #send(path, init, signal) {
+  /**
+   * One call: attempts until an answer passes, then `consume` reads its body (under the caller's
+   * signal only; the answerWithin limit ends once the answer has started).
+   *
+   * @template T
+   * @param {string} path @param {RequestInit} init @param {AbortSignal | undefined} signal
+   * @param {(response: Response) => Promise<T>} consume
+   * @returns {Promise<T>}
+   */
+  async #send(path, init, signal, consume) {
     const started = Date.now();
     let wait = 100;
     for (;;) {
       let last;
+      signal?.throwIfAborted();
+      // The attempt's own signal: the caller's abort, or no answer within answerWithin.
+      const attempt = new AbortController();
+      const forward = () => attempt.abort(signal?.reason);
+      signal?.addEventListener('abort', forward, { once: true });
+      const silent = setTimeout(() => attempt.abort(new Error(`no answer within ${this.answerWithin} ms`)), this.answerWithin);
       try {
         const response = await this.fetch(`${this.server}${path}`, {
           ...init,
-          signal,
+          signal: attempt.signal,
           headers: { ...init.headers, authorization: `Bearer ${this.#token}` },
         });
+        clearTimeout(silent);
         if (!PASSING.has(response.status)) {
-          if (response.ok) return response;
+          if (response.ok) return await consume(response);
           const text = await response.text();
           let refusal = { code: 'http', error: text.slice(0, 200) };
           try {
@@ -104,7 +124,10 @@ export class RelayClient {
         last = `${response.status}`;
       } catch (error) {
         if (error instanceof RelayError || signal?.aborted) throw error;
-        last = /** @type {Error} */ (error).message;
+        last = attempt.signal.aborted ? String(attempt.signal.reason?.message ?? attempt.signal.reason) : /** @type {Error} */ (error).message;
+      } finally {
+        clearTimeout(silent);
+        signal?.removeEventListener('abort', forward);
       }
       if (Date.now() - started >= this.retryFor) {
         throw new RelayError(`the relay at ${this.server} could not be reached for ${Math.round((Date.now() - started) / 1000)} s: ${last}`, 'unreachable');
@@ -122,7 +145,7 @@ export class RelayClient {
    * @param {{ signal?: AbortSignal }} [options]
    */
   async view(options = {}) {
-    return (await this.#send(`/v1/rounds/${this.round}`, { method: 'GET' }, options.signal)).json();
+    return this.#send(`/v1/rounds/${this.round}`, { method: 'GET' }, options.signal, (r) => r.json());
   }
 
   /**
@@ -133,8 +156,7 @@ export class RelayClient {
    */
   async post(kind, bytes, options = {}) {
     if (!KINDS.includes(kind)) throw new TypeError(`kind is one of ${KINDS.join(', ')}`);
-    const response = await this.#send(`/v1/rounds/${this.round}/${kind}`, { method: 'PUT', body: /** @type {BodyInit} */ (bytes) }, options.signal);
-    return response.json();
+    return this.#send(`/v1/rounds/${this.round}/${kind}`, { method: 'PUT', body: /** @type {BodyInit} */ (bytes) }, options.signal, (r) => r.json());
   }
 
   /**
@@ -144,8 +166,7 @@ export class RelayClient {
    */
   async read(kind, posted, options = {}) {
     if (!KINDS.includes(kind)) throw new TypeError(`kind is one of ${KINDS.join(', ')}`);
-    const response = await this.#send(`/v1/rounds/${this.round}/${kind}`, { method: 'GET' }, options.signal);
-    const bytes = new Uint8Array(await response.arrayBuffer());
+    const bytes = await this.#send(`/v1/rounds/${this.round}/${kind}`, { method: 'GET' }, options.signal, async (r) => new Uint8Array(await r.arrayBuffer()));
     const got = await sha256(bytes);
     if (got !== posted.digest) {
       throw new RelayError(`the ${kind} read has digest ${got}; the round holds ${posted.digest}`, 'digest');
@@ -155,7 +176,7 @@ export class RelayClient {
 
   /** Closes the round: the relay removes its messages. @param {{ signal?: AbortSignal }} [options] */
   async close(options = {}) {
-    await this.#send(`/v1/rounds/${this.round}`, { method: 'DELETE' }, options.signal);
+    await this.#send(`/v1/rounds/${this.round}`, { method: 'DELETE' }, options.signal, async () => undefined);
   }
 }
 
