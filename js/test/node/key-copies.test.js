@@ -38,10 +38,19 @@ for (const asset of ['native', 'scalar']) {
       const { addon, reason } = await loadAddon();
       assert.ok(addon, `the addon loads here (scripts/build-node): ${reason}`);
     }
-    const r = await scenario(asset);
+    // A run whose control is not found (seen once in a full suite: V8 had reused the bytes)
+    // was blind, and its zero counts say nothing: it is run again, at most three times in all.
+    let r;
+    const blind = [];
+    for (let run = 0; run < 3; run++) {
+      r = await scenario(asset);
+      if (r.control >= 1) break;
+      blind.push(run + 1);
+    }
+    if (blind.length > 0) console.log(`# ${asset}: runs ${blind.join(', ')} did not see their control and were run again`);
     // The scan finds what it looks for: a key V8 left on the page's heap, and a party's key in
     // its worker's engine while the party lives.
-    assert.ok(r.control >= 1, `a key left on the JS heap on purpose is found (${r.control})`);
+    assert.ok(r.control >= 1, `a key left on the JS heap on purpose is found (${r.control}) in one of three runs`);
     assert.ok(r.alone.alive >= 1 && r.sharded.alive >= 1, `a live party's key is found in its engine (${r.alone.alive}, ${r.sharded.alive})`);
     assert.deepEqual([r.alone.workers, r.sharded.workers], [1, 2], 'one setup on one worker, one sharded on two');
     assert.ok(r.alone.exported && r.sharded.exported && r.requested, 'the keys were used and exported');
