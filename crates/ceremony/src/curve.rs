@@ -177,6 +177,38 @@ impl MsmPoint for G2Affine {
     }
 }
 
+/// `sum scalars[i] * points[i]` through `lockstep-bls12`'s parallel MSM on the whole pool, in
+/// chunks of at most [`MSM_CHUNK_POINTS`] points (the MSM's own memory bounded), chunks in
+/// order; the same group element at every worker count. Progress: each chunk's points.
+///
+/// # Errors
+/// Cancellation or a stall of the run.
+///
+/// # Panics
+/// If the slices differ in length (a bug in the caller).
+pub(crate) fn msm_chunked<P: MsmPoint>(
+    pool: &Pool,
+    control: &Control,
+    points: &[P],
+    scalars: &[Canonical],
+) -> Result<P::Sum, lockstep_shard::Error<Infallible>> {
+    assert_eq!(points.len(), scalars.len(), "invariant: one scalar a point");
+    let mut sum = P::Sum::identity();
+    for (points, scalars) in points
+        .chunks(MSM_CHUNK_POINTS)
+        .zip(scalars.chunks(MSM_CHUNK_POINTS))
+    {
+        sum += P::msm(pool, &control.nested(), points, scalars).map_err(|e| match e {
+            lockstep_bls12::MsmError::Run(run) => run,
+            lockstep_bls12::MsmError::Lengths { .. } => {
+                unreachable!("invariant: chunks of equal slices")
+            }
+        })?;
+        control.progress().advance(points.len() as u64);
+    }
+    Ok(sum)
+}
+
 /// One multi-scalar multiplication of [`msm_many`]: `sum over segments s, points i of
 /// c(s.first + i) * s.points[i]` for the coefficients `c`.
 pub(crate) struct MsmJob<'a, P> {

@@ -40,6 +40,7 @@ mod file_kind;
 pub mod groth16;
 pub mod phase1;
 pub mod phase2;
+pub mod prove;
 pub mod ptau;
 pub mod r1cs;
 pub mod reference;

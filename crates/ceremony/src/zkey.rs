@@ -23,7 +23,7 @@ mod hash;
 mod new;
 mod rng;
 mod verify;
-mod vkey;
+pub(crate) mod vkey;
 
 use blstrs::{G1Affine, G2Affine};
 

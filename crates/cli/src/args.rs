@@ -43,6 +43,10 @@ pub(crate) enum Command {
     /// Groth16 trusted-setup ceremony over BLS12-381 (phase 1 files compatible with gnark v0.15).
     #[command(subcommand)]
     Ceremony(CeremonyCommand),
+    /// Groth16 proofs with a ceremony's keys: prove (snarkjs `.zkey` + circom `.wtns`) and
+    /// verify (gnark's files).
+    #[command(subcommand)]
+    Groth16(Groth16Command),
     /// Typed-array compute plans: element-wise DAGs over raw or .npy arrays, run fused.
     #[command(subcommand)]
     Plan(PlanCommand),
@@ -163,7 +167,7 @@ pub(crate) enum CeremonyCommand {
     /// R1CS to the Groth16 proving and verifying keys.
     #[command(subcommand)]
     Phase2(Phase2Command),
-    /// Groth16 proofs made with the ceremony's keys.
+    /// Groth16 proofs made with the ceremony's keys (the same as `lockstep groth16`).
     #[command(subcommand)]
     Groth16(Groth16Command),
     /// snarkjs `.ptau` files (BLS12-381) in and out, and prepared for phase 2.
@@ -511,6 +515,24 @@ pub(crate) struct BeaconArgs {
 /// Groth16 with the ceremony's keys.
 #[derive(Debug, Subcommand)]
 pub(crate) enum Groth16Command {
+    /// Prove as `snarkjs groth16 prove` does, from a snarkjs `.zkey` and a circom `.wtns`
+    /// (BLS12-381): snarkjs's `proof.json` and `public.json`, which `snarkjs groth16 verify`
+    /// accepts. The proof is checked before it is written: a witness that does not satisfy the
+    /// key's circuit is refused. Blinded by the operating system's randomness.
+    Prove {
+        /// The proving key (snarkjs `.zkey`).
+        #[arg(long, value_name = "FILE")]
+        zkey: PathBuf,
+        /// The witness (circom `.wtns`, e.g. from `snarkjs wtns calculate`).
+        #[arg(long, value_name = "FILE")]
+        witness: PathBuf,
+        /// Where to write the proof (snarkjs's `proof.json`).
+        #[arg(long, value_name = "FILE")]
+        proof: PathBuf,
+        /// Where to write the public signals (snarkjs's `public.json`).
+        #[arg(long, value_name = "FILE")]
+        public: PathBuf,
+    },
     /// Verify a gnark proof (`Proof.WriteTo`) against a verifying key and a public witness
     /// (`witness.Public()`'s `WriteTo`): exit 0 and `ok`, or exit 1 and why.
     Verify {

@@ -13,6 +13,7 @@ mod contribute;
 mod info;
 mod phase1;
 mod phase2;
+mod prove;
 mod ptau;
 mod server;
 mod zkey;
@@ -24,6 +25,25 @@ use self::beacon::Beacon;
 use self::context::{Context, Opened, hex};
 use crate::args::{CeremonyCommand, Groth16Command, Phase1Command, Phase2Command, PtauCommand};
 use crate::session::Session;
+
+/// Runs a `lockstep groth16` subcommand (`lockstep ceremony groth16` is the same).
+pub(crate) fn groth16(command: &Groth16Command, session: Session) -> anyhow::Result<()> {
+    groth16_with(&Context { session }, command)
+}
+
+fn groth16_with(ctx: &Context, command: &Groth16Command) -> anyhow::Result<()> {
+    match command {
+        Groth16Command::Verify { vk, proof, public } => {
+            phase2::groth16_verify(ctx, vk, proof, public)
+        }
+        Groth16Command::Prove {
+            zkey,
+            witness,
+            proof,
+            public,
+        } => prove::snarkjs(ctx, zkey, witness, proof, public),
+    }
+}
 
 /// Runs a `lockstep ceremony` subcommand.
 pub(crate) fn run(command: &CeremonyCommand, session: Session) -> anyhow::Result<()> {
@@ -80,9 +100,7 @@ pub(crate) fn run(command: &CeremonyCommand, session: Session) -> anyhow::Result
                 },
             ),
         },
-        CeremonyCommand::Groth16(Groth16Command::Verify { vk, proof, public }) => {
-            phase2::groth16_verify(&ctx, vk, proof, public)
-        }
+        CeremonyCommand::Groth16(command) => groth16_with(&ctx, command),
         CeremonyCommand::Ptau(PtauCommand::Import { input, out, srs }) => {
             ptau::import(&ctx, input, out, *srs)
         }

@@ -65,6 +65,7 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Info => session.print(&info::text(&policy)?),
         Command::Psi(args) => psi::run(args, session),
         Command::Ceremony(command) => ceremony::run(command, session),
+        Command::Groth16(command) => ceremony::groth16(command, session),
         Command::Plan(command) => plan::run(command, &session),
         Command::Serve(args) => serve::run(args, &session),
     }

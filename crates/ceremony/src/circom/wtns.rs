@@ -61,6 +61,11 @@ impl Witness {
         Ok(Self { values })
     }
 
+    /// A witness of `values` (the constant 1 first), as a caller computed them.
+    pub fn from_values(values: Vec<Scalar>) -> Self {
+        Self { values }
+    }
+
     /// The values, the constant 1 first.
     pub fn values(&self) -> &[Scalar] {
         &self.values

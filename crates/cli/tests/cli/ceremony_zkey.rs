@@ -12,7 +12,7 @@ use crate::ceremony_snarkjs::{node, peers, snarkjs};
 use crate::{fails, ok};
 
 /// A circuit of `n` products with its `a` inputs public: 2n public signals, n constraints.
-const MANY_PUBLIC: &str = "pragma circom 2.0.0;
+pub(crate) const MANY_PUBLIC: &str = "pragma circom 2.0.0;
 template ManyPublic(n) {
   signal input a[n];
   signal input b[n];
@@ -24,7 +24,7 @@ component main {public [a]} = ManyPublic(24);
 
 /// A chain of linear steps (kept by `--O0`): one product, 300 linear constraints whose
 /// coefficients are small and r - 1.
-const LINEAR: &str = "pragma circom 2.0.0;
+pub(crate) const LINEAR: &str = "pragma circom 2.0.0;
 template Linear(n) {
   signal input x;
   signal input y;
@@ -38,7 +38,7 @@ component main = Linear(300);
 ";
 
 /// Two constraints.
-const CUBE: &str = "pragma circom 2.0.0;
+pub(crate) const CUBE: &str = "pragma circom 2.0.0;
 template Cube() {
   signal input x;
   signal input k;
@@ -52,7 +52,7 @@ component main {public [k]} = Cube();
 
 /// Compiles `source` as `name.circom` for BLS12-381 (with `extra` flags), with its witness
 /// generator.
-fn compile(d: &Path, name: &str, source: &str, extra: &[&str]) {
+pub(crate) fn compile(d: &Path, name: &str, source: &str, extra: &[&str]) {
     fs::write(d.join(format!("{name}.circom")), source).unwrap();
     let file = format!("{name}.circom");
     let mut args = vec![

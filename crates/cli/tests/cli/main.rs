@@ -23,9 +23,10 @@ mod ceremony;
 mod ceremony_hostile;
 mod ceremony_phase2;
 mod ceremony_snarkjs;
-mod ceremony_zkey;
+pub(crate) mod ceremony_zkey;
 #[path = "../support/gnark.rs"]
 mod gnark;
+mod groth16_snarkjs;
 mod info;
 mod memory;
 mod plan;

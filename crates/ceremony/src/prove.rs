@@ -1,0 +1,152 @@
+//! Groth16 proving with the ceremony's keys: snarkjs's prover over a `.zkey` and a circom
+//! witness ([`snarkjs::prove`]), on `lockstep-bls12`'s parallel MSM and the odd-coset transforms
+//! of [`coset`] (crate-private).
+//!
+//! # Determinism
+//! A proof is a function of the key, the witness and the blinding `r`, `s`: the same points at
+//! every worker count. With the blinding fixed ([`Blinding::fixed`], for tests), it equals
+//! [`snarkjs::prove_reference`], which computes it from the definition.
+//!
+//! # Secrets
+//! The blinding (from the operating system's randomness, [`Blinding::random`]) is wiped when
+//! dropped and multiplied only by blst's constant-time multiplication; the witness's MSMs are
+//! variable time (see [`snarkjs`]'s "Secrets"). Neither is written, logged or printed.
+
+mod coset;
+pub mod snarkjs;
+
+use blstrs::Scalar;
+use ff::Field;
+
+use crate::circom::CircomError;
+use crate::codec::CodecError;
+use crate::curve;
+use crate::zkey::ZkeyError;
+
+/// A proof's blinding scalars `r` and `s`, wiped when dropped.
+pub struct Blinding {
+    r: Scalar,
+    s: Scalar,
+}
+
+impl Blinding {
+    /// Two scalars from the operating system's randomness: what makes a proof zero-knowledge.
+    pub fn random() -> Self {
+        Self {
+            r: Scalar::random(rand_core::OsRng),
+            s: Scalar::random(rand_core::OsRng),
+        }
+    }
+
+    /// Fixed scalars, for tests that compare a proof with a reference: two proofs with the same
+    /// blinding tell their difference of witnesses, so never prove for real with it.
+    #[doc(hidden)]
+    pub fn fixed(r: Scalar, s: Scalar) -> Self {
+        Self { r, s }
+    }
+
+    pub(crate) fn r(&self) -> &Scalar {
+        &self.r
+    }
+
+    pub(crate) fn s(&self) -> &Scalar {
+        &self.s
+    }
+}
+
+impl Drop for Blinding {
+    fn drop(&mut self) {
+        curve::wipe_scalar(&mut self.r);
+        curve::wipe_scalar(&mut self.s);
+    }
+}
+
+impl std::fmt::Debug for Blinding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Blinding(..)")
+    }
+}
+
+/// Why a proof could not be made or was refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProveError {
+    /// The proving key.
+    #[error(transparent)]
+    Zkey(#[from] ZkeyError),
+    /// The witness file.
+    #[error(transparent)]
+    Circom(#[from] CircomError),
+    /// A read or write error, cancellation.
+    #[error(transparent)]
+    Codec(#[from] CodecError),
+    /// The witness is not as long as the key's circuit has wires.
+    #[error(
+        "the witness holds {witness} values, the key's circuit has {wires} wires: a witness of another circuit"
+    )]
+    WitnessLength {
+        /// The witness's values.
+        witness: usize,
+        /// The circuit's wires, the constant one included.
+        wires: usize,
+    },
+    /// A domain the prover cannot transform on.
+    #[error(
+        "the key's domain is 2^{0}: above 2^31, which BLS12-381's scalar field has no odd coset for"
+    )]
+    Domain(u32),
+    /// The key's sections disagree with its header.
+    #[error("the proving key: {0}")]
+    Key(String),
+    /// The witness does not satisfy the key's circuit.
+    #[error(
+        "the witness does not satisfy the key's circuit: the proof made from it does not verify (a witness computed for other inputs, or for another build of the circuit)"
+    )]
+    Unsatisfied,
+    /// Another number of public signals than the key's.
+    #[error("{given} public signals given, the key has {key}")]
+    PublicCount {
+        /// Given.
+        given: usize,
+        /// The key's.
+        key: usize,
+    },
+    /// The pairing check fails.
+    #[error("proof refused: the pairing check fails for these public signals under this key")]
+    Refused,
+    /// Memory could not be allocated.
+    #[error("{what}: {refused}")]
+    Memory {
+        /// What was being allocated.
+        what: &'static str,
+        /// The bytes refused.
+        refused: lockstep_shard::memory::AllocError,
+    },
+    /// A worker failed (a bug), or the run stalled.
+    #[error("worker failure: {0}")]
+    Worker(String),
+}
+
+impl ProveError {
+    pub(crate) fn memory(
+        what: &'static str,
+    ) -> impl FnOnce(lockstep_shard::memory::AllocError) -> Self {
+        move |refused| Self::Memory { what, refused }
+    }
+}
+
+impl<E> From<lockstep_shard::Error<E>> for ProveError
+where
+    lockstep_shard::Error<E>: std::fmt::Display,
+{
+    fn from(error: lockstep_shard::Error<E>) -> Self {
+        match error {
+            lockstep_shard::Error::Cancelled => Self::Codec(CodecError::Cancelled),
+            lockstep_shard::Error::Memory(refused) => Self::Memory {
+                what: "a parallel run's output",
+                refused,
+            },
+            other => Self::Worker(other.to_string()),
+        }
+    }
+}

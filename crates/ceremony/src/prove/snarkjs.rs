@@ -1,0 +1,559 @@
+//! snarkjs's Groth16 prover (`groth16_prove.js`) over a `.zkey` and a circom `.wtns`: the proof
+//! `snarkjs groth16 verify` accepts, as `proof.json` and `public.json`.
+//!
+//! With `w` the witness (`w_0 = 1`, then the `n_public` public signals, then the rest):
+//! - `A_T[i] = sum c w_s` over section 4's entries of matrix 0 and constraint `i` (each stored
+//!   as `c R^2`, `R = 2^256`), `B_T` the same over matrix 1, and `C_T[i] = A_T[i] B_T[i]`:
+//!   the three polynomials' values on the domain;
+//! - their values on the odd coset ([`super::coset`]), and `P = A B - C` there, whose MSM with
+//!   section 9's points is `[h(tau) t(tau) / delta]_1`;
+//! - `pi_a = sum w_i A_i + alpha_1 + r delta_1`, `pi_b = sum w_i B2_i + beta_2 + s delta_2`,
+//!   `b1 = sum w_i B1_i + beta_1 + s delta_1`, `pi_c = sum_(i > n_public) w_i C_i + H + s pi_a
+//!   + r b1 - r s delta_1`, in snarkjs's order of additions.
+//!
+//! # Secrets
+//! The witness's private part and the blinding `r`, `s` ([`Blinding`], wiped when dropped) are
+//! secret. `r` and `s` are multiplied by blst's constant-time multiplication only. The MSMs run
+//! over the witness in variable time (`lockstep-bls12`'s MSM skips zero digits and takes
+//! buckets by value), as every Groth16 prover's do (snarkjs's, gnark's, rapidsnark's): a
+//! prover's timing can say something about its witness to whoever times it; run it where its
+//! timing is not observed by a party the witness is secret from.
+
+use std::convert::Infallible;
+
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use ff::Field;
+use group::prime::PrimeCurveAffine;
+use group::{Curve, Group};
+use lockstep_bls12::Canonical;
+use lockstep_shard::{Control, Pool, memory};
+use serde::Serialize;
+
+use super::coset::Coset;
+use super::{Blinding, ProveError};
+use crate::circom::Witness;
+use crate::curve;
+use crate::zkey::Zkey;
+use crate::zkey::vkey::{g1_json, g2_json, to_snarkjs_json};
+
+/// `R^-2 mod r` for `R = 2^256`: section 4 stores each coefficient times `R^2`.
+fn r_squared_inverse() -> Scalar {
+    // R mod r is 2^256 reduced: ONE's Montgomery form read as an integer is R mod r.
+    let r = Scalar::from(2u64).pow_vartime([256]);
+    (r * r)
+        .invert()
+        .expect("invariant: R^2 mod r is not zero (r is prime)")
+}
+
+/// A snarkjs Groth16 proof.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Proof {
+    /// `pi_a`.
+    pub a: G1Affine,
+    /// `pi_b`.
+    pub b: G2Affine,
+    /// `pi_c`.
+    pub c: G1Affine,
+}
+
+#[derive(Serialize)]
+struct ProofJson {
+    pi_a: [String; 3],
+    pi_b: [[String; 2]; 3],
+    pi_c: [String; 3],
+    protocol: &'static str,
+    curve: &'static str,
+}
+
+impl Proof {
+    /// `proof.json` as `snarkjs groth16 prove` writes it: `pi_a`, `pi_b`, `pi_c` (decimal
+    /// strings of affine coordinates, `"1"` the third), `protocol`, `curve`, one-space
+    /// indentation, no final newline.
+    pub fn to_json(&self) -> String {
+        to_snarkjs_json(&ProofJson {
+            pi_a: g1_json(&self.a),
+            pi_b: g2_json(&self.b),
+            pi_c: g1_json(&self.c),
+            protocol: "groth16",
+            curve: "bls12381",
+        })
+    }
+}
+
+/// `public.json` as snarkjs writes it: the public signals as decimal strings.
+pub fn public_json(public: &[Scalar]) -> String {
+    let values: Vec<String> = public.iter().map(decimal).collect();
+    to_snarkjs_json(&values)
+}
+
+/// A scalar's canonical value in decimal.
+fn decimal(value: &Scalar) -> String {
+    num_bigint::BigUint::from_bytes_le(&value.to_bytes_le()).to_str_radix(10)
+}
+
+/// A proof and the public signals it is for (`w_1 .. w_n_public`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Proven {
+    /// The proof.
+    pub proof: Proof,
+    /// The public signals.
+    pub public: Vec<Scalar>,
+}
+
+/// The witness's fit to the key: as many values as wires, a domain the coset has.
+fn check(key: &Zkey, witness: &Witness) -> Result<(), ProveError> {
+    let wires = key.header.n_vars as usize;
+    if witness.values().len() != wires {
+        return Err(ProveError::WitnessLength {
+            witness: witness.values().len(),
+            wires,
+        });
+    }
+    if key.header.power >= 32 {
+        return Err(ProveError::Domain(key.header.power));
+    }
+    let private = wires
+        .checked_sub(key.header.n_public as usize + 1)
+        .ok_or_else(|| ProveError::Key("more public signals than wires".into()))?;
+    let n = key.domain_size();
+    if key.a.len() != wires || key.b1.len() != wires || key.b2.len() != wires {
+        return Err(ProveError::Key(format!(
+            "sections 5-7 hold {}, {} and {} points for {wires} wires",
+            key.a.len(),
+            key.b1.len(),
+            key.b2.len()
+        )));
+    }
+    if key.c.len() != private || key.h.len() != n {
+        return Err(ProveError::Key(format!(
+            "sections 8 and 9 hold {} and {} points for {private} private wires and a domain of {n}",
+            key.c.len(),
+            key.h.len()
+        )));
+    }
+    Ok(())
+}
+
+/// The entries of section 4: (matrix, constraint, signal, stored value).
+fn entries(key: &Zkey) -> impl Iterator<Item = (usize, usize, usize, Scalar)> + '_ {
+    key.coefficients[4..].chunks_exact(44).map(|e| {
+        let word = |k: usize| {
+            u32::from_le_bytes(e[4 * k..4 * k + 4].try_into().expect("invariant: 4 bytes")) as usize
+        };
+        let value = Option::from(Scalar::from_bytes_le(
+            e[12..].try_into().expect("invariant: 32 bytes"),
+        ))
+        .expect("invariant: the reader checked every coefficient below r");
+        (word(0), word(1), word(2), value)
+    })
+}
+
+/// `A_T`, `B_T` and `C_T`: the polynomials' values on the domain.
+fn values_on_domain(key: &Zkey, w: &[Scalar]) -> Result<[Vec<Scalar>; 3], ProveError> {
+    let n = key.domain_size();
+    let zeros = || memory::try_filled(n, Scalar::ZERO).map_err(ProveError::memory("A, B and C"));
+    let mut ab = [zeros()?, zeros()?];
+    // Sums of stored values (c R^2) times w, scaled by R^-2 once per constraint.
+    for (matrix, constraint, signal, value) in entries(key) {
+        let x = w[signal];
+        if bool::from(x.is_zero()) {
+            continue;
+        }
+        let term = if x == Scalar::ONE { value } else { value * x };
+        ab[matrix][constraint] += term;
+    }
+    let unscale = r_squared_inverse();
+    for v in ab.iter_mut().flatten() {
+        *v *= unscale;
+    }
+    let [a, b] = ab;
+    let mut c = memory::try_with_capacity(n).map_err(ProveError::memory("A, B and C"))?;
+    c.extend(a.iter().zip(&b).map(|(x, y)| *x * y));
+    Ok([a, b, c])
+}
+
+/// Canonical scalars of `values`, on the pool.
+fn canonical(
+    pool: &Pool,
+    control: &Control,
+    values: &[Scalar],
+) -> Result<Vec<Canonical>, ProveError> {
+    Ok(pool.map_items(control, values, |_, v| {
+        Ok::<_, Infallible>(Canonical::from_scalar(v))
+    })?)
+}
+
+/// Proves for `witness` under `key` on `pool`, blinded by `blinding`; the same proof at every
+/// worker count (and [`prove_reference`]'s). The proof is checked before it is returned: a
+/// witness that does not satisfy the key's circuit is [`ProveError::Unsatisfied`].
+///
+/// Progress: the points of the five MSMs (`3 wires + private wires + N`, about), as they end.
+///
+/// # Errors
+/// [`ProveError`]: a witness of another length, a key whose sections disagree, an unsatisfied
+/// witness, memory, cancellation.
+pub fn prove(
+    pool: &Pool,
+    control: &Control,
+    key: &Zkey,
+    witness: &Witness,
+    blinding: &Blinding,
+) -> Result<Proven, ProveError> {
+    let proven = prove_unchecked(pool, control, key, witness, blinding)?;
+    if verify(key, &proven.proof, &proven.public).is_err() {
+        return Err(ProveError::Unsatisfied);
+    }
+    Ok(proven)
+}
+
+/// [`prove`] without the check of the proof.
+fn prove_unchecked(
+    pool: &Pool,
+    control: &Control,
+    key: &Zkey,
+    witness: &Witness,
+    blinding: &Blinding,
+) -> Result<Proven, ProveError> {
+    check(key, witness)?;
+    let w = witness.values();
+    let first_private = key.header.n_public as usize + 1;
+    let coset =
+        Coset::snarkjs(key.header.power).map_err(ProveError::memory("the coset's tables"))?;
+    let [mut a, mut b, mut c] = values_on_domain(key, w)?;
+    for values in [&mut a, &mut b, &mut c] {
+        coset.extend(pool, control, values)?;
+    }
+    // P = A B - C on the coset, into A's storage.
+    pool.for_each_block(
+        control,
+        (&mut a[..], &b[..], &c[..]),
+        lockstep_shard::Cut::Blocks(1 << 12),
+        |_, _, (xs, ys, zs): (&mut [Scalar], &[Scalar], &[Scalar])| {
+            for ((x, y), z) in xs.iter_mut().zip(ys).zip(zs) {
+                *x = *x * y - z;
+            }
+            Ok::<_, Infallible>(())
+        },
+    )?;
+    drop((b, c));
+    let h_scalars = canonical(pool, control, &a)?;
+    drop(a);
+    let scalars = canonical(pool, control, w)?;
+    let sums = Sums {
+        a: curve::msm_chunked(pool, control, &key.a, &scalars)?,
+        b1: curve::msm_chunked(pool, control, &key.b1, &scalars)?,
+        b2: curve::msm_chunked(pool, control, &key.b2, &scalars)?,
+        c: curve::msm_chunked(pool, control, &key.c, &scalars[first_private..])?,
+        h: curve::msm_chunked(pool, control, &key.h, &h_scalars)?,
+    };
+    Ok(Proven {
+        proof: assemble(key, &sums, blinding),
+        public: w[1..first_private].to_vec(),
+    })
+}
+
+/// The five MSMs' sums.
+struct Sums {
+    a: G1Projective,
+    b1: G1Projective,
+    b2: G2Projective,
+    c: G1Projective,
+    h: G1Projective,
+}
+
+/// The proof from the sums and the blinding, in snarkjs's order of additions; `r` and `s` by
+/// blst's constant-time multiplication.
+fn assemble(key: &Zkey, sums: &Sums, blinding: &Blinding) -> Proof {
+    let h = &key.header;
+    let (r, s) = (blinding.r(), blinding.s());
+    let pi_a = sums.a + h.alpha1 + G1Projective::from(h.delta1) * r;
+    let pi_b = sums.b2 + h.beta2 + G2Projective::from(h.delta2) * s;
+    let b1 = sums.b1 + h.beta1 + G1Projective::from(h.delta1) * s;
+    let mut rs = *r * s;
+    let pi_c = sums.c + sums.h + pi_a * s + b1 * r + G1Projective::from(h.delta1) * -rs;
+    curve::wipe_scalar(&mut rs);
+    Proof {
+        a: pi_a.to_affine(),
+        b: pi_b.to_affine(),
+        c: pi_c.to_affine(),
+    }
+}
+
+/// Verifies `proof` for `public` under `key`'s verification key, as `snarkjs groth16 verify`
+/// does: `e(pi_a, pi_b) = e(alpha_1, beta_2) e(IC(public), gamma_2) e(pi_c, delta_2)`.
+///
+/// # Errors
+/// [`ProveError::PublicCount`] for another number of public signals; [`ProveError::Refused`]
+/// when the pairing check fails.
+pub fn verify(key: &Zkey, proof: &Proof, public: &[Scalar]) -> Result<(), ProveError> {
+    let h = &key.header;
+    if public.len() != h.n_public as usize || key.ic.len() != public.len() + 1 {
+        return Err(ProveError::PublicCount {
+            given: public.len(),
+            key: h.n_public as usize,
+        });
+    }
+    let mut x = G1Projective::from(key.ic[0]);
+    for (value, point) in public.iter().zip(&key.ic[1..]) {
+        x += curve::g1_mult_public(&G1Projective::from(point), value);
+    }
+    let holds = curve::pairing_product_is_one(&[
+        (proof.a, proof.b),
+        (-h.alpha1, h.beta2),
+        (-x.to_affine(), h.gamma2),
+        (-proof.c, h.delta2),
+    ]);
+    if holds && !bool::from(proof.a.is_identity() | proof.c.is_identity()) {
+        Ok(())
+    } else {
+        Err(ProveError::Refused)
+    }
+}
+
+/// The proof from the definition, on the current thread: the polynomials interpolated by the
+/// inverse DFT and evaluated on the coset term by term (`O(N^2)`), each MSM one constant-time
+/// multiplication a point. Not checked: the test of [`prove`]'s transforms and MSMs.
+///
+/// # Errors
+/// As [`prove`], without the check of the proof.
+#[doc(hidden)]
+pub fn prove_reference(
+    key: &Zkey,
+    witness: &Witness,
+    blinding: &Blinding,
+) -> Result<Proven, ProveError> {
+    check(key, witness)?;
+    let w = witness.values();
+    let power = key.header.power;
+    let n = key.domain_size();
+    let domain = crate::fft::Domain::snarkjs(power);
+    let g = crate::fft::Domain::snarkjs(power + 1).omega();
+    // The definition of A_T: sum over entries of c w, c = stored R^-2.
+    let unscale = r_squared_inverse();
+    let mut ab = [vec![Scalar::ZERO; n], vec![Scalar::ZERO; n]];
+    for (matrix, constraint, signal, value) in entries(key) {
+        ab[matrix][constraint] += value * unscale * w[signal];
+    }
+    let c_t: Vec<Scalar> = ab[0].iter().zip(&ab[1]).map(|(x, y)| *x * y).collect();
+    let on_coset = |values: &[Scalar]| -> Vec<Scalar> {
+        let coefficients: Vec<Scalar> = (0..n)
+            .map(|i| {
+                let step = domain.omega_inv().pow_vartime([i as u64]);
+                let mut t = Scalar::ONE;
+                let mut sum = Scalar::ZERO;
+                for v in values {
+                    sum += *v * t;
+                    t *= step;
+                }
+                sum * domain.n_inv()
+            })
+            .collect();
+        (0..n)
+            .map(|k| {
+                let x = g * domain.omega().pow_vartime([k as u64]);
+                coefficients
+                    .iter()
+                    .rev()
+                    .fold(Scalar::ZERO, |acc, c| acc * x + c)
+            })
+            .collect()
+    };
+    let (a, b, c) = (on_coset(&ab[0]), on_coset(&ab[1]), on_coset(&c_t));
+    let p: Vec<Scalar> = (0..n).map(|i| a[i] * b[i] - c[i]).collect();
+    let first_private = key.header.n_public as usize + 1;
+    let sums = Sums {
+        a: naive_msm(&key.a, w),
+        b1: naive_msm(&key.b1, w),
+        b2: naive_msm(&key.b2, w),
+        c: naive_msm(&key.c, &w[first_private..]),
+        h: naive_msm(&key.h, &p),
+    };
+    Ok(Proven {
+        proof: assemble(key, &sums, blinding),
+        public: w[1..first_private].to_vec(),
+    })
+}
+
+/// `sum scalars[i] * points[i]`, one multiplication a point.
+fn naive_msm<P>(points: &[P], scalars: &[Scalar]) -> P::Curve
+where
+    P: PrimeCurveAffine,
+    P::Curve: std::ops::Mul<Scalar, Output = P::Curve>,
+{
+    points
+        .iter()
+        .zip(scalars)
+        .fold(P::Curve::identity(), |acc, (p, s)| acc + p.to_curve() * *s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::zkey::Header;
+    use rand_chacha::ChaCha20Rng;
+    use rand_core::{RngCore, SeedableRng};
+
+    /// A key of random points and coefficients (not one a setup made: the test compares
+    /// computations, not validity), `2^power` rows, `wires` wires of which `public` public.
+    fn random_key(power: u32, wires: u32, public: u32, seed: u64) -> Zkey {
+        let mut rng = ChaCha20Rng::seed_from_u64(seed);
+        let mut g1 = || (G1Projective::generator() * Scalar::random(&mut rng)).to_affine();
+        let header = Header {
+            n_vars: wires,
+            n_public: public,
+            power,
+            alpha1: g1(),
+            beta1: g1(),
+            beta2: G2Affine::generator(),
+            gamma2: G2Affine::generator(),
+            delta1: g1(),
+            delta2: (G2Projective::generator() * Scalar::from(7u64)).to_affine(),
+        };
+        let mut rng = ChaCha20Rng::seed_from_u64(seed + 1);
+        let mut g1 = || (G1Projective::generator() * Scalar::random(&mut rng)).to_affine();
+        let ic = (0..=public).map(|_| g1()).collect();
+        let a = (0..wires).map(|_| g1()).collect();
+        let b1 = (0..wires).map(|_| g1()).collect();
+        let c = (0..wires - public - 1).map(|_| g1()).collect();
+        let h = (0..1u32 << power).map(|_| g1()).collect();
+        let mut rng = ChaCha20Rng::seed_from_u64(seed + 2);
+        let b2 = (0..wires)
+            .map(|_| (G2Projective::generator() * Scalar::random(&mut rng)).to_affine())
+            .collect();
+        let count = 5u32 << power;
+        let mut coefficients = count.to_le_bytes().to_vec();
+        for i in 0..count {
+            let matrix = i % 2;
+            let constraint = rng.next_u32() % (1 << power);
+            let signal = rng.next_u32() % wires;
+            coefficients.extend(matrix.to_le_bytes());
+            coefficients.extend(constraint.to_le_bytes());
+            coefficients.extend(signal.to_le_bytes());
+            let value = match i % 7 {
+                0 => Scalar::ONE,
+                1 => -Scalar::ONE,
+                _ => Scalar::random(&mut rng),
+            };
+            coefficients.extend(value.to_bytes_le());
+        }
+        Zkey {
+            header,
+            ic,
+            coefficients,
+            a,
+            b1,
+            b2,
+            c,
+            h,
+            circuit_hash: [0; 64],
+            contributions: Vec::new(),
+        }
+    }
+
+    /// A witness of `wires` values, the constant one first, mostly 0 and 1 as circom's are.
+    fn random_witness(wires: u32, seed: u64) -> Witness {
+        let mut rng = ChaCha20Rng::seed_from_u64(seed);
+        let values = (0..wires)
+            .map(|i| match (i, rng.next_u32() % 4) {
+                (0, _) => Scalar::ONE,
+                (_, 0) => Scalar::ZERO,
+                (_, 1) => Scalar::ONE,
+                (_, 2) => Scalar::from(u64::from(rng.next_u32())),
+                _ => Scalar::random(&mut rng),
+            })
+            .collect();
+        Witness::from_values(values)
+    }
+
+    #[test]
+    fn the_proof_is_the_definition_s_at_every_worker_count() {
+        for (power, wires, public, seed) in [(0, 3, 1, 1), (3, 9, 2, 2), (6, 40, 3, 3)] {
+            let key = random_key(power, wires, public, seed);
+            let witness = random_witness(wires, seed + 10);
+            let blinding = Blinding::fixed(Scalar::from(5u64), -Scalar::from(9u64));
+            let want = prove_reference(&key, &witness, &blinding).unwrap();
+            assert_eq!(want.public, witness.values()[1..=public as usize]);
+            for workers in [1, 2, 3, 5] {
+                let pool = Pool::new(workers).unwrap();
+                let got =
+                    prove_unchecked(&pool, &Control::new(), &key, &witness, &blinding).unwrap();
+                assert_eq!(got, want, "power {power}, {workers} workers");
+            }
+            let got = prove_unchecked(
+                &Pool::current_thread(),
+                &Control::new(),
+                &key,
+                &witness,
+                &blinding,
+            )
+            .unwrap();
+            assert_eq!(got, want, "power {power}, the current thread");
+        }
+    }
+
+    #[test]
+    fn the_blinding_moves_the_proof() {
+        let key = random_key(3, 9, 2, 5);
+        let witness = random_witness(9, 6);
+        let pool = Pool::current_thread();
+        let one = Blinding::fixed(Scalar::from(5u64), Scalar::from(9u64));
+        let other = Blinding::fixed(Scalar::from(6u64), Scalar::from(9u64));
+        let p = prove_unchecked(&pool, &Control::new(), &key, &witness, &one).unwrap();
+        let q = prove_unchecked(&pool, &Control::new(), &key, &witness, &other).unwrap();
+        assert_ne!(p.proof.a, q.proof.a);
+        assert_eq!(p.proof.b, q.proof.b, "pi_b takes s only");
+    }
+
+    #[test]
+    fn a_witness_of_another_length_is_named() {
+        let key = random_key(3, 9, 2, 7);
+        let witness = random_witness(8, 8);
+        let err = prove(
+            &Pool::current_thread(),
+            &Control::new(),
+            &key,
+            &witness,
+            &Blinding::random(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the witness holds 8 values, the key's circuit has 9 wires: a witness of another circuit"
+        );
+    }
+
+    #[test]
+    fn a_random_key_s_proof_is_refused_as_unsatisfied() {
+        // The random key is no setup's: its proof cannot verify, as an unsatisfying witness's.
+        let key = random_key(3, 9, 2, 9);
+        let witness = random_witness(9, 10);
+        let err = prove(
+            &Pool::current_thread(),
+            &Control::new(),
+            &key,
+            &witness,
+            &Blinding::random(),
+        )
+        .unwrap_err();
+        assert!(matches!(err, ProveError::Unsatisfied), "{err}");
+    }
+
+    #[test]
+    fn proof_json_is_snarkjs_s_shape() {
+        let proof = Proof {
+            a: G1Affine::generator(),
+            b: G2Affine::generator(),
+            c: G1Affine::generator(),
+        };
+        let json = proof.to_json();
+        assert!(json.starts_with("{\n \"pi_a\": [\n  \"3685416753713387016781088315183077757961620795782546409894578378688607592378376318836054947676345821548104185464507\","), "{json}");
+        assert!(
+            json.ends_with("\"protocol\": \"groth16\",\n \"curve\": \"bls12381\"\n}"),
+            "{json}"
+        );
+        assert_eq!(
+            public_json(&[Scalar::from(32u64), Scalar::from(5u64)]),
+            "[\n \"32\",\n \"5\"\n]"
+        );
+    }
+}
