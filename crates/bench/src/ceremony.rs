@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 use crate::BenchCeremonyArgs;
 
 mod phase2;
-mod zkey;
+pub(crate) mod zkey;
 
 /// The stages, as the gnark harness names them.
 const STAGES: [&str; 5] = ["new", "contribute", "read", "verify", "seal"];
@@ -214,14 +214,14 @@ pub(crate) fn build_harness(dir: &Path) -> anyhow::Result<PathBuf> {
     Ok(out)
 }
 
-fn ms(d: Option<Duration>) -> String {
+pub(crate) fn ms(d: Option<Duration>) -> String {
     d.map_or_else(
         || "-".to_owned(),
         |d| format!("{:.1}", d.as_secs_f64() * 1e3),
     )
 }
 
-fn ratio(a: Option<Duration>, b: Option<Duration>) -> String {
+pub(crate) fn ratio(a: Option<Duration>, b: Option<Duration>) -> String {
     match (a, b) {
         (Some(a), Some(b)) if b > Duration::ZERO => {
             format!("{:.2}x", a.as_secs_f64() / b.as_secs_f64())

@@ -21,6 +21,8 @@ use lockstep_shard::{Control, Pool};
 
 use crate::BenchGroth16Args;
 
+mod prove;
+
 /// Best time of `repeats` runs of `body`.
 fn best(repeats: usize, mut body: impl FnMut() -> anyhow::Result<()>) -> anyhow::Result<Duration> {
     let mut best = Duration::MAX;
@@ -136,12 +138,23 @@ pub(crate) fn run(
     workers: &[usize],
     note: &dyn Fn(&str),
 ) -> anyhow::Result<()> {
-    let harness = if args.no_peers {
+    let harness = if args.no_peers || args.no_msm {
         None
     } else {
         Some(crate::ceremony::build_harness(&args.gnark)?)
     };
-    let result = tables(args, workers, harness.as_deref(), note);
+    let msm = if args.no_msm {
+        Ok(())
+    } else {
+        tables(args, workers, harness.as_deref(), note)
+    };
+    let result = msm.and_then(|()| {
+        if args.prove_logs.is_empty() {
+            Ok(())
+        } else {
+            prove::run(args, workers, note)
+        }
+    });
     if let Some(harness) = harness {
         let _ = std::fs::remove_file(harness);
     }

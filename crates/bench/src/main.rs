@@ -189,6 +189,24 @@ pub(crate) struct BenchGroth16Args {
     /// Skip gnark (ours and blst only).
     #[arg(long)]
     pub(crate) no_peers: bool,
+    /// Skip the MSM tables (the prove table only).
+    #[arg(long)]
+    pub(crate) no_msm: bool,
+    /// Groth16 prove of circom circuits of these sizes (powers of two), our CLI beside
+    /// `snarkjs groth16 prove`; none: skipped.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "12,14,16",
+        value_name = "L,..."
+    )]
+    pub(crate) prove_logs: Vec<u32>,
+    /// The lockstep binary --prove-logs runs (`cargo build --release -p lockstep-cli`).
+    #[arg(long, default_value = "target/release/lockstep", value_name = "FILE")]
+    pub(crate) lockstep: PathBuf,
+    /// The directory where scripts/install-peers put snarkjs and circom2.
+    #[arg(long, default_value = "peers", value_name = "DIR")]
+    pub(crate) peers: PathBuf,
 }
 
 #[derive(Debug, Args)]

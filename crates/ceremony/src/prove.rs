@@ -98,6 +98,11 @@ pub enum ProveError {
     /// The key's sections disagree with its header.
     #[error("the proving key: {0}")]
     Key(String),
+    /// The key's points outside their subgroups put the proof's outside too.
+    #[error(
+        "the proving key holds points outside their subgroups (sections 5-9): the proof made from it is not a proof"
+    )]
+    KeyPoints,
     /// The witness does not satisfy the key's circuit.
     #[error(
         "the witness does not satisfy the key's circuit: the proof made from it does not verify (a witness computed for other inputs, or for another build of the circuit)"

@@ -20,6 +20,7 @@
 mod contribute;
 mod file;
 mod hash;
+mod known;
 mod new;
 mod rng;
 mod verify;
@@ -30,6 +31,7 @@ use blstrs::{G1Affine, G2Affine};
 pub use contribute::{Kind, beacon, contribute, contribution_hash};
 pub use file::{NEW_ORDER, ORDER, contribution_len};
 pub use hash::{HashedPoints, circuit_hash, format_hash, hashed_h_points};
+pub use known::from_known_secrets;
 pub use new::{new, new_checks, new_serial, new_work};
 pub use verify::{
     Verification, Verified, ZkeyVerifyError, verify, verify_contribution, verify_file,

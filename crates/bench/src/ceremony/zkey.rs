@@ -39,13 +39,13 @@ const STAGES: [&str; 4] = ["prepare", "new", "contribute", "verify"];
 
 /// One run: its time and peak resident memory in bytes.
 #[derive(Clone, Copy, Default)]
-struct Measure {
-    time: Option<Duration>,
-    peak: Option<u64>,
+pub(crate) struct Measure {
+    pub(crate) time: Option<Duration>,
+    pub(crate) peak: Option<u64>,
 }
 
 /// Runs `program args` in `dir` to completion, polling its peak memory.
-fn measured(
+pub(crate) fn measured(
     program: &Path,
     args: &[&str],
     dir: &Path,
@@ -88,11 +88,11 @@ fn measured(
     })
 }
 
-fn mb(peak: Option<u64>) -> String {
+pub(crate) fn mb(peak: Option<u64>) -> String {
     peak.map_or_else(|| "-".to_owned(), |b| format!("{:.0}", b as f64 / 1e6))
 }
 
-fn mem_ratio(a: Option<u64>, b: Option<u64>) -> String {
+pub(crate) fn mem_ratio(a: Option<u64>, b: Option<u64>) -> String {
     match (a, b) {
         (Some(a), Some(b)) if b > 0 => format!("{:.2}x", a as f64 / b as f64),
         _ => "-".to_owned(),
@@ -100,7 +100,7 @@ fn mem_ratio(a: Option<u64>, b: Option<u64>) -> String {
 }
 
 /// The circom source of `n` chained multiplications with a public input and an output.
-fn circuit(n: usize) -> String {
+pub(crate) fn circuit(n: usize) -> String {
     format!(
         "pragma circom 2.0.0;
 template Chain(n) {{

@@ -184,8 +184,10 @@ fn canonical(
 }
 
 /// Proves for `witness` under `key` on `pool`, blinded by `blinding`; the same proof at every
-/// worker count (and [`prove_reference`]'s). The proof is checked before it is returned: a
-/// witness that does not satisfy the key's circuit is [`ProveError::Unsatisfied`].
+/// worker count (and [`prove_reference`]'s). The proof is checked before it is returned: its
+/// points in their subgroups (a key read by [`Zkey::read_for_proving`] has A, B1, B2, C and H
+/// checked on their curves only), then verified under the key's header and IC: a witness that
+/// does not satisfy the key's circuit is [`ProveError::Unsatisfied`].
 ///
 /// Progress: the points of the five MSMs (`3 wires + private wires + N`, about), as they end.
 ///
@@ -200,6 +202,10 @@ pub fn prove(
     blinding: &Blinding,
 ) -> Result<Proven, ProveError> {
     let proven = prove_unchecked(pool, control, key, witness, blinding)?;
+    let p = &proven.proof;
+    if !bool::from(p.a.is_torsion_free() & p.b.is_torsion_free() & p.c.is_torsion_free()) {
+        return Err(ProveError::KeyPoints);
+    }
     if verify(key, &proven.proof, &proven.public).is_err() {
         return Err(ProveError::Unsatisfied);
     }

@@ -26,6 +26,18 @@ use crate::ptau::{
     g2_to_ptau, q_bytes,
 };
 
+/// Which points a read checks in their subgroups (every point is checked on its curve).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Checks {
+    /// Every point.
+    Subgroups,
+    /// All but sections 3 and 5-7, which a verifier settles by comparing them with a checked
+    /// key's.
+    VerifierSettles,
+    /// The header's and section 3's only: a prover checks its proof instead.
+    Prover,
+}
+
 type G1Decode = fn(&Compressed<96>) -> Result<G1Affine, PointProblem>;
 type G2Decode = fn(&Compressed<192>) -> Result<G2Affine, PointProblem>;
 
@@ -156,7 +168,24 @@ impl Zkey {
         input: R,
         limits: &Limits,
     ) -> Result<Self, ZkeyError> {
-        Self::read_with(pool, control, input, limits, true)
+        Self::read_with(pool, control, input, limits, Checks::Subgroups)
+    }
+
+    /// [`read`](Self::read) for a prover: the points of sections 5-9 (A, B1, B2, C, H) checked
+    /// on their curves only, the header's and IC's in their subgroups. A subgroup check costs
+    /// tens of microseconds a point, most of a proof's time; the prover checks its result
+    /// instead (the proof's points in their subgroups, and the proof verified under the header
+    /// and IC): a key's point outside its subgroup can only make the proof refused.
+    ///
+    /// # Errors
+    /// As [`read`](Self::read).
+    pub fn read_for_proving<R: Read + Seek>(
+        pool: &Pool,
+        control: &Control,
+        input: R,
+        limits: &Limits,
+    ) -> Result<Self, ZkeyError> {
+        Self::read_with(pool, control, input, limits, Checks::Prover)
     }
 
     /// [`read`](Self::read), with sections 3 and 5-7 (IC, A, B1, B2) checked on their curves
@@ -167,12 +196,17 @@ impl Zkey {
         control: &Control,
         mut input: R,
         limits: &Limits,
-        subgroups: bool,
+        checks: Checks,
     ) -> Result<Self, ZkeyError> {
-        let (decode_g1, decode_g2): (G1Decode, G2Decode) = if subgroups {
+        let (decode_g1, decode_g2): (G1Decode, G2Decode) = if checks == Checks::Subgroups {
             (g1_from_ptau, g2_from_ptau)
         } else {
             (g1_from_ptau_on_curve, g2_from_ptau_on_curve)
+        };
+        let (decode_ic, decode_ch): (G1Decode, G1Decode) = match checks {
+            Checks::Subgroups => (g1_from_ptau, g1_from_ptau),
+            Checks::VerifierSettles => (g1_from_ptau_on_curve, g1_from_ptau),
+            Checks::Prover => (g1_from_ptau, g1_from_ptau_on_curve),
         };
         let table = Table::read(&mut input, "snarkjs .zkey file", "zkey", 1)?;
         let protocol = {
@@ -201,7 +235,7 @@ impl Zkey {
                 decode,
             )?)
         };
-        let ic = g1(&mut input, 3, n_public + 1, decode_g1)?;
+        let ic = g1(&mut input, 3, n_public + 1, decode_ic)?;
         let coefficients = {
             let s = table.require(4, "coefficients")?;
             let mut reader = SectionReader::new(&mut input, s)?;
@@ -236,8 +270,8 @@ impl Zkey {
                 decode_g2,
             )?
         };
-        let c = g1(&mut input, 8, n_vars - n_public - 1, g1_from_ptau)?;
-        let h = g1(&mut input, 9, n, g1_from_ptau)?;
+        let c = g1(&mut input, 8, n_vars - n_public - 1, decode_ch)?;
+        let h = g1(&mut input, 9, n, decode_ch)?;
         let (circuit_hash, contributions) = read_contributions(&mut input, &table)?;
         Ok(Self {
             header,

@@ -514,7 +514,7 @@ fn odd_points<R: Read + Seek>(
 }
 
 /// Section 4: the A then B terms of each constraint in file order, then the extra rows.
-fn coefficient_section(r1cs: &CircomR1cs) -> Result<Vec<u8>, ZkeyError> {
+pub(super) fn coefficient_section(r1cs: &CircomR1cs) -> Result<Vec<u8>, ZkeyError> {
     let header = r1cs.header();
     let m = header.constraints as usize;
     let mut count = 0usize;

@@ -91,7 +91,14 @@ pub fn verify_file<R: Read + Seek, K: Read + Seek>(
     key: K,
     limits: &Limits,
 ) -> Result<(Zkey, Verification), ZkeyVerifyError> {
-    let key = Zkey::read_with(pool, control, key, limits, false).map_err(ZkeyVerifyError::Key)?;
+    let key = Zkey::read_with(
+        pool,
+        control,
+        key,
+        limits,
+        super::file::Checks::VerifierSettles,
+    )
+    .map_err(ZkeyVerifyError::Key)?;
     let verification = verify(pool, control, r1cs, ptau, &key, limits)?;
     Ok((key, verification))
 }

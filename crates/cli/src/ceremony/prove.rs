@@ -5,12 +5,13 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::Context as _;
-use lockstep_ceremony::FileKind;
 use lockstep_ceremony::circom::Witness;
 use lockstep_ceremony::prove::{Blinding, snarkjs};
+use lockstep_ceremony::zkey::Zkey;
+use lockstep_ceremony::{FileKind, Limits, points_at_most};
 
 use super::Context;
-use super::zkey::{open_sectioned, read_zkey};
+use super::zkey::open_sectioned;
 
 /// `groth16 prove --zkey --witness --proof --public`.
 pub(super) fn snarkjs(
@@ -29,7 +30,13 @@ pub(super) fn snarkjs(
     let witness = Witness::read(open_sectioned("--witness", witness_path, FileKind::Wtns)?)
         .with_context(|| format!("{}", witness_path.display()))?;
     step.finish();
-    let (key, pool) = read_zkey(ctx, "--zkey", zkey_path)?;
+    let input = open_sectioned("--zkey", zkey_path, FileKind::Zkey)?;
+    let len = input.get_ref().metadata().map(|m| m.len()).unwrap_or(0);
+    let pool = ctx.pool(points_at_most(len))?;
+    let step = ctx.session.step("reading the key", None, "points");
+    let key = Zkey::read_for_proving(&pool, step.control(), input, &Limits::default())
+        .with_context(|| format!("{}", zkey_path.display()))?;
+    step.finish();
     // The MSMs' points: A, B1, B2 over the wires, C over the private ones, H over the domain.
     let points = (3 * key.a.len() + key.c.len() + key.h.len()) as u64;
     let step = ctx.session.step("proving", Some(points), "points");

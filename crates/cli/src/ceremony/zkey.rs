@@ -105,7 +105,7 @@ pub(crate) fn run(ctx: &Context, command: &ZkeyCommand) -> anyhow::Result<()> {
 }
 
 /// Reads the `.zkey` given as `flag`, every point checked.
-pub(super) fn read_zkey(ctx: &Context, flag: &str, path: &Path) -> anyhow::Result<(Zkey, Pool)> {
+fn read_zkey(ctx: &Context, flag: &str, path: &Path) -> anyhow::Result<(Zkey, Pool)> {
     let input = open_sectioned(flag, path, FileKind::Zkey)?;
     let len = input.get_ref().metadata().map(|m| m.len()).unwrap_or(0);
     let pool = ctx.pool(points_at_most(len))?;

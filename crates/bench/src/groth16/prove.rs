@@ -1,0 +1,259 @@
+//! `lockstep-bench groth16 --prove-logs`: a Groth16 proof of a circom circuit, lockstep's CLI
+//! (`lockstep groth16 prove`) at each worker count beside `snarkjs groth16 prove` (0.7.6, its
+//! default threads: every core), whole processes on the same files (each reads the key and the
+//! witness and writes `proof.json` and `public.json`; node's start is in snarkjs's times),
+//! milliseconds and peak resident memory, ratios from one run.
+//!
+//! For each size `2^L`: the circuit of `2^L - 3` chained squarings (`s[i] = s[i-1]^2 + k`: a
+//! witness of full-width values, the MSMs' hard case; its domain `2^L`), compiled by circom2;
+//! its key made from known secrets (`zkey::from_known_secrets`, the key `zkey new` makes from
+//! a `.ptau` with those secrets: preparing a `.ptau` of 2^17 takes minutes); the witness by
+//! `snarkjs wtns calculate`. Our proof is checked by `snarkjs groth16 verify` before any figure
+//! is printed.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use blstrs::Scalar;
+use ff::Field;
+use lockstep_ceremony::circom::CircomR1cs;
+use lockstep_ceremony::phase1::Secrets;
+use lockstep_ceremony::zkey::{self, NEW_ORDER};
+use lockstep_shard::{Control, Pool};
+
+use crate::BenchGroth16Args;
+use crate::ceremony::zkey::{Measure, circuit, mb, measured, mem_ratio};
+use crate::ceremony::{ms, ratio};
+
+/// The best (shortest) of two measures; the peak the larger.
+fn better(a: Measure, b: Measure) -> Measure {
+    Measure {
+        time: match (a.time, b.time) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, y) => x.or(y),
+        },
+        peak: a.peak.max(b.peak),
+    }
+}
+
+/// Runs the prove table.
+pub(crate) fn run(
+    args: &BenchGroth16Args,
+    workers: &[usize],
+    note: &dyn Fn(&str),
+) -> anyhow::Result<()> {
+    let lockstep = std::path::absolute(&args.lockstep)?;
+    anyhow::ensure!(
+        lockstep.exists(),
+        "{} is not built: run `cargo build --release -p lockstep-cli` first",
+        lockstep.display()
+    );
+    let peers = std::path::absolute(&args.peers)?;
+    let snarkjs = peers.join("node_modules/snarkjs/cli.js");
+    let circom = peers.join("node_modules/circom2/cli.js");
+    anyhow::ensure!(
+        snarkjs.exists() && circom.exists(),
+        "snarkjs and circom2 are not installed in {}: run scripts/install-peers",
+        peers.display()
+    );
+    let node = PathBuf::from("node");
+    let sj = snarkjs.to_string_lossy().into_owned();
+    let pool = Pool::new(*workers.iter().max().unwrap_or(&1))?;
+    let mut rows = Vec::new();
+    for &log in &args.prove_logs {
+        anyhow::ensure!(
+            (4..=20).contains(&log),
+            "--prove-logs: {log} is outside 4 to 20"
+        );
+        let dir = tempfile::tempdir()?;
+        let d = dir.path();
+        note(&format!("prove 2^{log}: compiling the circuit..."));
+        std::fs::write(d.join("c.circom"), circuit((1 << log) - 3))?;
+        let circom_path = circom.to_string_lossy().into_owned();
+        measured(
+            &node,
+            &[
+                &circom_path,
+                "c.circom",
+                "--r1cs",
+                "--wasm",
+                "--prime",
+                "bls12381",
+                "-o",
+                ".",
+            ],
+            d,
+            &[],
+        )?;
+        note(&format!("prove 2^{log}: the key and the witness..."));
+        let r1cs = CircomR1cs::read(std::io::BufReader::new(
+            std::fs::File::open(d.join("c.r1cs")).context("c.r1cs")?,
+        ))?;
+        let secrets = Secrets::from_scalars(
+            Scalar::random(rand_core::OsRng),
+            Scalar::random(rand_core::OsRng),
+            Scalar::random(rand_core::OsRng),
+        );
+        let key = zkey::from_known_secrets(&pool, &Control::new(), &r1cs, &secrets)?;
+        drop(r1cs);
+        key.write(
+            &pool,
+            &Control::new(),
+            &NEW_ORDER,
+            std::io::BufWriter::new(std::fs::File::create(d.join("c.zkey"))?),
+        )?;
+        drop(key);
+        std::fs::write(d.join("in.json"), r#"{"x": "3", "k": "5"}"#)?;
+        measured(
+            &node,
+            &[&sj, "wtns", "calculate", "c_js/c.wasm", "in.json", "w.wtns"],
+            d,
+            &[],
+        )?;
+        let mut theirs = Measure::default();
+        let mut ours: Vec<Measure> = vec![Measure::default(); workers.len()];
+        for _ in 0..args.repeats.max(1) {
+            note(&format!("prove 2^{log}: snarkjs..."));
+            theirs = better(
+                theirs,
+                measured(
+                    &node,
+                    &[
+                        &sj,
+                        "groth16",
+                        "prove",
+                        "c.zkey",
+                        "w.wtns",
+                        "p-theirs.json",
+                        "x-theirs.json",
+                    ],
+                    d,
+                    &[],
+                )?,
+            );
+            for (slot, w) in ours.iter_mut().zip(workers) {
+                note(&format!("prove 2^{log}: ours at {w} workers..."));
+                let w = w.to_string();
+                *slot = better(
+                    *slot,
+                    measured(
+                        &lockstep,
+                        &[
+                            "--workers",
+                            &w,
+                            "-q",
+                            "groth16",
+                            "prove",
+                            "--zkey",
+                            "c.zkey",
+                            "--witness",
+                            "w.wtns",
+                            "--proof",
+                            "p.json",
+                            "--public",
+                            "x.json",
+                        ],
+                        d,
+                        &[],
+                    )?,
+                );
+                std::fs::remove_file(d.join("p.json"))?;
+                std::fs::remove_file(d.join("x.json"))?;
+            }
+        }
+        note(&format!("prove 2^{log}: snarkjs verifies our proof..."));
+        measured(
+            &lockstep,
+            &[
+                "-q",
+                "groth16",
+                "prove",
+                "--zkey",
+                "c.zkey",
+                "--witness",
+                "w.wtns",
+                "--proof",
+                "p.json",
+                "--public",
+                "x.json",
+            ],
+            d,
+            &[],
+        )?;
+        measured(
+            &lockstep,
+            &[
+                "-q",
+                "ceremony",
+                "zkey",
+                "export-vkey",
+                "c.zkey",
+                "--out",
+                "vk.json",
+            ],
+            d,
+            &[],
+        )?;
+        let verdict = std::process::Command::new(&node)
+            .args([
+                sj.as_str(),
+                "groth16",
+                "verify",
+                "vk.json",
+                "x.json",
+                "p.json",
+            ])
+            .current_dir(d)
+            .output()?;
+        anyhow::ensure!(
+            String::from_utf8_lossy(&verdict.stdout).contains("OK!"),
+            "snarkjs groth16 verify refused our proof at 2^{log}"
+        );
+        rows.push((log, theirs, ours));
+        if std::env::var_os("LOCKSTEP_BENCH_KEEP").is_some() {
+            note(&format!(
+                "prove 2^{log}: files kept in {}",
+                dir.keep().display()
+            ));
+        }
+    }
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "\nGroth16 prove of a circom circuit (2^L - 3 chained squarings), whole processes, ms and peak MB, best of {} (snarkjs 0.7.6 at its default threads)",
+        args.repeats.max(1)
+    )?;
+    write!(out, "{:<6} {:>10} {:>7}", "size", "snarkjs", "MB")?;
+    for w in workers {
+        write!(
+            out,
+            " {:>10} {:>7} {:>10} {:>8}",
+            format!("ours {w}w"),
+            "MB",
+            "snarkjs/us",
+            "mem"
+        )?;
+    }
+    writeln!(out)?;
+    for (log, theirs, ours) in rows {
+        write!(
+            out,
+            "2^{log:<4} {:>10} {:>7}",
+            ms(theirs.time),
+            mb(theirs.peak)
+        )?;
+        for m in ours {
+            write!(
+                out,
+                " {:>10} {:>7} {:>10} {:>8}",
+                ms(m.time),
+                mb(m.peak),
+                ratio(theirs.time, m.time),
+                mem_ratio(theirs.peak, m.peak)
+            )?;
+        }
+        writeln!(out)?;
+    }
+    Ok(())
+}
