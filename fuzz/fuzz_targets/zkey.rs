@@ -1,11 +1,15 @@
 //! snarkjs's `.zkey` reader never panics, reads the same key (or fails with the same error) on
 //! two workers as on the current thread, and a key it accepts (and can write) reads back and
-//! writes again to the same bytes.
+//! writes again to the same bytes. The prover's reading (sections 5-9 on their curves only)
+//! accepts every key the full reading does, as the same key; the prover on a key it accepts
+//! never panics (a proof, or a refusal).
 #![no_main]
 
 use std::io::Cursor;
 
 use libfuzzer_sys::fuzz_target;
+use lockstep_ceremony::circom::Witness;
+use lockstep_ceremony::prove::{Blinding, snarkjs};
 use lockstep_ceremony::zkey::{ORDER, Zkey};
 use lockstep_ceremony::{CodecError, Limits};
 use lockstep_fuzz::{pool, same_outcome};
@@ -28,6 +32,22 @@ fuzz_target!(|data: &[u8]| {
         parallel.as_ref().map_err(ToString::to_string),
         serial.as_ref().map_err(ToString::to_string),
     );
+    let proving = Zkey::read_for_proving(pool(), &Control::new(), Cursor::new(data), &limits);
+    if let Ok(full) = &parallel {
+        assert!(
+            proving.as_ref().ok() == Some(full),
+            "the prover's reading differs from the full one"
+        );
+    }
+    if let Ok(key) = &proving {
+        let witness = Witness::from_values(
+            (0..u64::from(key.header.n_vars))
+                .map(|i| blstrs::Scalar::from(i + 1))
+                .collect(),
+        );
+        let blinding = Blinding::fixed(blstrs::Scalar::from(3u64), blstrs::Scalar::from(4u64));
+        let _ = snarkjs::prove(pool(), &Control::new(), key, &witness, &blinding);
+    }
     if let Ok(key) = parallel {
         let mut out = Vec::new();
         // A key read with a beacon record that lacks its hash cannot be written (snarkjs throws

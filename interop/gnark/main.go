@@ -29,11 +29,15 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fail("usage: gnark-harness new|contribute|verify|seal|read|bench|r1cs|p2init|p2contribute|p2verify|prove|gverify|p2bench|msmbench ...")
+		fail("usage: gnark-harness new|contribute|verify|seal|read|bench|r1cs|p2init|p2contribute|p2verify|prove|gverify|p2bench|msmbench|provebench ...")
 	}
 	logger.Disable() // stdout carries results
 	cmd, args := os.Args[1], os.Args[2:]
 	if phase2Main(cmd, args) {
+		return
+	}
+	if cmd == "provebench" {
+		proveMain(args)
 		return
 	}
 	if cmd == "msmbench" {

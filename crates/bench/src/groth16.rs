@@ -138,7 +138,7 @@ pub(crate) fn run(
     workers: &[usize],
     note: &dyn Fn(&str),
 ) -> anyhow::Result<()> {
-    let harness = if args.no_peers || args.no_msm {
+    let harness = if args.no_peers {
         None
     } else {
         Some(crate::ceremony::build_harness(&args.gnark)?)
@@ -152,7 +152,7 @@ pub(crate) fn run(
         if args.prove_logs.is_empty() {
             Ok(())
         } else {
-            prove::run(args, workers, note)
+            prove::run(args, workers, harness.as_deref(), note)
         }
     });
     if let Some(harness) = harness {

@@ -201,6 +201,9 @@ pub(crate) struct BenchGroth16Args {
         value_name = "L,..."
     )]
     pub(crate) prove_logs: Vec<u32>,
+    /// snarkjs proves up to this size only (2^18 takes it minutes).
+    #[arg(long, default_value_t = 16, value_name = "L")]
+    pub(crate) snarkjs_max_log: u32,
     /// The lockstep binary --prove-logs runs (`cargo build --release -p lockstep-cli`).
     #[arg(long, default_value = "target/release/lockstep", value_name = "FILE")]
     pub(crate) lockstep: PathBuf,

@@ -2,7 +2,9 @@
 //! (`lockstep groth16 prove`) at each worker count beside `snarkjs groth16 prove` (0.7.6, its
 //! default threads: every core), whole processes on the same files (each reads the key and the
 //! witness and writes `proof.json` and `public.json`; node's start is in snarkjs's times),
-//! milliseconds and peak resident memory, ratios from one run.
+//! milliseconds and peak resident memory, and beside gnark v0.15's `groth16.Prove` on the same
+//! circuit written in gnark (the harness's `provebench`: in process, the key in memory, the
+//! witness solved inside Prove, GOMAXPROCS at each worker count), ratios from one run.
 //!
 //! For each size `2^L`: the circuit of `2^L - 3` chained squarings (`s[i] = s[i-1]^2 + k`: a
 //! witness of full-width values, the MSMs' hard case; its domain `2^L`), compiled by circom2;
@@ -37,10 +39,49 @@ fn better(a: Measure, b: Measure) -> Measure {
     }
 }
 
+/// gnark's `groth16.Prove` at `log` for each thread count: threads -> (constraints, time).
+fn gnark(
+    harness: &std::path::Path,
+    log: u32,
+    workers: &[usize],
+    repeats: usize,
+) -> anyhow::Result<std::collections::BTreeMap<usize, std::time::Duration>> {
+    let threads: Vec<String> = workers.iter().map(usize::to_string).collect();
+    let output = std::process::Command::new(harness)
+        .args([
+            "provebench",
+            "-logs",
+            &log.to_string(),
+            "-threads",
+            &threads.join(","),
+        ])
+        .args(["-reps", &repeats.max(1).to_string()])
+        .output()
+        .context("running the gnark harness's provebench")?;
+    anyhow::ensure!(
+        output.status.success(),
+        "gnark provebench failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let mut out = std::collections::BTreeMap::new();
+    for line in String::from_utf8(output.stdout)?.lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let ["prove", _, threads, _, ms] = fields[..] else {
+            anyhow::bail!("unexpected provebench line {line:?}");
+        };
+        out.insert(
+            threads.parse()?,
+            std::time::Duration::from_secs_f64(ms.parse::<f64>()? / 1e3),
+        );
+    }
+    Ok(out)
+}
+
 /// Runs the prove table.
 pub(crate) fn run(
     args: &BenchGroth16Args,
     workers: &[usize],
+    harness: Option<&std::path::Path>,
     note: &dyn Fn(&str),
 ) -> anyhow::Result<()> {
     let lockstep = std::path::absolute(&args.lockstep)?;
@@ -111,9 +152,20 @@ pub(crate) fn run(
             d,
             &[],
         )?;
+        let gnark = match harness {
+            Some(harness) => {
+                note(&format!("prove 2^{log}: gnark..."));
+                gnark(harness, log, workers, args.repeats)?
+            }
+            None => std::collections::BTreeMap::new(),
+        };
+        let snarkjs_runs = log <= args.snarkjs_max_log;
         let mut theirs = Measure::default();
         let mut ours: Vec<Measure> = vec![Measure::default(); workers.len()];
         for _ in 0..args.repeats.max(1) {
+            if !snarkjs_runs {
+                break;
+            }
             note(&format!("prove 2^{log}: snarkjs..."));
             theirs = better(
                 theirs,
@@ -132,6 +184,8 @@ pub(crate) fn run(
                     &[],
                 )?,
             );
+        }
+        for _ in 0..args.repeats.max(1) {
             for (slot, w) in ours.iter_mut().zip(workers) {
                 note(&format!("prove 2^{log}: ours at {w} workers..."));
                 let w = w.to_string();
@@ -210,7 +264,7 @@ pub(crate) fn run(
             String::from_utf8_lossy(&verdict.stdout).contains("OK!"),
             "snarkjs groth16 verify refused our proof at 2^{log}"
         );
-        rows.push((log, theirs, ours));
+        rows.push((log, theirs, ours, gnark));
         if std::env::var_os("LOCKSTEP_BENCH_KEEP").is_some() {
             note(&format!(
                 "prove 2^{log}: files kept in {}",
@@ -221,36 +275,41 @@ pub(crate) fn run(
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
-        "\nGroth16 prove of a circom circuit (2^L - 3 chained squarings), whole processes, ms and peak MB, best of {} (snarkjs 0.7.6 at its default threads)",
+        "\nGroth16 prove, 2^L - 3 chained squarings, ms and peak MB, best of {}: ours and snarkjs 0.7.6 (its default threads) as whole processes on the same .zkey and .wtns; gnark v0.15 groth16.Prove in process (the witness solved inside it)",
         args.repeats.max(1)
     )?;
     write!(out, "{:<6} {:>10} {:>7}", "size", "snarkjs", "MB")?;
     for w in workers {
         write!(
             out,
-            " {:>10} {:>7} {:>10} {:>8}",
+            " {:>9} {:>6} {:>10} {:>7} {:>9} {:>8}",
             format!("ours {w}w"),
             "MB",
             "snarkjs/us",
-            "mem"
+            "mem",
+            format!("gnark {w}t"),
+            "gnark/us"
         )?;
     }
     writeln!(out)?;
-    for (log, theirs, ours) in rows {
+    for (log, theirs, ours, gnark) in rows {
         write!(
             out,
             "2^{log:<4} {:>10} {:>7}",
             ms(theirs.time),
             mb(theirs.peak)
         )?;
-        for m in ours {
+        for (m, w) in ours.iter().zip(workers) {
+            let g = gnark.get(w).copied();
             write!(
                 out,
-                " {:>10} {:>7} {:>10} {:>8}",
+                " {:>9} {:>6} {:>10} {:>7} {:>9} {:>8}",
                 ms(m.time),
                 mb(m.peak),
                 ratio(theirs.time, m.time),
-                mem_ratio(theirs.peak, m.peak)
+                mem_ratio(theirs.peak, m.peak),
+                ms(g),
+                ratio(g, m.time)
             )?;
         }
         writeln!(out)?;
