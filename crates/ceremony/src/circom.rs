@@ -46,6 +46,19 @@ const fn nibble(c: u8) -> u8 {
     }
 }
 
+/// `n` with its thousands separated by commas, as the CLI prints counts (`4,096`).
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Why a circom file was refused.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -85,6 +98,28 @@ pub enum CircomError {
         "the circuit uses custom gates (sections 4 and 5): they are PLONK's, Groth16 cannot set it up"
     )]
     CustomGates,
+    /// A witness of another length than the circuit's wires.
+    #[error(
+        "the witness holds {witness} values, the circuit has {wires} wires: a witness of another circuit"
+    )]
+    WitnessWires {
+        /// The witness's values.
+        witness: usize,
+        /// The circuit's wires.
+        wires: u32,
+    },
+    /// The first constraint the witness does not satisfy, in file order.
+    #[error(
+        "constraint {} of {} does not hold for this witness (A * B != C; counted from 0 in the .r1cs's order)",
+        grouped(u64::from(*index)),
+        grouped(u64::from(*count))
+    )]
+    Unsatisfied {
+        /// Its index.
+        index: u32,
+        /// The circuit's constraints.
+        count: u32,
+    },
     /// Memory for the file's contents could not be allocated.
     #[error("{what}: {refused}")]
     Memory {

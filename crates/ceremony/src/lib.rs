@@ -10,6 +10,9 @@
 //! seal give gnark's Groth16 proving and verifying keys ([`phase2::seal`]), whose proofs
 //! [`groth16::verify`] checks.
 //!
+//! Proving: snarkjs's Groth16 prover over a `.zkey` and a circom witness
+//! ([`prove::snarkjs::prove`]), its proof checked before it is returned.
+//!
 //! # Determinism
 //! Every parallel step runs on a [`lockstep_shard::Pool`] and equals its serial reference byte
 //! for byte at every worker count: the update ([`phase1::update`] against

@@ -116,6 +116,9 @@ pub enum ProveError {
         /// The key's.
         key: usize,
     },
+    /// A snarkjs JSON file (verification key, proof, public signals) is not one.
+    #[error("{0}")]
+    Json(String),
     /// The pairing check fails.
     #[error("proof refused: the pairing check fails for these public signals under this key")]
     Refused,

@@ -532,9 +532,14 @@ pub(crate) enum Groth16Command {
         /// Where to write the public signals (snarkjs's `public.json`).
         #[arg(long, value_name = "FILE")]
         public: PathBuf,
+        /// The circuit (circom `.r1cs`): the witness is checked against each constraint first,
+        /// and the first it does not satisfy is named.
+        #[arg(long, value_name = "FILE")]
+        r1cs: Option<PathBuf>,
     },
-    /// Verify a gnark proof (`Proof.WriteTo`) against a verifying key and a public witness
-    /// (`witness.Public()`'s `WriteTo`): exit 0 and `ok`, or exit 1 and why.
+    /// Verify a proof: gnark's files (`Proof.WriteTo`, a verifying key, `witness.Public()`'s
+    /// `WriteTo`), or snarkjs's JSON (`proof.json`, `verification_key.json`, `public.json`),
+    /// told by the key's first byte: exit 0 and `ok`, or exit 1 and why.
     Verify {
         /// The verifying key.
         #[arg(long, value_name = "FILE")]

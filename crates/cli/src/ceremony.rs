@@ -34,14 +34,28 @@ pub(crate) fn groth16(command: &Groth16Command, session: Session) -> anyhow::Res
 fn groth16_with(ctx: &Context, command: &Groth16Command) -> anyhow::Result<()> {
     match command {
         Groth16Command::Verify { vk, proof, public } => {
-            phase2::groth16_verify(ctx, vk, proof, public)
+            if prove::is_json("--vk", vk)? {
+                prove::verify_snarkjs(ctx, vk, proof, public)
+            } else {
+                phase2::groth16_verify(ctx, vk, proof, public)
+            }
         }
         Groth16Command::Prove {
             zkey,
             witness,
             proof,
             public,
-        } => prove::snarkjs(ctx, zkey, witness, proof, public),
+            r1cs,
+        } => prove::snarkjs(
+            ctx,
+            &prove::Files {
+                zkey,
+                witness,
+                proof,
+                public,
+                r1cs: r1cs.as_deref(),
+            },
+        ),
     }
 }
 

@@ -16,6 +16,7 @@
 use std::io::{Read, Seek};
 
 use blstrs::Scalar;
+use ff::Field;
 
 use super::{CircomError, header_section, le_u32, scalar_le};
 use crate::binfile::{SectionReader, Table};
@@ -204,6 +205,37 @@ impl CircomR1cs {
     pub fn terms(&self) -> usize {
         self.terms.len()
     }
+
+    /// Checks that `witness` satisfies every constraint, `<A, w> <B, w> = <C, w>`, in file
+    /// order: the first that does not is named.
+    ///
+    /// # Errors
+    /// [`CircomError::WitnessWires`] for a witness of another length;
+    /// [`CircomError::Unsatisfied`] for the first constraint that does not hold.
+    pub fn check_witness(&self, witness: &super::Witness) -> Result<(), CircomError> {
+        let w = witness.values();
+        if w.len() != self.header.wires as usize {
+            return Err(CircomError::WitnessWires {
+                witness: w.len(),
+                wires: self.header.wires,
+            });
+        }
+        let dot = |terms: &[LcTerm]| {
+            terms
+                .iter()
+                .fold(Scalar::ZERO, |sum, t| sum + t.coeff * w[t.wire as usize])
+        };
+        for index in 0..self.header.constraints {
+            let [a, b, c] = self.constraint(index as usize);
+            if dot(a) * dot(b) != dot(c) {
+                return Err(CircomError::Unsatisfied {
+                    index,
+                    count: self.header.constraints,
+                });
+            }
+        }
+        Ok(())
+    }
 }
 
 fn header<R: Read + Seek>(input: &mut R, table: &Table) -> Result<R1csHeader, CircomError> {
@@ -281,6 +313,40 @@ pub(crate) mod tests {
             out.extend(s);
         }
         out
+    }
+
+    #[test]
+    fn a_witness_is_checked_against_every_constraint_and_the_first_failure_named() {
+        // w1 * w1 = w2, then w2 * w1 = 3 w3.
+        let bytes = file(
+            4,
+            (1, 0),
+            &[
+                [vec![(1, 1)], vec![(1, 1)], vec![(2, 1)]],
+                [vec![(2, 1)], vec![(1, 1)], vec![(3, 3)]],
+            ],
+        );
+        let r1cs = CircomR1cs::read(Cursor::new(bytes)).unwrap();
+        let witness =
+            |v: [u64; 4]| super::super::Witness::from_values(v.map(Scalar::from).to_vec());
+        assert!(r1cs.check_witness(&witness([1, 3, 9, 9])).is_ok());
+        let err = r1cs.check_witness(&witness([1, 3, 9, 8])).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "constraint 1 of 2 does not hold for this witness (A * B != C; counted from 0 in the .r1cs's order)"
+        );
+        assert!(matches!(
+            r1cs.check_witness(&witness([1, 3, 10, 10])),
+            Err(CircomError::Unsatisfied { index: 0, count: 2 })
+        ));
+        let short = super::super::Witness::from_values(vec![Scalar::ONE; 3]);
+        assert_eq!(
+            r1cs.check_witness(&short).unwrap_err().to_string(),
+            "the witness holds 3 values, the circuit has 4 wires: a witness of another circuit"
+        );
+        assert_eq!(super::super::grouped(4096), "4,096");
+        assert_eq!(super::super::grouped(1_234_567), "1,234,567");
+        assert_eq!(super::super::grouped(17), "17");
     }
 
     #[test]

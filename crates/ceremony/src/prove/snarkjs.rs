@@ -100,6 +100,10 @@ pub struct Proven {
     pub public: Vec<Scalar>,
 }
 
+mod json;
+
+pub use json::{proof_from_json, public_from_json, verification_key_from_json};
+
 /// The witness's fit to the key: as many values as wires, a domain the coset has.
 fn check(key: &Zkey, witness: &Witness) -> Result<(), ProveError> {
     let wires = key.header.n_vars as usize;
@@ -285,6 +289,35 @@ fn assemble(key: &Zkey, sums: &Sums, blinding: &Blinding) -> Proof {
     }
 }
 
+/// A snarkjs Groth16 verification key: what `verification_key.json` holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VerificationKey {
+    /// `[alpha]_1`.
+    pub alpha1: G1Affine,
+    /// `[beta]_2`.
+    pub beta2: G2Affine,
+    /// `[gamma]_2`.
+    pub gamma2: G2Affine,
+    /// `[delta]_2`.
+    pub delta2: G2Affine,
+    /// The public signals' points, the constant one's first.
+    pub ic: Vec<G1Affine>,
+}
+
+impl VerificationKey {
+    /// The verification key of a `.zkey`.
+    pub fn of(key: &Zkey) -> Self {
+        let h = &key.header;
+        Self {
+            alpha1: h.alpha1,
+            beta2: h.beta2,
+            gamma2: h.gamma2,
+            delta2: h.delta2,
+            ic: key.ic.clone(),
+        }
+    }
+}
+
 /// Verifies `proof` for `public` under `key`'s verification key, as `snarkjs groth16 verify`
 /// does: `e(pi_a, pi_b) = e(alpha_1, beta_2) e(IC(public), gamma_2) e(pi_c, delta_2)`.
 ///
@@ -292,22 +325,33 @@ fn assemble(key: &Zkey, sums: &Sums, blinding: &Blinding) -> Proof {
 /// [`ProveError::PublicCount`] for another number of public signals; [`ProveError::Refused`]
 /// when the pairing check fails.
 pub fn verify(key: &Zkey, proof: &Proof, public: &[Scalar]) -> Result<(), ProveError> {
-    let h = &key.header;
-    if public.len() != h.n_public as usize || key.ic.len() != public.len() + 1 {
+    verify_with(&VerificationKey::of(key), proof, public)
+}
+
+/// [`verify`] under a verification key.
+///
+/// # Errors
+/// As [`verify`].
+pub fn verify_with(
+    vk: &VerificationKey,
+    proof: &Proof,
+    public: &[Scalar],
+) -> Result<(), ProveError> {
+    if vk.ic.len() != public.len() + 1 {
         return Err(ProveError::PublicCount {
             given: public.len(),
-            key: h.n_public as usize,
+            key: vk.ic.len().saturating_sub(1),
         });
     }
-    let mut x = G1Projective::from(key.ic[0]);
-    for (value, point) in public.iter().zip(&key.ic[1..]) {
+    let mut x = G1Projective::from(vk.ic[0]);
+    for (value, point) in public.iter().zip(&vk.ic[1..]) {
         x += curve::g1_mult_public(&G1Projective::from(point), value);
     }
     let holds = curve::pairing_product_is_one(&[
         (proof.a, proof.b),
-        (-h.alpha1, h.beta2),
-        (-x.to_affine(), h.gamma2),
-        (-proof.c, h.delta2),
+        (-vk.alpha1, vk.beta2),
+        (-x.to_affine(), vk.gamma2),
+        (-proof.c, vk.delta2),
     ]);
     if holds && !bool::from(proof.a.is_identity() | proof.c.is_identity()) {
         Ok(())

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::Context as _;
-use lockstep_ceremony::circom::Witness;
+use lockstep_ceremony::circom::{CircomR1cs, Witness};
 use lockstep_ceremony::prove::{Blinding, snarkjs};
 use lockstep_ceremony::zkey::Zkey;
 use lockstep_ceremony::{FileKind, Limits, points_at_most};
@@ -13,23 +13,41 @@ use lockstep_ceremony::{FileKind, Limits, points_at_most};
 use super::Context;
 use super::zkey::open_sectioned;
 
-/// `groth16 prove --zkey --witness --proof --public`.
-pub(super) fn snarkjs(
-    ctx: &Context,
-    zkey_path: &Path,
-    witness_path: &Path,
-    proof_path: &Path,
-    public_path: &Path,
-) -> anyhow::Result<()> {
+/// The paths `groth16 prove` takes.
+pub(super) struct Files<'a> {
+    pub(super) zkey: &'a Path,
+    pub(super) witness: &'a Path,
+    pub(super) proof: &'a Path,
+    pub(super) public: &'a Path,
+    pub(super) r1cs: Option<&'a Path>,
+}
+
+/// `groth16 prove --zkey --witness --proof --public [--r1cs]`.
+pub(super) fn snarkjs(ctx: &Context, files: &Files<'_>) -> anyhow::Result<()> {
+    let (zkey_path, witness_path, proof_path, public_path) =
+        (files.zkey, files.witness, files.proof, files.public);
     let started = Instant::now();
+    let mut inputs = vec![("--zkey", zkey_path), ("--witness", witness_path)];
+    inputs.extend(files.r1cs.map(|path| ("--r1cs", path)));
     let mut outputs = ctx.stage(
-        &[("--zkey", zkey_path), ("--witness", witness_path)],
+        &inputs,
         &[("--proof", proof_path), ("--public", public_path)],
     )?;
     let step = ctx.session.step("reading the witness", None, "values");
     let witness = Witness::read(open_sectioned("--witness", witness_path, FileKind::Wtns)?)
         .with_context(|| format!("{}", witness_path.display()))?;
     step.finish();
+    if let Some(path) = files.r1cs {
+        let step = ctx
+            .session
+            .step("checking the witness", None, "constraints");
+        let circuit = CircomR1cs::read(open_sectioned("--r1cs", path, FileKind::CircomR1cs)?)
+            .with_context(|| format!("{}", path.display()))?;
+        circuit
+            .check_witness(&witness)
+            .with_context(|| format!("{} against {}", witness_path.display(), path.display()))?;
+        step.finish();
+    }
     let input = open_sectioned("--zkey", zkey_path, FileKind::Zkey)?;
     let len = input.get_ref().metadata().map(|m| m.len()).unwrap_or(0);
     let pool = ctx.pool(points_at_most(len))?;
@@ -65,4 +83,58 @@ pub(super) fn snarkjs(
     ))?;
     ctx.done("groth16 prove", points, started, &pool);
     Ok(())
+}
+
+/// The most a snarkjs JSON file may hold (a verification key of a million public signals is
+/// about 250 MB).
+const JSON_LIMIT: u64 = 1 << 30;
+
+/// Whether `path` (given as `flag`) holds JSON, snarkjs's files: its first non-blank byte `{`
+/// or `[` (gnark's binary files start otherwise).
+pub(super) fn is_json(flag: &str, path: &Path) -> anyhow::Result<bool> {
+    let mut file = lockstep_files::open_input(flag, path)?;
+    let mut head = [0u8; 64];
+    let n = std::io::Read::read(&mut file, &mut head)
+        .with_context(|| format!("reading {}", path.display()))?;
+    Ok(matches!(
+        head[..n].iter().find(|b| !b.is_ascii_whitespace()),
+        Some(b'{' | b'[')
+    ))
+}
+
+/// A snarkjs JSON file, whole.
+fn read_json(flag: &str, path: &Path) -> anyhow::Result<String> {
+    let file = lockstep_files::open_input(flag, path)?;
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut std::io::Read::take(file, JSON_LIMIT + 1), &mut text)
+        .with_context(|| format!("reading {} (JSON in UTF-8)", path.display()))?;
+    anyhow::ensure!(
+        text.len() as u64 <= JSON_LIMIT,
+        "{}: larger than {JSON_LIMIT} bytes",
+        path.display()
+    );
+    Ok(text)
+}
+
+/// `groth16 verify` on snarkjs's files: `--vk verification_key.json --proof proof.json
+/// --public public.json`, as `snarkjs groth16 verify`.
+pub(super) fn verify_snarkjs(
+    ctx: &Context,
+    vk_path: &Path,
+    proof_path: &Path,
+    public_path: &Path,
+) -> anyhow::Result<()> {
+    let vk = snarkjs::verification_key_from_json(&read_json("--vk", vk_path)?)
+        .with_context(|| format!("{}", vk_path.display()))?;
+    let proof = snarkjs::proof_from_json(&read_json("--proof", proof_path)?)
+        .with_context(|| format!("{}", proof_path.display()))?;
+    let public = snarkjs::public_from_json(&read_json("--public", public_path)?)
+        .with_context(|| format!("{}", public_path.display()))?;
+    snarkjs::verify_with(&vk, &proof, &public)
+        .map_err(|error| anyhow::anyhow!("{}: REJECTED: {error}", proof_path.display()))?;
+    ctx.session.print(&format!(
+        "{}: ok, a valid proof for {} public signal(s)\n",
+        proof_path.display(),
+        public.len()
+    ))
 }

@@ -151,6 +151,25 @@ fn our_proofs_of_circom_circuits_are_accepted_by_snarkjs_and_bad_witnesses_refus
             fs::read_to_string(d.join("theirs-public.json")).unwrap(),
             "{name}: public.json"
         );
+        // Our verifier accepts snarkjs's proof and ours.
+        for (proof, public) in [
+            (
+                "theirs-proof.json".to_owned(),
+                "theirs-public.json".to_owned(),
+            ),
+            (
+                format!("{name}-2-proof.json"),
+                format!("{name}-2-public.json"),
+            ),
+        ] {
+            let run = ok(
+                d,
+                &[
+                    "groth16", "verify", "--vk", &vk, "--proof", &proof, "--public", &public,
+                ],
+            );
+            assert!(run.stdout.contains(": ok, a valid proof"), "{}", run.stdout);
+        }
     }
     // A wrong public signal: snarkjs refuses our proof for it.
     let public = fs::read_to_string(d.join("cube-1-public.json")).unwrap();
@@ -188,6 +207,16 @@ fn our_proofs_of_circom_circuits_are_accepted_by_snarkjs_and_bad_witnesses_refus
         d,
         &args,
         "the witness does not satisfy the key's circuit: the proof made from it does not verify",
+    );
+    assert!(!d.join("out-proof.json").exists() && !d.join("out-public.json").exists());
+    // With the circuit given, the first constraint it breaks is named (sq = x * x).
+    let mut args = prove("cube.zkey", "bad.wtns");
+    args.extend(["--r1cs".to_owned(), "cube.r1cs".to_owned()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    fails(
+        d,
+        &args,
+        "bad.wtns against cube.r1cs: constraint 0 of 2 does not hold for this witness",
     );
     assert!(!d.join("out-proof.json").exists() && !d.join("out-public.json").exists());
     // A witness of another circuit.
