@@ -163,6 +163,22 @@ where
         total
     }
 
+    /// The plain sum of every point added, whatever its bucket: `sum bucket_b` (for points of
+    /// scalar one, spread over the buckets only so that a batch's additions do not collide).
+    pub(crate) fn total(mut self) -> C::Projective {
+        self.flush();
+        let mut total = C::Projective::identity();
+        for b in 0..self.slots.len() {
+            if let Some(point) = self.point(b) {
+                total += &point;
+            }
+        }
+        for sum in &self.overflow {
+            total += sum;
+        }
+        total
+    }
+
     /// Runs batches until every addition is applied.
     fn flush(&mut self) {
         while !self.batch.is_empty() || !self.queue.is_empty() {

@@ -162,6 +162,13 @@ pub(crate) fn msm<C: Curve>(
             scalars: scalars.len(),
         });
     }
+    let trivial = scalars
+        .iter()
+        .filter(|k| **k == Canonical::ZERO || **k == Canonical::ONE)
+        .count();
+    if trivial > 0 && trivial >= scalars.len() / TRIVIAL_SHARE {
+        return grouped::<C>(pool, control, points, scalars, trivial);
+    }
     let halves = split_scalars::<C>(pool, control, scalars)?;
     let images = endomorphism_images::<C>(pool, control, points)?;
     let entries = halves.iter().filter(|h| **h != 0).count();
@@ -177,6 +184,63 @@ pub(crate) fn msm<C: Curve>(
     Ok(run_plan::<C>(
         pool, control, points, &images, &halves, plan, true,
     )?)
+}
+
+/// Scalars grouped by size pay off once this share of them (one in `TRIVIAL_SHARE`) are 0 or 1.
+const TRIVIAL_SHARE: usize = 16;
+
+/// Buckets the points of scalar one are spread over: a batch of as many additions never
+/// collides, and shares one inversion.
+const ONES_BUCKETS: u32 = 256;
+
+/// [`msm`] with its scalars grouped by size (a circom witness is mostly 0 and 1): zeros
+/// dropped; the points of scalar one summed apart, round-robin over [`ONES_BUCKETS`]
+/// batch-affine buckets in ranges on the pool (in one window's buckets they would all fall in
+/// bucket 1, each collision a projective addition); the rest through the windows. Group sums are
+/// exact, so the sum is the same point.
+fn grouped<C: Curve>(
+    pool: &Pool,
+    control: &Control,
+    points: &[C::Affine],
+    scalars: &[Canonical],
+    trivial: usize,
+) -> Result<C::Projective, MsmError> {
+    let rest = scalars.len() - trivial;
+    let mut ones = lockstep_shard::memory::try_with_capacity(trivial)
+        .map_err(lockstep_shard::Error::<Infallible>::from)?;
+    let mut rest_points = lockstep_shard::memory::try_with_capacity(rest)
+        .map_err(lockstep_shard::Error::<Infallible>::from)?;
+    let mut rest_scalars = lockstep_shard::memory::try_with_capacity(rest)
+        .map_err(lockstep_shard::Error::<Infallible>::from)?;
+    for (p, k) in points.iter().zip(scalars) {
+        if *k == Canonical::ONE {
+            ones.push(*p);
+        } else if *k != Canonical::ZERO {
+            rest_points.push(*p);
+            rest_scalars.push(*k);
+        }
+    }
+    let ranges = split::balanced(ones.len(), pool.workers().max(1));
+    let tasks: Vec<(usize, std::ops::Range<usize>)> =
+        ranges.into_iter().map(|r| (r.start, r)).collect();
+    let sums = pool.map_tasks(control, tasks, |check, range| {
+        let mut acc = Buckets::<C>::new(ONES_BUCKETS as usize, ONES_BUCKETS as usize, true);
+        for (slot, i) in (0u32..).zip(range.clone()) {
+            if let Some((x, y)) = C::coordinates(&ones[i]) {
+                acc.add(slot % ONES_BUCKETS, x, y);
+            }
+        }
+        check.advance(range.len() as u64);
+        Ok::<_, Infallible>(acc.total())
+    })?;
+    let mut sum = C::Projective::identity();
+    for s in sums {
+        sum += &s;
+    }
+    if !rest_points.is_empty() {
+        sum += &msm::<C>(pool, control, &rest_points, &rest_scalars)?;
+    }
+    Ok(sum)
 }
 
 /// [`msm`] on a given plan, through the field's vector kernel when `vector` and the CPU has it
@@ -380,6 +444,19 @@ mod tests {
                             _ => rng.next_u64(),
                         };
                         Canonical::from_limbs([v, 0, 0, 0]).unwrap()
+                    })
+                    .collect(),
+            ),
+            (
+                // A circom witness: mostly 0 and 1 (grouped apart), a few wide values.
+                "witness-like",
+                (0..n)
+                    .map(|i| match (i % 7, rng.next_u32() % 3) {
+                        (0, _) => random_scalars(rng, 1)[0],
+                        (_, 0) => Canonical::ZERO,
+                        (_, 1) => Canonical::ONE,
+                        _ => Canonical::from_limbs([u64::from(rng.next_u32() % 3 + 2), 0, 0, 0])
+                            .unwrap(),
                     })
                     .collect(),
             ),
