@@ -149,7 +149,7 @@ pub(crate) fn run(
         tables(args, workers, harness.as_deref(), note)
     };
     let result = msm.and_then(|()| {
-        if args.prove_logs.is_empty() {
+        if args.no_prove || args.prove_logs.is_empty() {
             Ok(())
         } else {
             prove::run(args, workers, harness.as_deref(), note)

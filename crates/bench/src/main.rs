@@ -192,8 +192,11 @@ pub(crate) struct BenchGroth16Args {
     /// Skip the MSM tables (the prove table only).
     #[arg(long)]
     pub(crate) no_msm: bool,
+    /// Skip the prove table (the MSM tables only).
+    #[arg(long)]
+    pub(crate) no_prove: bool,
     /// Groth16 prove of circom circuits of these sizes (powers of two), our CLI beside
-    /// `snarkjs groth16 prove`; none: skipped.
+    /// `snarkjs groth16 prove` and gnark's `groth16.Prove`.
     #[arg(
         long,
         value_delimiter = ',',

@@ -14,8 +14,7 @@
 //! and queue sizes: they change the cost only.
 
 #[cfg(not(target_arch = "x86_64"))]
-use blst::blst_fp;
-use blst::blst_fp2;
+use blst::{blst_fp, blst_fp2};
 use group::Group;
 
 use crate::curve::Curve;
@@ -33,13 +32,14 @@ pub(crate) trait Lanes: Coordinate {
     fn add_batch(scratch: &mut Self::Scratch, slots: &mut [(Self, Self)], batch: &[Addition<Self>]);
 }
 
+#[cfg(not(target_arch = "x86_64"))]
 impl Lanes for blst_fp2 {
     type Scratch = ();
     fn has_kernel() -> bool {
         false
     }
     fn add_batch(_: &mut (), _: &mut [(Self, Self)], _: &[Addition<Self>]) {
-        unreachable!("invariant: no Fp2 kernel is ever chosen")
+        unreachable!("invariant: no kernel is ever chosen off x86-64")
     }
 }
 

@@ -527,6 +527,21 @@ pub(crate) fn ifma_add_batch(
     unsafe { crate::ifma::add_batch(bx, by, px, py, prefix) }
 }
 
+/// [`crate::ifma::add_batch2`] (G2's), on a CPU that has its instructions.
+///
+/// # Panics
+/// As [`ifma_add_batch`].
+#[cfg(target_arch = "x86_64")]
+pub(crate) fn ifma_add_batch2(
+    buckets: &mut crate::ifma::G2Rows,
+    points: &crate::ifma::G2Rows,
+    prefix: &mut Vec<[[std::arch::x86_64::__m512i; 8]; 2]>,
+) {
+    assert!(ifma_available(), "invariant: the caller checked the CPU");
+    // SAFETY: the kernel's target features (avx512f, avx512ifma) are present, checked just above.
+    unsafe { crate::ifma::add_batch2(buckets, points, prefix) }
+}
+
 /// Eight 64-bit lanes as one AVX-512 vector.
 #[cfg(target_arch = "x86_64")]
 #[inline]

@@ -21,7 +21,7 @@ use std::arch::x86_64::{
     _mm512_srlv_epi64, _mm512_sub_epi64,
 };
 
-use blst::blst_fp;
+use blst::{blst_fp, blst_fp2};
 
 use crate::buckets::{Addition, Lanes};
 use crate::ffi;
@@ -362,9 +362,174 @@ impl Lanes for blst_fp {
     }
 }
 
+/// Eight Fp2 elements `c0 + c1 u` (`u^2 = -1`), one a lane: `[c0, c1]`.
+type Fp2Lanes = [Lanes52; 2];
+
+/// `a + b`, normalised, for normalised `a`, `b`.
+#[inline]
+#[target_feature(enable = "avx512f,avx512ifma")]
+fn add(a: &Lanes52, b: &Lanes52) -> Lanes52 {
+    let mut d: Lanes52 = std::array::from_fn(|j| _mm512_add_epi64(a[j], b[j]));
+    normalise(&mut d);
+    d
+}
+
+/// `a - b` in Fp2, canonical, for canonical `a`, `b`.
+#[inline]
+#[target_feature(enable = "avx512f,avx512ifma")]
+fn sub2(a: &Fp2Lanes, b: &Fp2Lanes) -> Fp2Lanes {
+    [canonical(&sub(&a[0], &b[0])), canonical(&sub(&a[1], &b[1]))]
+}
+
+/// `a b` in Fp2 by Karatsuba (three products), canonical, for canonical `a`, `b`: `v0 = a0 b0`,
+/// `v1 = a1 b1` (below 1.125p), `s = (a0 + a1)(b0 + b1)` (factors below 2p: below 1.5p);
+/// `c0 = v0 - v1` below 3.2p, `c1 = s - v0 - v1` below 5.5p, both reduced (`sub` takes a
+/// subtrahend below 2p).
+#[inline]
+#[target_feature(enable = "avx512f,avx512ifma")]
+fn mul2(a: &Fp2Lanes, b: &Fp2Lanes) -> Fp2Lanes {
+    let v0 = mul(&a[0], &b[0]);
+    let v1 = mul(&a[1], &b[1]);
+    let s = mul(&add(&a[0], &a[1]), &add(&b[0], &b[1]));
+    [
+        canonical(&sub(&v0, &v1)),
+        canonical(&sub(&sub(&s, &v0), &v1)),
+    ]
+}
+
+/// The four coordinates' components of a G2 batch, eight additions a group:
+/// `x.c0, x.c1, y.c0, y.c1`.
+pub(crate) type G2Rows = [Vec<Lanes64>; 4];
+
+/// [`add_batch`] in Fp2: for every lane of every group, `b += p` (the points' x distinct, all
+/// coordinates canonical), the sums canonical, written over `b`. `prefix` is scratch.
+///
+/// # Panics
+/// If the lengths differ, or two x coordinates of an addition are equal (the callers' invariant).
+#[target_feature(enable = "avx512f,avx512ifma")]
+pub(crate) fn add_batch2(b: &mut G2Rows, p: &G2Rows, prefix: &mut Vec<Fp2Lanes>) {
+    let groups = b[0].len();
+    assert!(
+        b.iter().chain(p.iter()).all(|rows| rows.len() == groups),
+        "invariant: eight coordinate components a group"
+    );
+    if groups == 0 {
+        return;
+    }
+    let x = |rows: &G2Rows, g: usize| [load(&rows[0][g]), load(&rows[1][g])];
+    let y = |rows: &G2Rows, g: usize| [load(&rows[2][g]), load(&rows[3][g])];
+    prefix.clear();
+    for g in 0..groups {
+        let d = sub2(&x(p, g), &x(b, g));
+        let product = if g == 0 { d } else { mul2(&prefix[g - 1], &d) };
+        prefix.push(product);
+    }
+    let last = &prefix[groups - 1];
+    let (t0, t1) = (store(&last[0]), store(&last[1]));
+    let mut lanes: [blst_fp2; 8] = std::array::from_fn(|lane| blst_fp2 {
+        fp: [
+            blst_fp {
+                l: std::array::from_fn(|i| t0[i][lane]),
+            },
+            blst_fp {
+                l: std::array::from_fn(|i| t1[i][lane]),
+            },
+        ],
+    });
+    invert_eight(&mut lanes);
+    let component = |k: usize| -> Lanes64 {
+        std::array::from_fn(|i| std::array::from_fn(|lane| lanes[lane].fp[k].l[i]))
+    };
+    let mut inverse = [load(&component(0)), load(&component(1))];
+    for g in (0..groups).rev() {
+        let (x1, y1) = (x(b, g), y(b, g));
+        let (x2, y2) = (x(p, g), y(p, g));
+        let inv_d = if g == 0 {
+            inverse
+        } else {
+            let inv_d = mul2(&inverse, &prefix[g - 1]);
+            inverse = mul2(&inverse, &sub2(&x2, &x1));
+            inv_d
+        };
+        let lambda = mul2(&sub2(&y2, &y1), &inv_d);
+        let square = mul2(&lambda, &lambda);
+        // Each component: canonical - x1 - x2 below 5p before reduction.
+        let x3: Fp2Lanes = [
+            canonical(&sub(&sub(&square[0], &x1[0]), &x2[0])),
+            canonical(&sub(&sub(&square[1], &x1[1]), &x2[1])),
+        ];
+        let t = mul2(&lambda, &sub2(&x1, &x3));
+        let y3 = sub2(&t, &y1);
+        b[0][g] = store(&x3[0]);
+        b[1][g] = store(&x3[1]);
+        b[2][g] = store(&y3[0]);
+        b[3][g] = store(&y3[1]);
+    }
+}
+
+/// The G2 kernel's buffers.
+#[derive(Default)]
+pub(crate) struct Scratch2 {
+    b: G2Rows,
+    p: G2Rows,
+    prefix: Vec<Fp2Lanes>,
+}
+
+impl Lanes for blst_fp2 {
+    type Scratch = Scratch2;
+
+    fn has_kernel() -> bool {
+        ffi::ifma_available()
+    }
+
+    fn add_batch(scratch: &mut Scratch2, slots: &mut [(Self, Self)], batch: &[Addition<Self>]) {
+        let groups = batch.len().div_ceil(8);
+        let zero = [[0u64; 8]; 6];
+        for rows in scratch.b.iter_mut().chain(scratch.p.iter_mut()) {
+            rows.clear();
+            rows.resize(groups, zero);
+        }
+        for (k, addition) in batch.iter().enumerate() {
+            let (g, lane) = (k / 8, k % 8);
+            let (x, y) = &slots[addition.bucket as usize];
+            let parts = [&x.fp[0], &x.fp[1], &y.fp[0], &y.fp[1]];
+            let points = [
+                &addition.x.fp[0],
+                &addition.x.fp[1],
+                &addition.y.fp[0],
+                &addition.y.fp[1],
+            ];
+            for c in 0..4 {
+                for i in 0..6 {
+                    scratch.b[c][g][i][lane] = parts[c].l[i];
+                    scratch.p[c][g][i][lane] = points[c].l[i];
+                }
+            }
+        }
+        // Lanes past the batch add (1, 0) to (0, 0): distinct x, results dropped.
+        for k in batch.len()..8 * groups {
+            let (g, lane) = (k / 8, k % 8);
+            for (i, limb) in MONTGOMERY_ONE.iter().enumerate() {
+                scratch.p[0][g][i][lane] = *limb;
+            }
+        }
+        ffi::ifma_add_batch2(&mut scratch.b, &scratch.p, &mut scratch.prefix);
+        for (k, addition) in batch.iter().enumerate() {
+            let (g, lane) = (k / 8, k % 8);
+            let slot = &mut slots[addition.bucket as usize];
+            for i in 0..6 {
+                slot.0.fp[0].l[i] = scratch.b[0][g][i][lane];
+                slot.0.fp[1].l[i] = scratch.b[1][g][i][lane];
+                slot.1.fp[0].l[i] = scratch.b[2][g][i][lane];
+                slot.1.fp[1].l[i] = scratch.b[3][g][i][lane];
+            }
+        }
+    }
+}
+
 /// Replaces eight non-zero elements by their inverses: one inversion and 21 multiplications.
-fn invert_eight(values: &mut [blst_fp; 8]) {
-    let mut prefix = [blst_fp::default(); 8];
+fn invert_eight<F: Coordinate + Copy + Default>(values: &mut [F; 8]) {
+    let mut prefix = [F::default(); 8];
     let mut product = values[0];
     prefix[0] = product;
     for i in 1..8 {
@@ -432,6 +597,50 @@ mod tests {
             for i in 0..len {
                 let want = (G1Projective::from(buckets[i]) + points[i]).to_affine();
                 let got = G1::from_coordinates(slots[i].0, slots[i].1);
+                assert_eq!(got, want, "addition {i} of {len}");
+            }
+        }
+    }
+
+    #[test]
+    fn g2_batches_of_every_length_add_as_blst_does() {
+        use crate::curve::G2;
+        use blstrs::{G2Affine, G2Projective};
+        if !ffi::ifma_available() {
+            return;
+        }
+        let mut rng = ChaCha20Rng::seed_from_u64(22);
+        let mut scratch = Scratch2::default();
+        for len in [1usize, 7, 8, 9, 15, 16, 64, 257] {
+            let buckets: Vec<G2Affine> = (0..len)
+                .map(|_| G2Projective::random(&mut rng).to_affine())
+                .collect();
+            let points: Vec<G2Affine> = (0..len)
+                .map(|i| {
+                    let p = G2Projective::random(&mut rng).to_affine();
+                    if i % 2 == 0 { -p } else { p }
+                })
+                .collect();
+            let mut slots: Vec<(blst_fp2, blst_fp2)> = buckets
+                .iter()
+                .map(|b| G2::coordinates(b).expect("not infinity"))
+                .collect();
+            let batch: Vec<Addition<blst_fp2>> = points
+                .iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    let (x, y) = G2::coordinates(p).expect("not infinity");
+                    Addition {
+                        bucket: u32::try_from(i).unwrap(),
+                        x,
+                        y,
+                    }
+                })
+                .collect();
+            <blst_fp2 as Lanes>::add_batch(&mut scratch, &mut slots, &batch);
+            for i in 0..len {
+                let want = (G2Projective::from(buckets[i]) + points[i]).to_affine();
+                let got = G2::from_coordinates(slots[i].0, slots[i].1);
                 assert_eq!(got, want, "addition {i} of {len}");
             }
         }

@@ -566,6 +566,34 @@ mod tests {
     }
 
     #[test]
+    fn g2_plan_shapes_give_the_same_sum_with_and_without_the_kernel() {
+        let mut rng = ChaCha20Rng::seed_from_u64(14);
+        let n = 200;
+        let points = g2_points(&mut rng, n);
+        let scalars = random_scalars(&mut rng, n);
+        let want = naive::<G2>(&points, &scalars);
+        let pool = Pool::new(2).unwrap();
+        let control = Control::new();
+        let halves = split_scalars::<G2>(&pool, &control, &scalars).unwrap();
+        let images = endomorphism_images::<G2>(&pool, &control, &points).unwrap();
+        for c in [2, 5, 8, 11, 13, 16] {
+            for ranges in [1, 3] {
+                let plan = Plan {
+                    c,
+                    windows: windows(128, c),
+                    ranges,
+                };
+                for vector in [false, true] {
+                    let got =
+                        run_plan::<G2>(&pool, &control, &points, &images, &halves, plan, vector)
+                            .unwrap();
+                    assert_eq!(got, want, "{plan:?}, vector {vector}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn lengths_must_agree_and_empty_sums_are_zero() {
         let pool = Pool::current_thread();
         let points = [G1Affine::generator(); 2];
