@@ -1,6 +1,6 @@
 //! Groth16 proving with the ceremony's keys: snarkjs's prover over a `.zkey` and a circom
 //! witness ([`snarkjs::prove`]), on `lockstep-bls12`'s parallel MSM and the odd-coset transforms
-//! of [`coset`] (crate-private).
+//! of `prove/coset.rs` (crate-private).
 //!
 //! # Determinism
 //! A proof is a function of the key, the witness and the blinding `r`, `s`: the same points at

@@ -5,7 +5,7 @@
 //! - `A_T[i] = sum c w_s` over section 4's entries of matrix 0 and constraint `i` (each stored
 //!   as `c R^2`, `R = 2^256`), `B_T` the same over matrix 1, and `C_T[i] = A_T[i] B_T[i]`:
 //!   the three polynomials' values on the domain;
-//! - their values on the odd coset ([`super::coset`]), and `P = A B - C` there, whose MSM with
+//! - their values on the odd coset (`prove/coset.rs`), and `P = A B - C` there, whose MSM with
 //!   section 9's points is `[h(tau) t(tau) / delta]_1`;
 //! - `pi_a = sum w_i A_i + alpha_1 + r delta_1`, `pi_b = sum w_i B2_i + beta_2 + s delta_2`,
 //!   `b1 = sum w_i B1_i + beta_1 + s delta_1`, `pi_c = sum_(i > n_public) w_i C_i + H + s pi_a
