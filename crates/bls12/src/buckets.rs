@@ -21,7 +21,7 @@ use crate::curve::Curve;
 use crate::field::Coordinate;
 
 /// A base field's batch-affine kernel over many additions at once, where the CPU has one
-/// (`ifma.rs`: Fp on AVX-512 IFMA); the buckets add one at a time otherwise.
+/// (`ifma.rs`: Fp and Fp2 on AVX-512 IFMA); the buckets add one at a time otherwise.
 pub(crate) trait Lanes: Coordinate {
     /// The kernel's buffers, kept between batches.
     type Scratch: Default + Send;

@@ -1,18 +1,21 @@
-//! Batch-affine additions in Fp eight at a time, on AVX-512 IFMA (52-bit multiply-accumulate).
+//! Batch-affine additions in Fp (G1) and Fp2 (G2) eight at a time, on AVX-512 IFMA (52-bit
+//! multiply-accumulate).
 //!
 //! A lane holds one field element as eight 52-bit limbs, one limb a vector, so a vector
 //! instruction works on eight elements. The Montgomery multiplication here reduces by exactly
 //! 2^384 (seven 52-bit steps and one of 20 bits), so its results are blst's: `a R * b R -> ab R`
 //! with blst's `R = 2^384`, and elements move between blst's limbs and these by a change of radix
 //! only. On this machine kind it costs about 19 ns a multiplication, against 42 ns for blst's
-//! `mulx` code called one at a time.
+//! `mulx` code called one at a time. An Fp2 product is three of them (Karatsuba, `u^2 = -1`),
+//! each component reduced after the combination.
 //!
 //! Intermediate values are kept below small multiples of p (the bounds are stated where they
 //! matter) and brought below p before they are stored, so stored coordinates are blst's
 //! canonical limbs: equal elements, equal limbs.
 //!
-//! Everything here is safe code inside `#[target_feature]` functions; the one call into them,
-//! after the CPU is checked, is in `ffi.rs` ([`crate::ffi::ifma_add_batch`]).
+//! Everything here is safe code inside `#[target_feature]` functions; the calls into them,
+//! after the CPU is checked, are in `ffi.rs` ([`crate::ffi::ifma_add_batch`],
+//! [`crate::ffi::ifma_add_batch2`]).
 
 use std::arch::x86_64::{
     __m512i, _mm512_add_epi64, _mm512_and_si512, _mm512_cmplt_epi64_mask, _mm512_madd52hi_epu64,
@@ -76,7 +79,8 @@ const fn times_p(k: u64) -> [u64; 6] {
 }
 
 /// `k p` as limbs that borrow from the limb above: every limb but the top one at least 2^52,
-/// so `a + this - b` has no negative limb for any normalised `b` below `k p`'s top limb.
+/// so `a + this - b` has no negative limb below the top for any `b` whose lower limbs are below
+/// 2^52, and a non-negative top limb once normalised whenever `b <= a + k p`.
 const fn borrowed(k: u64) -> [u64; 8] {
     let mut limbs = radix52(times_p(k));
     let mut j = 0;
@@ -158,7 +162,8 @@ fn store(v: &Lanes52) -> Lanes64 {
     })
 }
 
-/// `a + 2p - b`, normalised, for normalised `a` and canonical `b` (below p): below `a + 2p`.
+/// `a + 2p - b`, normalised, for normalised `a` and `b` with `b <= a + 2p` (any `b` below 2p,
+/// canonical or a product of [`mul`]): below `a + 2p`.
 #[inline]
 #[target_feature(enable = "avx512f,avx512ifma")]
 fn sub(a: &Lanes52, b: &Lanes52) -> Lanes52 {
@@ -193,8 +198,8 @@ fn canonical(v: &Lanes52) -> Lanes52 {
     subtract_if_above(&v, &P52_TIMES[0])
 }
 
-/// Montgomery multiplication by 2^384: `a b / 2^384 mod p`, below `p (1 + (a/p)(b/p)/8)` for
-/// normalised inputs whose product is below `2^384 p`.
+/// Montgomery multiplication by 2^384: `a b / 2^384 mod p`, below `p (1 + (a/p)(b/p) p/2^384)`
+/// (`p / 2^384 < 1/9.8`) for normalised inputs whose product is below `2^384 p`.
 #[inline]
 #[target_feature(enable = "avx512f,avx512ifma")]
 fn mul(a: &Lanes52, b: &Lanes52) -> Lanes52 {
@@ -262,7 +267,8 @@ pub(crate) fn add_batch(
     if groups == 0 {
         return;
     }
-    // prefix[g] = d_0 ... d_g per lane, d = px - bx + 2p (below 3p; products stay below 2p).
+    // prefix[g] = d_0 ... d_g per lane, d = px - bx + 2p (below 3p; products of two such below
+    // 9p^2 < 2^384 p, so below 1.92p, and every later product below that too).
     prefix.clear();
     for g in 0..groups {
         let d = sub(&load(&px[g]), &load(&bx[g]));
@@ -382,8 +388,8 @@ fn sub2(a: &Fp2Lanes, b: &Fp2Lanes) -> Fp2Lanes {
 }
 
 /// `a b` in Fp2 by Karatsuba (three products), canonical, for canonical `a`, `b`: `v0 = a0 b0`,
-/// `v1 = a1 b1` (below 1.125p), `s = (a0 + a1)(b0 + b1)` (factors below 2p: below 1.5p);
-/// `c0 = v0 - v1` below 3.2p, `c1 = s - v0 - v1` below 5.5p, both reduced (`sub` takes a
+/// `v1 = a1 b1` (below 1.11p), `s = (a0 + a1)(b0 + b1)` (factors below 2p: below 1.41p);
+/// `c0 = v0 - v1` below 3.11p, `c1 = s - v0 - v1` below 5.41p, both reduced (`sub` takes a
 /// subtrahend below 2p).
 #[inline]
 #[target_feature(enable = "avx512f,avx512ifma")]

@@ -42,6 +42,18 @@ const ROOT_OF_UNITY_2_32: &str =
 const SNARKJS_ROOT_OF_UNITY_2_32: &str =
     "937917089079007706106976984802249742464848817460758522850752807661925904159";
 
+/// ffjavascript's `Fr.w[power]`, the generator of snarkjs's domain of `2^power`, without a
+/// domain's tables.
+///
+/// # Panics
+/// If `power` is above 32.
+pub(crate) fn snarkjs_omega(power: u32) -> Scalar {
+    assert!(power <= 32, "invariant: a domain of 2^0 to 2^32");
+    Scalar::from_str_vartime(SNARKJS_ROOT_OF_UNITY_2_32)
+        .expect("invariant: a constant")
+        .pow_vartime([1u64 << (32 - power)])
+}
+
 /// Butterflies per task of a pass: milliseconds of scalar multiplications.
 const BUTTERFLY_BLOCK: usize = 32;
 

@@ -103,11 +103,14 @@ pub enum ProveError {
         "the proving key holds points outside their subgroups (sections 5-9): the proof made from it is not a proof"
     )]
     KeyPoints,
-    /// The witness does not satisfy the key's circuit.
+    /// The proof made does not verify under the key.
     #[error(
-        "the witness does not satisfy the key's circuit: the proof made from it does not verify (a witness computed for other inputs, or for another build of the circuit)"
+        "the proof made from this witness does not verify under the key: the witness does not satisfy the key's circuit (computed for another build of the circuit?), or the key's sections 4-9 do not belong with its header (give the circuit with --r1cs to name a broken constraint)"
     )]
     Unsatisfied,
+    /// The witness's first value, the constant wire, is not one.
+    #[error("the witness's value 0 (the constant wire) is not 1: not a circom witness")]
+    ConstantWire,
     /// Another number of public signals than the key's.
     #[error("{given} public signals given, the key has {key}")]
     PublicCount {

@@ -29,6 +29,7 @@ pub(crate) mod vkey;
 use blstrs::{G1Affine, G2Affine};
 
 pub use contribute::{Kind, beacon, contribute, contribution_hash};
+pub(crate) use file::check_coefficients;
 pub use file::{NEW_ORDER, ORDER, contribution_len};
 pub use hash::{HashedPoints, circuit_hash, format_hash, hashed_h_points};
 pub use known::from_known_secrets;

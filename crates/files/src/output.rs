@@ -223,6 +223,10 @@ impl Stage {
                     let mode = if planned.public { 0o644 } else { 0o600 };
                     builder.permissions(std::fs::Permissions::from_mode(mode));
                 }
+                // Created and registered with signal handling held off: a signal between the
+                // two (a test interrupts as soon as the file appears) would otherwise end the
+                // process before the file is known to the handler, and leave it.
+                let mut held = signals::hold();
                 let temp = builder.tempfile_in(dir).or_io(|| {
                     format!(
                         "{}: cannot create a file in {}",
@@ -230,11 +234,12 @@ impl Stage {
                         dir.display()
                     )
                 })?;
+                held.register(temp.path());
+                drop(held);
                 // Held while this process lives, so that no other run takes it for stale. A
                 // file system without locks leaves it unlocked, and another run's cleanup then
                 // cannot lock it either.
                 let _ = temp.as_file().try_lock();
-                signals::register(temp.path());
                 Staging::Beside(Registered(Some(temp)))
             }
             Destination::Stdout | Destination::Stream { .. } => {

@@ -40,20 +40,18 @@ fn registry() -> MutexGuard<'static, Vec<PathBuf>> {
     REGISTERED.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Registers a temporary file to remove on a signal (and starts the handler, once).
-pub(crate) fn register(path: &Path) {
-    HANDLER.call_once(start_handler);
-    registry().push(path.to_owned());
-}
-
 /// Forgets a temporary file (it was renamed into place or removed).
 pub(crate) fn unregister(path: &Path) {
     registry().retain(|p| p != path);
 }
 
 /// Holds off signal handling (the handler waits) while the guard lives; with the guard, the
-/// caller may forget files with [`Held::unregister`].
+/// caller may register and forget files ([`Held::register`], [`Held::unregister`]). The
+/// handler is started first, so a signal that comes while the guard lives is handled once it
+/// drops, with what it registered: a file created and registered under one guard is never left
+/// behind by a signal between the two.
 pub(crate) fn hold() -> Held {
+    HANDLER.call_once(start_handler);
     Held(registry())
 }
 
@@ -61,6 +59,10 @@ pub(crate) fn hold() -> Held {
 pub(crate) struct Held(MutexGuard<'static, Vec<PathBuf>>);
 
 impl Held {
+    pub(crate) fn register(&mut self, path: &Path) {
+        self.0.push(path.to_owned());
+    }
+
     pub(crate) fn unregister(&mut self, path: &Path) {
         self.0.retain(|p| p != path);
     }

@@ -26,7 +26,7 @@ use blstrs::Scalar;
 use ff::Field;
 use lockstep_shard::{Control, Cut, Error, Pool, memory};
 
-use crate::fft::{Domain, bit_reverse};
+use crate::fft::{bit_reverse, snarkjs_omega};
 
 /// Transforms of this many values or fewer run serially (a few hundred microseconds).
 const SERIAL_BELOW: usize = 1 << 12;
@@ -60,9 +60,15 @@ impl Coset {
             "invariant: a domain of 2^0 to 2^31 (checked by the caller)"
         );
         let n = 1usize << power;
-        let domain = Domain::snarkjs(power);
-        let shift = Domain::snarkjs(power + 1).omega();
-        debug_assert_eq!(shift.square(), domain.omega());
+        let omega = snarkjs_omega(power);
+        let omega_inv = omega
+            .invert()
+            .expect("invariant: a root of unity is invertible");
+        let n_inv = Scalar::from(n as u64)
+            .invert()
+            .expect("invariant: N < r is invertible");
+        let shift = snarkjs_omega(power + 1);
+        debug_assert_eq!(shift.square(), omega);
         let powers = |base: Scalar, count: usize, first: Scalar| {
             let mut t = first;
             memory::try_collect((0..count).map(|_| {
@@ -71,9 +77,9 @@ impl Coset {
                 v
             }))
         };
-        let forward = powers(domain.omega(), n / 2, Scalar::ONE)?;
-        let inverse = powers(domain.omega_inv(), n / 2, Scalar::ONE)?;
-        let mut scale = powers(shift, n, domain.n_inv())?;
+        let forward = powers(omega, n / 2, Scalar::ONE)?;
+        let inverse = powers(omega_inv, n / 2, Scalar::ONE)?;
+        let mut scale = powers(shift, n, n_inv)?;
         bit_reverse(&mut scale);
         Ok(Self {
             forward,
@@ -117,10 +123,10 @@ impl Coset {
     }
 
     /// [`extend`](Self::extend) on the current thread.
-    #[cfg(test)]
     ///
     /// # Panics
     /// If `values` does not hold exactly `N` values.
+    #[cfg(test)]
     pub(crate) fn extend_serial(&self, values: &mut [Scalar]) {
         assert_eq!(values.len(), self.size(), "invariant: N values");
         dif_serial(values, &self.inverse, 1);
@@ -252,38 +258,50 @@ fn halves(
     Ok(())
 }
 
+/// [`Coset::extend`] by the definition, `O(N^2)`, for references: the polynomial interpolated
+/// by the inverse DFT, then evaluated at each `g omega^k` by Horner's rule (`values` holds
+/// `2^power` values, `power < 32`).
+pub(crate) fn extend_by_definition(power: u32, values: &[Scalar]) -> Vec<Scalar> {
+    let n = values.len();
+    let omega = snarkjs_omega(power);
+    let omega_inv = omega
+        .invert()
+        .expect("invariant: a root of unity is invertible");
+    let n_inv = Scalar::from(n as u64)
+        .invert()
+        .expect("invariant: N < r is invertible");
+    let g = snarkjs_omega(power + 1);
+    let coefficients: Vec<Scalar> = (0..n)
+        .map(|i| {
+            let w = omega_inv.pow_vartime([i as u64]);
+            let mut sum = Scalar::ZERO;
+            let mut t = Scalar::ONE;
+            for v in values {
+                sum += *v * t;
+                t *= w;
+            }
+            sum * n_inv
+        })
+        .collect();
+    (0..n)
+        .map(|k| {
+            let x = g * omega.pow_vartime([k as u64]);
+            coefficients
+                .iter()
+                .rev()
+                .fold(Scalar::ZERO, |acc, c| acc * x + c)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use rand_chacha::ChaCha20Rng;
     use rand_core::SeedableRng;
 
-    /// The definition: interpolate by the inverse DFT, evaluate at `g omega^k` by Horner.
     fn naive(power: u32, values: &[Scalar]) -> Vec<Scalar> {
-        let n = values.len();
-        let domain = Domain::snarkjs(power);
-        let g = Domain::snarkjs(power + 1).omega();
-        let coefficients: Vec<Scalar> = (0..n)
-            .map(|i| {
-                let w = domain.omega_inv().pow_vartime([i as u64]);
-                let mut sum = Scalar::ZERO;
-                let mut t = Scalar::ONE;
-                for v in values {
-                    sum += *v * t;
-                    t *= w;
-                }
-                sum * domain.n_inv()
-            })
-            .collect();
-        (0..n)
-            .map(|k| {
-                let x = g * domain.omega().pow_vartime([k as u64]);
-                coefficients
-                    .iter()
-                    .rev()
-                    .fold(Scalar::ZERO, |acc, c| acc * x + c)
-            })
-            .collect()
+        extend_by_definition(power, values)
     }
 
     fn random(n: usize, seed: u64) -> Vec<Scalar> {
@@ -294,7 +312,8 @@ mod tests {
     #[test]
     fn the_shift_is_an_odd_root_of_twice_the_order() {
         for power in [0, 1, 5, 12] {
-            let g = Domain::snarkjs(power + 1).omega();
+            let g = snarkjs_omega(power + 1);
+            assert_eq!(g, crate::fft::Domain::snarkjs(power + 1).omega());
             // g^N = -1: g is a root of order 2N, outside the domain.
             assert_eq!(
                 g.pow_vartime([1u64 << power]),

@@ -104,6 +104,27 @@ mod json;
 
 pub use json::{proof_from_json, public_from_json, verification_key_from_json};
 
+/// Whether `r1cs` is the circuit of `key`: the same wires, public signals and domain (what
+/// `zkey new` takes from it), so that a witness it accepts is one for the key.
+///
+/// # Errors
+/// [`ProveError::Key`] naming the first count that differs.
+pub fn circuit_fits(key: &Zkey, r1cs: &crate::circom::CircomR1cs) -> Result<(), ProveError> {
+    let (h, c) = (&key.header, r1cs.header());
+    for (what, theirs, ours) in [
+        ("wires", h.n_vars, c.wires),
+        ("public signals", h.n_public, c.public()),
+        ("the domain's power", h.power, c.domain_power()),
+    ] {
+        if theirs != ours {
+            return Err(ProveError::Key(format!(
+                "{what}: {theirs}, the circuit's {ours}: a key of another circuit"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The witness's fit to the key: as many values as wires, a domain the coset has.
 fn check(key: &Zkey, witness: &Witness) -> Result<(), ProveError> {
     let wires = key.header.n_vars as usize;
@@ -116,6 +137,9 @@ fn check(key: &Zkey, witness: &Witness) -> Result<(), ProveError> {
     if key.header.power >= 32 {
         return Err(ProveError::Domain(key.header.power));
     }
+    if witness.values()[0] != Scalar::ONE {
+        return Err(ProveError::ConstantWire);
+    }
     let private = wires
         .checked_sub(key.header.n_public as usize + 1)
         .ok_or_else(|| ProveError::Key("more public signals than wires".into()))?;
@@ -126,6 +150,25 @@ fn check(key: &Zkey, witness: &Witness) -> Result<(), ProveError> {
             key.a.len(),
             key.b1.len(),
             key.b2.len()
+        )));
+    }
+    // Section 4 as the reader checks it (a key built in memory has not been read).
+    let entries = key.coefficients.len().checked_sub(4).map(|len| len / 44);
+    let counted = key
+        .coefficients
+        .get(..4)
+        .map(|b| u32::from_le_bytes(b.try_into().expect("invariant: 4 bytes")) as usize);
+    if entries.is_none() || counted != entries || !(key.coefficients.len() - 4).is_multiple_of(44) {
+        return Err(ProveError::Key(
+            "section 4 is not a count and 44 bytes an entry".into(),
+        ));
+    }
+    crate::zkey::check_coefficients(&key.coefficients, &key.header)?;
+    if key.ic.len() != key.header.n_public as usize + 1 {
+        return Err(ProveError::Key(format!(
+            "section 3 holds {} points for {} public signals",
+            key.ic.len(),
+            key.header.n_public
         )));
     }
     if key.c.len() != private || key.h.len() != n {
@@ -147,7 +190,7 @@ fn entries(key: &Zkey) -> impl Iterator<Item = (usize, usize, usize, Scalar)> + 
         let value = Option::from(Scalar::from_bytes_le(
             e[12..].try_into().expect("invariant: 32 bytes"),
         ))
-        .expect("invariant: the reader checked every coefficient below r");
+        .expect("invariant: `check` checked every coefficient below r");
         (word(0), word(1), word(2), value)
     })
 }
@@ -229,13 +272,15 @@ fn prove_unchecked(
     let first_private = key.header.n_public as usize + 1;
     let coset =
         Coset::snarkjs(key.header.power).map_err(ProveError::memory("the coset's tables"))?;
+    // Progress counts the MSMs' points only: the steps before them report to no sink.
+    let quiet = control.nested();
     let [mut a, mut b, mut c] = values_on_domain(key, w)?;
     for values in [&mut a, &mut b, &mut c] {
-        coset.extend(pool, control, values)?;
+        coset.extend(pool, &quiet, values)?;
     }
     // P = A B - C on the coset, into A's storage.
     pool.for_each_block(
-        control,
+        &quiet,
         (&mut a[..], &b[..], &c[..]),
         lockstep_shard::Cut::Blocks(1 << 12),
         |_, _, (xs, ys, zs): (&mut [Scalar], &[Scalar], &[Scalar])| {
@@ -246,9 +291,9 @@ fn prove_unchecked(
         },
     )?;
     drop((b, c));
-    let h_scalars = canonical(pool, control, &a)?;
+    let h_scalars = canonical(pool, &quiet, &a)?;
     drop(a);
-    let scalars = canonical(pool, control, w)?;
+    let scalars = canonical(pool, &quiet, w)?;
     let sums = Sums {
         a: curve::msm_chunked(pool, control, &key.a, &scalars)?,
         b1: curve::msm_chunked(pool, control, &key.b1, &scalars)?,
@@ -279,9 +324,9 @@ fn assemble(key: &Zkey, sums: &Sums, blinding: &Blinding) -> Proof {
     let pi_a = sums.a + h.alpha1 + G1Projective::from(h.delta1) * r;
     let pi_b = sums.b2 + h.beta2 + G2Projective::from(h.delta2) * s;
     let b1 = sums.b1 + h.beta1 + G1Projective::from(h.delta1) * s;
-    let mut rs = *r * s;
-    let pi_c = sums.c + sums.h + pi_a * s + b1 * r + G1Projective::from(h.delta1) * -rs;
-    curve::wipe_scalar(&mut rs);
+    let mut minus_rs = -(*r * s);
+    let pi_c = sums.c + sums.h + pi_a * s + b1 * r + G1Projective::from(h.delta1) * minus_rs;
+    curve::wipe_scalar(&mut minus_rs);
     Proof {
         a: pi_a.to_affine(),
         b: pi_b.to_affine(),
@@ -328,7 +373,9 @@ pub fn verify(key: &Zkey, proof: &Proof, public: &[Scalar]) -> Result<(), ProveE
     verify_with(&VerificationKey::of(key), proof, public)
 }
 
-/// [`verify`] under a verification key.
+/// [`verify`] under a verification key (its points in their subgroups, as [`VerificationKey::of`]
+/// a read key and [`verification_key_from_json`] give them); the proof's points are checked in
+/// theirs here.
 ///
 /// # Errors
 /// As [`verify`].
@@ -342,6 +389,11 @@ pub fn verify_with(
             given: public.len(),
             key: vk.ic.len().saturating_sub(1),
         });
+    }
+    if !bool::from(
+        proof.a.is_torsion_free() & proof.b.is_torsion_free() & proof.c.is_torsion_free(),
+    ) {
+        return Err(ProveError::Refused);
     }
     let mut x = G1Projective::from(vk.ic[0]);
     for (value, point) in public.iter().zip(&vk.ic[1..]) {
@@ -376,8 +428,6 @@ pub fn prove_reference(
     let w = witness.values();
     let power = key.header.power;
     let n = key.domain_size();
-    let domain = crate::fft::Domain::snarkjs(power);
-    let g = crate::fft::Domain::snarkjs(power + 1).omega();
     // The definition of A_T: sum over entries of c w, c = stored R^-2.
     let unscale = r_squared_inverse();
     let mut ab = [vec![Scalar::ZERO; n], vec![Scalar::ZERO; n]];
@@ -385,29 +435,7 @@ pub fn prove_reference(
         ab[matrix][constraint] += value * unscale * w[signal];
     }
     let c_t: Vec<Scalar> = ab[0].iter().zip(&ab[1]).map(|(x, y)| *x * y).collect();
-    let on_coset = |values: &[Scalar]| -> Vec<Scalar> {
-        let coefficients: Vec<Scalar> = (0..n)
-            .map(|i| {
-                let step = domain.omega_inv().pow_vartime([i as u64]);
-                let mut t = Scalar::ONE;
-                let mut sum = Scalar::ZERO;
-                for v in values {
-                    sum += *v * t;
-                    t *= step;
-                }
-                sum * domain.n_inv()
-            })
-            .collect();
-        (0..n)
-            .map(|k| {
-                let x = g * domain.omega().pow_vartime([k as u64]);
-                coefficients
-                    .iter()
-                    .rev()
-                    .fold(Scalar::ZERO, |acc, c| acc * x + c)
-            })
-            .collect()
-    };
+    let on_coset = |values: &[Scalar]| super::coset::extend_by_definition(power, values);
     let (a, b, c) = (on_coset(&ab[0]), on_coset(&ab[1]), on_coset(&c_t));
     let p: Vec<Scalar> = (0..n).map(|i| a[i] * b[i] - c[i]).collect();
     let first_private = key.header.n_public as usize + 1;
@@ -570,6 +598,71 @@ mod tests {
             err.to_string(),
             "the witness holds 8 values, the key's circuit has 9 wires: a witness of another circuit"
         );
+    }
+
+    #[test]
+    fn a_key_built_in_memory_is_checked_as_a_read_one() {
+        let witness = random_witness(9, 12);
+        let pool = Pool::current_thread();
+        let refused = |key: &Zkey| {
+            prove(&pool, &Control::new(), key, &witness, &Blinding::random())
+                .unwrap_err()
+                .to_string()
+        };
+        let mut key = random_key(3, 9, 2, 11);
+        key.coefficients.truncate(key.coefficients.len() - 1);
+        assert_eq!(
+            refused(&key),
+            "the proving key: section 4 is not a count and 44 bytes an entry"
+        );
+        let mut key = random_key(3, 9, 2, 11);
+        key.coefficients[4] = 2;
+        assert_eq!(
+            refused(&key),
+            "section 4, coefficient 0: matrix 2 (0 = A, 1 = B)"
+        );
+        let mut key = random_key(3, 9, 2, 11);
+        key.ic.pop();
+        assert_eq!(
+            refused(&key),
+            "the proving key: section 3 holds 2 points for 2 public signals"
+        );
+        let mut key = random_key(3, 9, 2, 11);
+        key.h.pop();
+        assert!(refused(&key).starts_with("the proving key: sections 8 and 9 hold"));
+    }
+
+    #[test]
+    fn a_circuit_fits_its_key_and_another_is_named() {
+        use crate::circom::CircomR1cs;
+        use crate::circom::r1cs::tests::file;
+        let key = random_key(3, 9, 2, 13);
+        let r1cs = |wires: u32, public: (u32, u32), rows: usize| {
+            let constraints = vec![[vec![(1u32, 1u64)], vec![(1, 1)], vec![(2, 1)]]; rows];
+            CircomR1cs::read(std::io::Cursor::new(file(wires, public, &constraints))).unwrap()
+        };
+        // 3 constraints, 2 public, the constant: 6 rows, a domain of 2^3.
+        assert!(circuit_fits(&key, &r1cs(9, (1, 1), 3)).is_ok());
+        assert_eq!(
+            circuit_fits(&key, &r1cs(10, (1, 1), 3))
+                .unwrap_err()
+                .to_string(),
+            "the proving key: wires: 9, the circuit's 10: a key of another circuit"
+        );
+        assert!(circuit_fits(&key, &r1cs(9, (0, 1), 3)).is_err());
+        assert!(circuit_fits(&key, &r1cs(9, (1, 1), 6)).is_err());
+        // A witness whose constant wire is not one.
+        let mut values = random_witness(9, 14).values().to_vec();
+        values[0] = Scalar::from(2u64);
+        let err = prove(
+            &Pool::current_thread(),
+            &Control::new(),
+            &key,
+            &Witness::from_values(values),
+            &Blinding::random(),
+        )
+        .unwrap_err();
+        assert!(matches!(err, ProveError::ConstantWire), "{err}");
     }
 
     #[test]

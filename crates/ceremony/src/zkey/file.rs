@@ -494,7 +494,7 @@ fn read_header<R: Read + Seek>(
 
 /// Checks every coefficient entry: matrix 0 or 1, the constraint inside the domain, the signal
 /// a wire, the value below r.
-fn check_coefficients(bytes: &[u8], header: &Header) -> Result<(), ZkeyError> {
+pub(crate) fn check_coefficients(bytes: &[u8], header: &Header) -> Result<(), ZkeyError> {
     for (i, entry) in bytes[4..].chunks_exact(44).enumerate() {
         let word = |k: usize| {
             u32::from_le_bytes(

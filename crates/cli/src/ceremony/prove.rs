@@ -8,7 +8,7 @@ use anyhow::Context as _;
 use lockstep_ceremony::circom::{CircomR1cs, Witness};
 use lockstep_ceremony::prove::{Blinding, snarkjs};
 use lockstep_ceremony::zkey::Zkey;
-use lockstep_ceremony::{FileKind, Limits, points_at_most};
+use lockstep_ceremony::{FileKind, Limits, SNIFF_LEN, points_at_most};
 
 use super::Context;
 use super::zkey::open_sectioned;
@@ -37,17 +37,21 @@ pub(super) fn snarkjs(ctx: &Context, files: &Files<'_>) -> anyhow::Result<()> {
     let witness = Witness::read(open_sectioned("--witness", witness_path, FileKind::Wtns)?)
         .with_context(|| format!("{}", witness_path.display()))?;
     step.finish();
-    if let Some(path) = files.r1cs {
-        let step = ctx
-            .session
-            .step("checking the witness", None, "constraints");
-        let circuit = CircomR1cs::read(open_sectioned("--r1cs", path, FileKind::CircomR1cs)?)
-            .with_context(|| format!("{}", path.display()))?;
-        circuit
-            .check_witness(&witness)
-            .with_context(|| format!("{} against {}", witness_path.display(), path.display()))?;
-        step.finish();
-    }
+    let circuit = match files.r1cs {
+        Some(path) => {
+            let step = ctx
+                .session
+                .step("checking the witness", None, "constraints");
+            let circuit = CircomR1cs::read(open_sectioned("--r1cs", path, FileKind::CircomR1cs)?)
+                .with_context(|| format!("{}", path.display()))?;
+            circuit.check_witness(&witness).with_context(|| {
+                format!("{} against {}", witness_path.display(), path.display())
+            })?;
+            step.finish();
+            Some((path, circuit))
+        }
+        None => None,
+    };
     let input = open_sectioned("--zkey", zkey_path, FileKind::Zkey)?;
     let len = input.get_ref().metadata().map(|m| m.len()).unwrap_or(0);
     let pool = ctx.pool(points_at_most(len))?;
@@ -55,6 +59,11 @@ pub(super) fn snarkjs(ctx: &Context, files: &Files<'_>) -> anyhow::Result<()> {
     let key = Zkey::read_for_proving(&pool, step.control(), input, &Limits::default())
         .with_context(|| format!("{}", zkey_path.display()))?;
     step.finish();
+    if let Some((path, circuit)) = &circuit {
+        snarkjs::circuit_fits(&key, circuit)
+            .with_context(|| format!("{} with {}", zkey_path.display(), path.display()))?;
+    }
+    drop(circuit);
     // The MSMs' points: A, B1, B2 over the wires, C over the private ones, H over the domain.
     let points = (3 * key.a.len() + key.c.len() + key.h.len()) as u64;
     let step = ctx.session.step("proving", Some(points), "points");
@@ -90,8 +99,12 @@ pub(super) fn snarkjs(ctx: &Context, files: &Files<'_>) -> anyhow::Result<()> {
 const JSON_LIMIT: u64 = 1 << 30;
 
 /// Whether `path` (given as `flag`) holds JSON, snarkjs's files: its first non-blank byte `{`
-/// or `[` (gnark's binary files start otherwise).
+/// or `[` (gnark's binary files start otherwise). A pipe is not peeked at (its bytes would be
+/// gone): it is read as gnark's key, which may come through one.
 pub(super) fn is_json(flag: &str, path: &Path) -> anyhow::Result<bool> {
+    if lockstep_files::check_readable(flag, path)? == lockstep_files::Kind::Fifo {
+        return Ok(false);
+    }
     let mut file = lockstep_files::open_input(flag, path)?;
     let mut head = [0u8; 64];
     let n = std::io::Read::read(&mut file, &mut head)
@@ -102,18 +115,26 @@ pub(super) fn is_json(flag: &str, path: &Path) -> anyhow::Result<bool> {
     ))
 }
 
-/// A snarkjs JSON file, whole.
+/// A snarkjs JSON file, whole; a ceremony file of another kind is named.
 fn read_json(flag: &str, path: &Path) -> anyhow::Result<String> {
     let file = lockstep_files::open_input(flag, path)?;
-    let mut text = String::new();
-    std::io::Read::read_to_string(&mut std::io::Read::take(file, JSON_LIMIT + 1), &mut text)
-        .with_context(|| format!("reading {} (JSON in UTF-8)", path.display()))?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, JSON_LIMIT + 1), &mut bytes)
+        .with_context(|| format!("reading {}", path.display()))?;
     anyhow::ensure!(
-        text.len() as u64 <= JSON_LIMIT,
+        bytes.len() as u64 <= JSON_LIMIT,
         "{}: larger than {JSON_LIMIT} bytes",
         path.display()
     );
-    Ok(text)
+    if let Some(kind) = FileKind::sniff(&bytes[..bytes.len().min(SNIFF_LEN)]) {
+        anyhow::bail!(
+            "{} is {}, not snarkjs's JSON ({flag}: a verification key, proof or public signals)",
+            path.display(),
+            kind.described()
+        );
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| anyhow::anyhow!("{}: not JSON (not UTF-8 text)", path.display()))
 }
 
 /// `groth16 verify` on snarkjs's files: `--vk verification_key.json --proof proof.json

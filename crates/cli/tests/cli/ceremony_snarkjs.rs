@@ -318,7 +318,7 @@ fn our_powers_take_a_circom_circuit_through_snarkjs_groth16() {
                 "--public",
                 "w.wtns",
             ],
-            "vk.json",
+            "w.wtns is a circom .wtns witness, not snarkjs's JSON",
         ),
         (
             &["ceremony", "ptau", "export", "w.wtns", "--out", "x"],

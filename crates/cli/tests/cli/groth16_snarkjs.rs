@@ -206,7 +206,7 @@ fn our_proofs_of_circom_circuits_are_accepted_by_snarkjs_and_bad_witnesses_refus
     fails(
         d,
         &args,
-        "the witness does not satisfy the key's circuit: the proof made from it does not verify",
+        "the proof made from this witness does not verify under the key: the witness does not satisfy the key's circuit",
     );
     assert!(!d.join("out-proof.json").exists() && !d.join("out-public.json").exists());
     // With the circuit given, the first constraint it breaks is named (sq = x * x).

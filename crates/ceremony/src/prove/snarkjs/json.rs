@@ -4,7 +4,7 @@
 //! `[x, y, z]` with `z` `"1"` (or `["0", "1", "0"]`, infinity); a G2 point `[[x.c0, x.c1],
 //! [y.c0, y.c1], [z.c0, z.c1]]` with `z` `["1", "0"]` (infinity `[["0", "0"], ["1", "0"],
 //! ["0", "0"]]`). Every point is checked on its curve and in its subgroup; an error names the
-//! field (`vk_beta_2[1][0]: not a decimal number below p`).
+//! field (`verification key: vk_beta_2[1][0]: not below p`).
 
 use blstrs::{G1Affine, G2Affine, Scalar};
 use group::prime::PrimeCurveAffine;
@@ -176,7 +176,7 @@ pub fn verification_key_from_json(text: &str) -> Result<VerificationKey, ProveEr
     let n_public = field(file, &v, "nPublic")?
         .as_u64()
         .ok_or_else(|| refused(file, "nPublic", "not a whole number"))?;
-    if ic.len() as u64 != n_public + 1 {
+    if n_public.checked_add(1) != Some(ic.len() as u64) {
         return Err(refused(
             file,
             "IC",
