@@ -103,7 +103,15 @@ for (const [label, openPage] of [
         },
         { rows: DEMO_ROWS, url: relay.url, ...rounds },
       );
-      await page.waitForFunction(() => !document.querySelector('#run').disabled && document.querySelector('#joiner [data-source]').textContent.includes('Sample'));
+      // Both panes' samples loaded before the run: in relay mode Run is enabled as soon as one
+      // pane is ready, and a run started then runs that pane alone (the cause of this test's
+      // hangs in Firefox, where the starter's sample could come in after the joiner's: the
+      // joiner then waited for a setup no one would post).
+      await page.waitForFunction(
+        () =>
+          !document.querySelector('#run').disabled &&
+          ['#starter', '#joiner'].every((side) => document.querySelector(`${side} [data-source]`).textContent.includes('Sample')),
+      );
       await page.evaluate(() => document.querySelector('#run').click());
       try {
         await page.waitForFunction(() => document.querySelector('#status').dataset.done === 'true' || document.querySelector('#status').classList.contains('error'), { timeout: 150_000 });
