@@ -12,6 +12,9 @@ package main
 //	                                          VerifyPhase2 over the chain; write the keys
 //	prove -r1cs R -constraints K [-variant] -pk PK -x X -out PROOF -public PUB
 //	                                          a proof for the witness of X (K as given to r1cs), and its public witness
+//	setup -r1cs R -pk PK -vk VK               groth16.Setup's keys (one party's toxic waste: for tests)
+//	witness -constraints K [-variant] [-gadgets] -x X -out FULL -public PUB
+//	                                          the full and the public witness of X (gnark's binary format)
 //	gverify -vk VK -proof PROOF -public PUB  groth16.Verify
 //	p2bench -r1cs R -srs SEALED -reps N      best ns of Initialize, Contribute, VerifyPhase2 (one contribution)
 //	mulbench -reps N                          ns of one G1 and one G2 ScalarMultiplication (Jacobian,
@@ -103,8 +106,15 @@ func stepsFor(k int) int {
 	return k - 4
 }
 
-// circuitFor is the test circuit of about k constraints (k = 1: oneCircuit).
+// gadgets selects the gadgets circuit (gadgets.go) in circuitFor and assignmentFor.
+var gadgets bool
+
+// circuitFor is the test circuit of about k constraints (k = 1: oneCircuit), or with -gadgets
+// the gadgets circuit.
 func circuitFor(k int, commit, variant bool) frontend.Circuit {
+	if gadgets {
+		return &gadgetCircuit{rounds: gadgetRounds(k)}
+	}
 	if k == 1 {
 		return &oneCircuit{}
 	}
@@ -121,6 +131,9 @@ func compileCircuit(k int, commit, variant bool) *cs.R1CS {
 
 // assignmentFor is the witness of X for circuitFor(k, _, variant).
 func assignmentFor(k int, variant bool, x int64) frontend.Circuit {
+	if gadgets {
+		return gadgetAssignment(gadgetRounds(k), x)
+	}
 	if k == 1 {
 		var X, S, Y fr.Element
 		X.SetInt64(x)
@@ -176,9 +189,10 @@ func phase2Main(cmd string, args []string) bool {
 	proofPath := fs.String("proof", "", "proof file")
 	publicPath := fs.String("public", "", "public witness file")
 	x := fs.Int64("x", 5, "the public input X")
+	fs.BoolVar(&gadgets, "gadgets", false, "r1cs, prove, witness: the gadgets circuit (gadgets.go)")
 	reps := fs.Int("reps", 3, "bench repetitions")
 	switch cmd {
-	case "r1cs", "p2init", "p2contribute", "p2verify", "prove", "gverify", "p2bench", "mulbench":
+	case "r1cs", "p2init", "p2contribute", "p2verify", "setup", "prove", "witness", "gverify", "p2bench", "mulbench":
 	default:
 		return false
 	}
@@ -242,6 +256,27 @@ func phase2Main(cmd string, args []string) bool {
 			fail(err.Error())
 		}
 		writeFile(*out, proof)
+		public, err := full.Public()
+		if err != nil {
+			fail(err.Error())
+		}
+		writeFile(*publicPath, public)
+		fmt.Println("ok")
+	case "setup":
+		ccs := readR1CS(*r1csPath)
+		pk, vk, err := groth16.Setup(ccs)
+		if err != nil {
+			fail(err.Error())
+		}
+		writeFile(*pkPath, pk)
+		writeFile(*vkPath, vk)
+		fmt.Println("ok")
+	case "witness":
+		full, err := frontend.NewWitness(assignmentFor(*constraints, *variant, *x), ecc.BLS12_381.ScalarField())
+		if err != nil {
+			fail(err.Error())
+		}
+		writeFile(*out, full)
 		public, err := full.Public()
 		if err != nil {
 			fail(err.Error())

@@ -47,7 +47,7 @@ const fn nibble(c: u8) -> u8 {
 }
 
 /// `n` with its thousands separated by commas, as the CLI prints counts (`4,096`).
-fn grouped(n: u64) -> String {
+pub(crate) fn grouped(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {

@@ -29,6 +29,13 @@ pub(crate) use lockstep_bls12::ffi::{
 /// 230 a G2 one) stays near 130 MB and 230 MB.
 const MSM_CHUNK_POINTS: usize = 1 << 20;
 
+/// Overwrites secret scalars with zero in a way the compiler keeps.
+pub(crate) fn wipe_scalars(scalars: &mut [Scalar]) {
+    for s in scalars {
+        wipe_scalar(s);
+    }
+}
+
 /// The generator of G1.
 pub(crate) fn g1() -> G1Affine {
     G1Affine::generator()

@@ -54,6 +54,17 @@ pub(crate) fn snarkjs_omega(power: u32) -> Scalar {
         .pow_vartime([1u64 << (32 - power)])
 }
 
+/// gnark-crypto's `fr.Generator(N)` for `N = 2^power`, without a domain's tables.
+///
+/// # Panics
+/// If `power` is above 32.
+pub(crate) fn gnark_omega(power: u32) -> Scalar {
+    assert!(power <= 32, "invariant: a domain of 2^0 to 2^32");
+    Scalar::from_str_vartime(ROOT_OF_UNITY_2_32)
+        .expect("invariant: a constant")
+        .pow_vartime([1u64 << (32 - power)])
+}
+
 /// Butterflies per task of a pass: milliseconds of scalar multiplications.
 const BUTTERFLY_BLOCK: usize = 32;
 

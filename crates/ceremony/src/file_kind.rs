@@ -14,7 +14,8 @@
 //! - gnark's R1CS starts with its length and gnark's version as u64 little-endian words: major
 //!   0, a minor from 10 (the oldest its reader takes);
 //! - a public witness with its two u32 counts, the secret one 0, and the vector's length equal
-//!   to the public count;
+//!   to the public count; a full witness the same with a secret count above 0 and the length
+//!   their sum;
 //! - a phase 2 object with its commitment count, a u16 of at most 169 (so a 0 byte), then a
 //!   compressed G1 point at byte 2;
 //! - a sealed SRS and a proving key with `N`, a u64 big-endian power of two of at most 2^40,
@@ -49,6 +50,8 @@ pub enum FileKind {
     Proof,
     /// A gnark public witness (`witness.Public().WriteTo`).
     PublicWitness,
+    /// A gnark full witness (`witness.WriteTo`: public and secret values).
+    Witness,
     /// A snarkjs `.zkey`.
     Zkey,
     /// A circom `.r1cs`.
@@ -101,6 +104,12 @@ impl FileKind {
         {
             return Some(Self::PublicWitness);
         }
+        if let (Some(public), Some(secret), Some(len)) = (u32_be(0), u32_be(4), u32_be(8))
+            && secret > 0
+            && u64::from(public) + u64::from(secret) == u64::from(len)
+        {
+            return Some(Self::Witness);
+        }
         let commitments = u16::from_be_bytes(prefix.get(..2)?.try_into().ok()?);
         if usize::from(commitments) <= MAX_COMMITMENTS && flag(2)? {
             return Some(Self::Phase2);
@@ -128,6 +137,7 @@ impl FileKind {
             Self::VerifyingKey => "a Groth16 verifying key",
             Self::Proof => "a Groth16 proof",
             Self::PublicWitness => "a public witness",
+            Self::Witness => "a gnark witness",
             Self::Zkey => "a snarkjs .zkey file",
             Self::CircomR1cs => "a circom .r1cs file",
             Self::Wtns => "a circom .wtns witness",
@@ -143,10 +153,11 @@ impl FileKind {
             Self::Ptau => "`lockstep ceremony ptau import` reads it",
             Self::Phase2 => "`lockstep ceremony phase2 contribute/verify/seal` read it",
             Self::R1cs => "`lockstep ceremony phase2 new --r1cs` reads it",
-            Self::ProvingKey => "gnark's prover reads it",
+            Self::ProvingKey => "`lockstep groth16 prove --pk` reads it",
             Self::VerifyingKey => "`lockstep ceremony groth16 verify --vk` reads it",
             Self::Proof => "`lockstep ceremony groth16 verify --proof` reads it",
             Self::PublicWitness => "`lockstep ceremony groth16 verify --public` reads it",
+            Self::Witness => "`lockstep groth16 prove --pk .. --witness` reads it",
             Self::Zkey => "`lockstep ceremony zkey contribute/beacon/verify/export-vkey` read it",
             Self::CircomR1cs => "`lockstep ceremony zkey new` and `zkey verify` read it",
             Self::Wtns => "`lockstep ceremony info` reads it",
@@ -208,5 +219,12 @@ mod tests {
         assert_eq!(FileKind::sniff(&[0x80; 100]), None);
         assert_eq!(FileKind::sniff(&[0; 200]), None);
         assert_eq!(FileKind::sniff(&[0; 12]), Some(FileKind::PublicWitness));
+        let mut full = [0u8; 12 + 32 * 5];
+        full[3] = 2;
+        full[7] = 3;
+        full[11] = 5;
+        assert_eq!(FileKind::sniff(&full), Some(FileKind::Witness));
+        full[11] = 4;
+        assert_ne!(FileKind::sniff(&full), Some(FileKind::Witness));
     }
 }

@@ -29,7 +29,7 @@ use crate::phase2::VerifyingKey;
 pub const COMMITMENT_DST: &[u8] = b"bsb22-commitment";
 
 /// gnark's DST for the commitments' folding challenge.
-const FOLD_DST: &[u8] = b"G16-BSB22";
+pub(crate) const FOLD_DST: &[u8] = b"G16-BSB22";
 
 /// Public inputs a witness may hold before its length is believed (a file of 2^26 inputs
 /// would be 2 GiB).
@@ -102,6 +102,27 @@ impl Proof {
     }
 }
 
+impl Proof {
+    /// Writes the proof as gnark's `Proof.WriteTo` does (compressed points).
+    ///
+    /// # Errors
+    /// Writing fails.
+    pub fn write<W: std::io::Write>(&self, mut out: W) -> std::io::Result<()> {
+        out.write_all(&self.ar.to_compressed())?;
+        out.write_all(&self.bs.to_compressed())?;
+        out.write_all(&self.krs.to_compressed())?;
+        let count = u32::try_from(self.commitments.len()).map_err(|_| {
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "2^32 commitments or more")
+        })?;
+        out.write_all(&count.to_be_bytes())?;
+        for c in &self.commitments {
+            out.write_all(&c.to_compressed())?;
+        }
+        out.write_all(&self.commitment_pok.to_compressed())?;
+        out.flush()
+    }
+}
+
 /// Reads a public witness as gnark's `witness.Public().WriteTo` writes it: the public inputs,
 /// the constant one excluded, in circuit order.
 ///
@@ -109,6 +130,76 @@ impl Proof {
 /// A truncated file, trailing bytes, secret values present, counts that disagree, a value not
 /// below r.
 pub fn read_public_witness<R: Read>(input: R) -> Result<Vec<Scalar>, Groth16Error> {
+    let mut witness = read_witness(input)?;
+    if witness.secret != 0 {
+        return Err(Groth16Error::Witness(format!(
+            "it holds {} secret values: give the public part alone (witness.Public())",
+            witness.secret
+        )));
+    }
+    // Public values only: nothing to wipe.
+    Ok(std::mem::take(&mut witness.values))
+}
+
+/// Writes `public` (the constant one excluded) as gnark's `witness.Public().WriteTo` does:
+/// what [`read_public_witness`] reads and gnark's `groth16.Verify` takes.
+///
+/// # Errors
+/// Writing fails; 2^32 values or more.
+pub fn write_public_witness<W: std::io::Write>(
+    public: &[Scalar],
+    mut out: W,
+) -> std::io::Result<()> {
+    let count = u32::try_from(public.len()).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "2^32 public inputs or more",
+        )
+    })?;
+    for word in [count, 0, count] {
+        out.write_all(&word.to_be_bytes())?;
+    }
+    for value in public {
+        out.write_all(&value.to_bytes_be())?;
+    }
+    out.flush()
+}
+
+/// A witness in gnark's binary format: the public inputs (the constant one excluded), then the
+/// secret ones, in circuit order.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Witness {
+    /// How many of `values` are public.
+    pub public: usize,
+    /// How many of `values` are secret.
+    pub secret: usize,
+    /// The public values, then the secret ones.
+    pub values: Vec<Scalar>,
+}
+
+impl std::fmt::Debug for Witness {
+    // A witness's secret part is never printed.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Witness")
+            .field("public", &self.public)
+            .field("secret", &self.secret)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for Witness {
+    fn drop(&mut self) {
+        curve::wipe_scalars(&mut self.values);
+    }
+}
+
+/// Reads a witness as gnark's `witness.WriteTo` (`MarshalBinary`) writes it, full or public:
+/// the public count, the secret count and the vector's length (u32 BE each), then 32-byte
+/// big-endian canonical elements.
+///
+/// # Errors
+/// A truncated file, trailing bytes, counts that disagree, a value not below r.
+pub fn read_witness<R: Read>(input: R) -> Result<Witness, Groth16Error> {
     let mut r = HashingReader::new(input);
     let mut word = |what: &'static str| -> Result<u32, CodecError> {
         let mut bytes = [0u8; 4];
@@ -120,28 +211,27 @@ pub fn read_public_witness<R: Read>(input: R) -> Result<Vec<Scalar>, Groth16Erro
         word("secret count")?,
         word("length")?,
     );
-    if secret != 0 {
+    if u64::from(len) != u64::from(public) + u64::from(secret) || len > MAX_PUBLIC {
         return Err(Groth16Error::Witness(format!(
-            "it holds {secret} secret values: give the public part alone (witness.Public())"
+            "{public} public and {secret} secret values announced, a vector of {len}"
         )));
     }
-    if len != public || len > MAX_PUBLIC {
-        return Err(Groth16Error::Witness(format!(
-            "{public} public inputs announced, a vector of {len}"
-        )));
-    }
-    let mut values = Vec::new();
+    let mut witness = Witness {
+        public: public as usize,
+        secret: secret as usize,
+        values: Vec::new(),
+    };
     for index in 0..len as usize {
         let mut bytes = [0u8; 32];
-        r.fill(&mut bytes, Location::element("public input", index as u64))?;
+        r.fill(&mut bytes, Location::element("witness value", index as u64))?;
         let mut le = bytes;
         le.reverse();
         let value = Option::<Scalar>::from(Scalar::from_bytes_le(&le))
             .ok_or(Groth16Error::PublicInput { index })?;
-        values.push(value);
+        witness.values.push(value);
     }
     r.finish()?;
-    Ok(values)
+    Ok(witness)
 }
 
 /// Verifies `proof` for the public inputs `public` (the constant one excluded) under `vk`, as

@@ -13,6 +13,7 @@
 //! variable time (see [`snarkjs`]'s "Secrets"). Neither is written, logged or printed.
 
 mod coset;
+pub mod gnark;
 pub mod snarkjs;
 
 use blstrs::Scalar;
@@ -77,6 +78,15 @@ pub enum ProveError {
     /// The witness file.
     #[error(transparent)]
     Circom(#[from] CircomError),
+    /// gnark's R1CS file.
+    #[error(transparent)]
+    R1cs(#[from] crate::r1cs::R1csError),
+    /// gnark's witness did not solve the circuit.
+    #[error(transparent)]
+    Solve(#[from] crate::r1cs::SolveError),
+    /// gnark's witness file, or a proof that does not verify.
+    #[error(transparent)]
+    Groth16(#[from] crate::groth16::Groth16Error),
     /// A read or write error, cancellation.
     #[error(transparent)]
     Codec(#[from] CodecError),

@@ -11,8 +11,10 @@
 //! Montgomery limbs, u64 LE).
 //!
 //! A `BlueprintGenericR1C` instruction is one constraint: call data `[4 + 2t, |L|, |R|, |O|]`
-//! then `(coefficient id, wire)` pairs for L, R and O. Other solver instructions (hints, batch
-//! inversions) add no constraint and are skipped, as gnark's R1C iterator skips them.
+//! then `(coefficient id, wire)` pairs for L, R and O. A `BlueprintGenericHint` instruction is a
+//! hint's call (`r1cs/hint.rs`), kept in instruction order for the prover's solver
+//! (`r1cs/solve.rs`). Other solver instructions (batch inversions, lookups) add no constraint
+//! and are skipped, as gnark's R1C iterator skips them; the solver refuses them.
 //!
 //! # Checks
 //! Everything phase 2 later indexes is checked here, so a bad file is an error that names its
@@ -30,7 +32,12 @@
 //! instruction streams and the CBOR body.
 
 mod body;
+mod hint;
 mod intcomp;
+mod solve;
+
+pub use hint::{HintCall, hint_id};
+pub use solve::{Hints, SolveError, Solved, solve};
 
 use std::io::Read;
 
@@ -65,6 +72,10 @@ const COEFF_ZERO: u32 = 0;
 const COEFF_ONE: u32 = 1;
 const COEFF_TWO: u32 = 2;
 const COEFF_MINUS_ONE: u32 = 3;
+
+/// The wire id of a constant term (gnark's `Term.MarkConstant`): the term is its coefficient.
+/// Only hints' inputs have them.
+pub(crate) const CONSTANT_TERM: u32 = u32::MAX;
 
 /// Commitments a circuit may have: gnark's seal hashes `1 + k` scalars of 48 bytes in one
 /// `expand_message_xmd` (at most 255 blocks of 32 bytes), so 169 is the most gnark can seal.
@@ -243,6 +254,13 @@ pub struct R1cs {
     calldata: Vec<u32>,
     /// Each constraint's first call-data word (its `4 + 2t`).
     starts: Vec<u64>,
+    /// Each hint call's first call-data word, and the constraint it comes before.
+    hints: Vec<(u64, usize)>,
+    /// The first solver step the prover's solver does not run: its instruction, the
+    /// constraint it comes before, its blueprint.
+    unsolvable: Option<(usize, usize, &'static str)>,
+    /// The hints' names by id (sorted by id).
+    hint_names: Vec<(u32, String)>,
     coefficients: Vec<Scalar>,
     commitments: Vec<Commitment>,
 }
@@ -376,7 +394,11 @@ impl R1cs {
                 src.offset
             )));
         }
-        let starts = constraint_starts(&instructions, &body.blueprints, &calldata)?;
+        let Steps {
+            starts,
+            hints,
+            unsolvable,
+        } = steps(&instructions, &body.blueprints, &calldata)?;
         drop(instructions);
         if starts.len() != body.nb_constraints {
             return Err(R1csError::Body(format!(
@@ -392,10 +414,14 @@ impl R1cs {
             nb_internal: body.nb_internal,
             calldata,
             starts,
+            hints,
+            unsolvable,
+            hint_names: body.hints,
             coefficients,
             commitments: body.commitments,
         };
         r1cs.check_constraints(wires)?;
+        r1cs.check_hints(wires)?;
         r1cs.check_commitments(wires)?;
         Ok(r1cs)
     }
@@ -503,6 +529,68 @@ impl R1cs {
             }
         }
         Ok(())
+    }
+
+    fn check_hints(&self, wires: usize) -> Result<(), R1csError> {
+        for (k, &(_, before)) in self.hints.iter().enumerate() {
+            let fail = |problem: String| R1csError::Constraint {
+                constraint: before,
+                problem: format!("hint call {k} (before it): {problem}"),
+            };
+            let call = self.hint_call(k).map_err(fail)?;
+            for (i, input) in call.inputs.iter().enumerate() {
+                for term in input.iter() {
+                    let constant = term.wire == CONSTANT_TERM;
+                    if (!constant && term.wire as usize >= wires)
+                        || term.coeff as usize >= self.coefficients.len()
+                    {
+                        return Err(fail(format!(
+                            "input {i} names wire {} with coefficient {}: the circuit has {wires} \
+                             wires and {} coefficients",
+                            term.wire,
+                            term.coeff,
+                            self.coefficients.len()
+                        )));
+                    }
+                }
+            }
+            if call.outputs.end as usize > wires || call.outputs.start == 0 {
+                return Err(fail(format!(
+                    "its outputs are wires {}..{}, the circuit has {wires} (wire 0 is the constant)",
+                    call.outputs.start, call.outputs.end
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Hint call `k` (below the number of calls), decoded.
+    pub(crate) fn hint_call(&self, k: usize) -> Result<HintCall<'_>, String> {
+        let start = usize::try_from(self.hints[k].0).map_err(|_| "call data start out of range")?;
+        let data = self
+            .calldata
+            .get(start..)
+            .ok_or_else(|| "call data start out of range".to_owned())?;
+        hint::decode(data)
+    }
+
+    /// The full name gnark recorded for hint `id`, if any.
+    pub fn hint_name(&self, id: u32) -> Option<&str> {
+        self.hint_names
+            .binary_search_by_key(&id, |(k, _)| *k)
+            .ok()
+            .map(|i| self.hint_names[i].1.as_str())
+    }
+
+    /// How coefficient `id` multiplies (reserved ids by their values).
+    pub(crate) fn coefficient_value(&self, id: u32) -> Scalar {
+        match self.coefficient(id) {
+            Coefficient::Zero => Scalar::ZERO,
+            Coefficient::One => Scalar::ONE,
+            Coefficient::MinusOne => -Scalar::ONE,
+            Coefficient::Two => Scalar::from(2u64),
+            Coefficient::Other(c) => *c,
+        }
     }
 
     fn check_commitments(&self, wires: usize) -> Result<(), R1csError> {
@@ -701,13 +789,23 @@ fn parse_coefficients(bytes: &[u8]) -> Result<Vec<Scalar>, R1csError> {
         .collect()
 }
 
-/// Each rank-1 constraint's call-data start, checking its framing and blueprint.
-fn constraint_starts(
+/// The instructions sorted by kind.
+struct Steps {
+    starts: Vec<u64>,
+    hints: Vec<(u64, usize)>,
+    unsolvable: Option<(usize, usize, &'static str)>,
+}
+
+/// Each rank-1 constraint's call-data start, checking its framing and blueprint; each hint
+/// call's start and the constraint it precedes; the first step the solver cannot run.
+fn steps(
     instructions: &Instructions,
     blueprints: &[Blueprint],
     calldata: &[u32],
-) -> Result<Vec<u64>, R1csError> {
+) -> Result<Steps, R1csError> {
     let mut starts = Vec::new();
+    let mut hints = Vec::new();
+    let mut unsolvable = None;
     for (instruction, (&id, &start)) in instructions
         .blueprints
         .iter()
@@ -725,7 +823,14 @@ fn constraint_starts(
                 ),
             })?;
         match *kind {
-            Blueprint::Solver => continue,
+            Blueprint::Hint => {
+                hints.push((start, constraint));
+                continue;
+            }
+            Blueprint::Solver(name) => {
+                unsolvable.get_or_insert((instruction, constraint, name));
+                continue;
+            }
             Blueprint::Unsupported(blueprint) => {
                 return Err(R1csError::Blueprint {
                     instruction,
@@ -762,7 +867,11 @@ fn constraint_starts(
         }
         starts.push(start);
     }
-    Ok(starts)
+    Ok(Steps {
+        starts,
+        hints,
+        unsolvable,
+    })
 }
 
 #[cfg(test)]

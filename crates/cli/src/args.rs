@@ -515,27 +515,44 @@ pub(crate) struct BeaconArgs {
 /// Groth16 with the ceremony's keys.
 #[derive(Debug, Subcommand)]
 pub(crate) enum Groth16Command {
-    /// Prove as `snarkjs groth16 prove` does, from a snarkjs `.zkey` and a circom `.wtns`
-    /// (BLS12-381): snarkjs's `proof.json` and `public.json`, which `snarkjs groth16 verify`
-    /// accepts. The proof is checked before it is written: a witness that does not satisfy the
-    /// key's circuit is refused. Blinded by the operating system's randomness.
+    /// Prove (BLS12-381), blinded by the operating system's randomness. snarkjs: from a
+    /// `.zkey` (--zkey) and a circom `.wtns`, snarkjs's `proof.json` and `public.json`, which
+    /// `snarkjs groth16 verify` accepts; the proof is checked against the key before it is
+    /// written. gnark: from a proving key (--pk: `phase2 seal`'s, or `groth16.Setup`'s
+    /// `WriteTo`), gnark's R1CS (--r1cs) and gnark's full witness, the proof in gnark's bytes
+    /// and the public witness, which gnark's `groth16.Verify` accepts; the witness is solved
+    /// and every constraint checked, and with --vk the proof is verified before it is written.
     Prove {
-        /// The proving key (snarkjs `.zkey`).
-        #[arg(long, value_name = "FILE")]
-        zkey: PathBuf,
-        /// The witness (circom `.wtns`, e.g. from `snarkjs wtns calculate`).
+        /// The proving key, a snarkjs `.zkey`.
+        #[arg(
+            long,
+            value_name = "FILE",
+            required_unless_present = "pk",
+            conflicts_with = "pk"
+        )]
+        zkey: Option<PathBuf>,
+        /// The proving key, gnark's (needs --r1cs, gnark's circuit).
+        #[arg(long, value_name = "FILE", requires = "r1cs")]
+        pk: Option<PathBuf>,
+        /// The witness: circom `.wtns` (e.g. from `snarkjs wtns calculate`) with --zkey, gnark's
+        /// full witness (`witness.WriteTo`) with --pk.
         #[arg(long, value_name = "FILE")]
         witness: PathBuf,
-        /// Where to write the proof (snarkjs's `proof.json`).
+        /// Where to write the proof (snarkjs's `proof.json`, or gnark's `Proof.WriteTo` bytes).
         #[arg(long, value_name = "FILE")]
         proof: PathBuf,
-        /// Where to write the public signals (snarkjs's `public.json`).
+        /// Where to write the public inputs (snarkjs's `public.json`, or gnark's public
+        /// witness).
         #[arg(long, value_name = "FILE")]
         public: PathBuf,
-        /// The circuit (circom `.r1cs`): the witness is checked against each constraint first,
-        /// and the first it does not satisfy is named.
+        /// The circuit: with --zkey a circom `.r1cs` (the witness is checked against each
+        /// constraint first, and the first it does not satisfy is named); with --pk gnark's
+        /// R1CS (`WriteTo`), which the witness is solved on.
         #[arg(long, value_name = "FILE")]
         r1cs: Option<PathBuf>,
+        /// gnark's verifying key (with --pk): the proof is verified before it is written.
+        #[arg(long, value_name = "FILE", requires = "pk")]
+        vk: Option<PathBuf>,
     },
     /// Verify a proof: gnark's files (`Proof.WriteTo`, a verifying key, `witness.Public()`'s
     /// `WriteTo`), or snarkjs's JSON (`proof.json`, `verification_key.json`, `public.json`),

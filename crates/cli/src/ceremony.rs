@@ -42,20 +42,36 @@ fn groth16_with(ctx: &Context, command: &Groth16Command) -> anyhow::Result<()> {
         }
         Groth16Command::Prove {
             zkey,
+            pk,
             witness,
             proof,
             public,
             r1cs,
-        } => prove::snarkjs(
-            ctx,
-            &prove::Files {
-                zkey,
-                witness,
-                proof,
-                public,
-                r1cs: r1cs.as_deref(),
-            },
-        ),
+            vk,
+        } => match (zkey, pk, r1cs) {
+            (Some(zkey), _, _) => prove::snarkjs(
+                ctx,
+                &prove::Files {
+                    zkey,
+                    witness,
+                    proof,
+                    public,
+                    r1cs: r1cs.as_deref(),
+                },
+            ),
+            (None, Some(pk), Some(r1cs)) => prove::gnark(
+                ctx,
+                &prove::GnarkFiles {
+                    pk,
+                    r1cs,
+                    witness,
+                    proof,
+                    public,
+                    vk: vk.as_deref(),
+                },
+            ),
+            _ => unreachable!("invariant: clap requires --zkey, or --pk with --r1cs"),
+        },
     }
 }
 

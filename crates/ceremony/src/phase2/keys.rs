@@ -319,6 +319,143 @@ impl ProvingKey {
     }
 }
 
+impl ProvingKey {
+    /// Reads a key written by [`write`](Self::write) or gnark's `ProvingKey.WriteTo` (compressed
+    /// points), checking every point on its curve and in its subgroup, the domain's constants
+    /// against gnark-crypto's for its size, and the vectors' lengths against each other: `A`,
+    /// `B` and `B2` hold the wires the flags say are finite, `Z` `N - 1` or `N` points.
+    ///
+    /// # Errors
+    /// A bad point (named), a truncated file, trailing bytes, a domain outside `limits`,
+    /// constants or lengths that disagree ([`CodecError::Io`] of kind `InvalidData`, named),
+    /// memory for a vector, cancellation.
+    pub fn read<R: std::io::Read>(
+        pool: &Pool,
+        control: &Control,
+        input: R,
+        limits: &crate::codec::Limits,
+    ) -> Result<Self, CodecError> {
+        use crate::codec::Location;
+        use crate::codec::stream::{HashingReader, read_counted, read_point};
+        let mut r = HashingReader::new(input).with_end(limits.file_len);
+        let invalid = |message: String| {
+            CodecError::Io(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("proving key: {message}"),
+            ))
+        };
+        let mut n = [0u8; 8];
+        r.fill(&mut n, Location::value("domain size"))?;
+        let power = limits.check_n_from(u64::from_be_bytes(n), 0, 1)?;
+        let expected = domain_bytes(power);
+        let mut constants = vec![0u8; expected.len() - 8];
+        r.fill(&mut constants, Location::value("domain constants"))?;
+        let (fixed, flag) = constants.split_at(constants.len() - 1);
+        if fixed != &expected[8..expected.len() - 1] || flag[0] > 1 {
+            return Err(invalid(format!(
+                "the domain's constants are not gnark-crypto's for N = 2^{power}"
+            )));
+        }
+        let g1 =
+            |r: &mut HashingReader<R>, name| read_point::<G1Affine, _>(r, Location::value(name));
+        let g2 =
+            |r: &mut HashingReader<R>, name| read_point::<G2Affine, _>(r, Location::value(name));
+        let alpha_g1 = g1(&mut r, "[alpha]_1")?;
+        let beta_g1 = g1(&mut r, "[beta]_1")?;
+        let delta_g1 = g1(&mut r, "[delta]_1")?;
+        let a = read_counted(pool, control, &mut r, "G1 A")?;
+        let b = read_counted(pool, control, &mut r, "G1 B")?;
+        let z: Vec<G1Affine> = read_counted(pool, control, &mut r, "G1 Z")?;
+        let k = read_counted(pool, control, &mut r, "G1 K")?;
+        let beta_g2 = g2(&mut r, "[beta]_2")?;
+        let delta_g2 = g2(&mut r, "[delta]_2")?;
+        let b2 = read_counted(pool, control, &mut r, "G2 B")?;
+        let mut word = |name| -> Result<u64, CodecError> {
+            let mut bytes = [0u8; 8];
+            r.fill(&mut bytes, Location::value(name))?;
+            Ok(u64::from_be_bytes(bytes))
+        };
+        let wires = word("wire count")?;
+        let infinite_a = word("infinite A count")?;
+        let infinite_b = word("infinite B count")?;
+        // Each flag is a byte the file must hold: a count beyond the points read is a lie
+        // refused before any allocation for it.
+        let bound = (a.len() as u64 + b.len() as u64 + k.len() as u64).saturating_add(1 << 20);
+        if wires > bound || infinite_a > wires || infinite_b > wires {
+            return Err(invalid(format!(
+                "{wires} wires with {infinite_a} infinite A and {infinite_b} infinite B"
+            )));
+        }
+        let wires = usize::try_from(wires)
+            .map_err(|_| invalid(format!("{wires} wires: more than this machine can count")))?;
+        let mut flags = |name| -> Result<Vec<bool>, CodecError> {
+            let mut bytes = vec![0u8; wires];
+            r.fill(&mut bytes, Location::value(name))?;
+            bytes
+                .iter()
+                .map(|&f| match f {
+                    0 => Ok(false),
+                    1 => Ok(true),
+                    other => Err(invalid(format!("{name}: flag byte {other}, not 0 or 1"))),
+                })
+                .collect()
+        };
+        let infinity_a = flags("infinity A flags")?;
+        let infinity_b = flags("infinity B flags")?;
+        let mut commitments = [0u8; 4];
+        r.fill(&mut commitments, Location::value("commitment count"))?;
+        let commitments = u32::from_be_bytes(commitments);
+        if commitments as usize > crate::r1cs::MAX_COMMITMENTS {
+            return Err(invalid(format!("{commitments} commitments")));
+        }
+        let mut commitment_keys = Vec::new();
+        for _ in 0..commitments {
+            let basis = read_counted(pool, control, &mut r, "commitment basis")?;
+            let sigma: Vec<G1Affine> =
+                read_counted(pool, control, &mut r, "commitment basis times sigma")?;
+            if sigma.len() != basis.len() {
+                return Err(invalid(format!(
+                    "a commitment basis of {} points with {} times sigma",
+                    basis.len(),
+                    sigma.len()
+                )));
+            }
+            commitment_keys.push((basis, sigma));
+        }
+        r.finish()?;
+        let finite = |flags: &[bool]| flags.iter().filter(|&&f| !f).count();
+        let counted = |flags: &[bool]| flags.iter().filter(|&&f| f).count() as u64;
+        let n = 1usize << power;
+        let checks = [
+            (counted(&infinity_a) == infinite_a, "infinite A count"),
+            (counted(&infinity_b) == infinite_b, "infinite B count"),
+            (a.len() == finite(&infinity_a), "A against its flags"),
+            (b.len() == finite(&infinity_b), "B against its flags"),
+            (b2.len() == finite(&infinity_b), "G2 B against the B flags"),
+            (z.len() + 1 == n || z.len() == n, "Z against the domain"),
+        ];
+        if let Some((_, what)) = checks.iter().find(|(holds, _)| !holds) {
+            return Err(invalid(format!("{what}: the lengths disagree")));
+        }
+        Ok(Self {
+            power,
+            alpha_g1,
+            beta_g1,
+            delta_g1,
+            a,
+            b,
+            z,
+            k,
+            beta_g2,
+            delta_g2,
+            b2,
+            infinity_a,
+            infinity_b,
+            commitment_keys,
+        })
+    }
+}
+
 impl VerifyingKey {
     /// Reads a key written by [`write`](Self::write) or gnark's `VerifyingKey.WriteTo`,
     /// checking every point.

@@ -26,7 +26,7 @@ use blstrs::Scalar;
 use ff::Field;
 use lockstep_shard::{Control, Cut, Error, Pool, memory};
 
-use crate::fft::{bit_reverse, snarkjs_omega};
+use crate::fft::{bit_reverse, gnark_omega, snarkjs_omega};
 
 /// Transforms of this many values or fewer run serially (a few hundred microseconds).
 const SERIAL_BELOW: usize = 1 << 12;
@@ -37,7 +37,8 @@ const BUTTERFLY_BLOCK: usize = 1 << 10;
 /// Values per task of the scaling.
 const SCALE_BLOCK: usize = 1 << 12;
 
-/// The odd coset of the snarkjs domain of size `2^power`.
+/// A coset `g H` of a domain `H` of size `2^power`: snarkjs's odd coset, or gnark's coset by
+/// the field's multiplicative generator.
 #[derive(Clone, Debug)]
 pub(crate) struct Coset {
     /// `omega^i` for `i < N / 2`.
@@ -46,6 +47,11 @@ pub(crate) struct Coset {
     inverse: Vec<Scalar>,
     /// `N^-1 g^j` at the bit-reversal of `j`.
     scale: Vec<Scalar>,
+    /// `N^-1 g^-j` at the bit-reversal of `j` (gnark's coset only: its quotient comes back
+    /// to coefficients; empty otherwise).
+    unscale: Vec<Scalar>,
+    /// `g^N - 1`.
+    vanishing: Scalar,
 }
 
 impl Coset {
@@ -59,16 +65,38 @@ impl Coset {
             power < 32,
             "invariant: a domain of 2^0 to 2^31 (checked by the caller)"
         );
+        let shift = snarkjs_omega(power + 1);
+        debug_assert_eq!(shift.square(), snarkjs_omega(power));
+        Self::new(power, snarkjs_omega(power), shift, false)
+    }
+
+    /// gnark-crypto's coset for the domain of size `2^power` (`power <= 32`): gnark's root of
+    /// unity (`fr.Generator(N)`) and the shift `7`, its `FrMultiplicativeGen`, with the table
+    /// [`contract`](Self::contract) needs.
+    ///
+    /// # Errors
+    /// Memory for the tables.
+    pub(crate) fn gnark(power: u32) -> Result<Self, memory::AllocError> {
+        assert!(
+            power <= 32,
+            "invariant: a domain of 2^0 to 2^32 (checked by the caller)"
+        );
+        Self::new(power, gnark_omega(power), Scalar::from(7u64), true)
+    }
+
+    fn new(
+        power: u32,
+        omega: Scalar,
+        shift: Scalar,
+        contracts: bool,
+    ) -> Result<Self, memory::AllocError> {
         let n = 1usize << power;
-        let omega = snarkjs_omega(power);
         let omega_inv = omega
             .invert()
             .expect("invariant: a root of unity is invertible");
         let n_inv = Scalar::from(n as u64)
             .invert()
             .expect("invariant: N < r is invertible");
-        let shift = snarkjs_omega(power + 1);
-        debug_assert_eq!(shift.square(), omega);
         let powers = |base: Scalar, count: usize, first: Scalar| {
             let mut t = first;
             memory::try_collect((0..count).map(|_| {
@@ -81,11 +109,62 @@ impl Coset {
         let inverse = powers(omega_inv, n / 2, Scalar::ONE)?;
         let mut scale = powers(shift, n, n_inv)?;
         bit_reverse(&mut scale);
+        let unscale = if contracts {
+            let shift_inv = shift.invert().expect("invariant: the shift is not zero");
+            let mut unscale = powers(shift_inv, n, n_inv)?;
+            bit_reverse(&mut unscale);
+            unscale
+        } else {
+            Vec::new()
+        };
         Ok(Self {
             forward,
             inverse,
             scale,
+            unscale,
+            vanishing: shift.pow_vartime([n as u64]) - Scalar::ONE,
         })
+    }
+
+    /// Replaces `values` (`p(g omega^k)`, `k < N`, natural order) by the coefficients of `p`
+    /// in bit-reversed order (position `i` holds the coefficient of `X^rev(i)`), as gnark's
+    /// `FFTInverse(.., DIF, OnCoset())` leaves them, on `pool`.
+    ///
+    /// # Errors
+    /// Cancellation, or a stall of the run.
+    ///
+    /// # Panics
+    /// If `values` does not hold exactly `N` values, or the coset was not built by
+    /// [`gnark`](Self::gnark).
+    pub(crate) fn contract(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        values: &mut [Scalar],
+    ) -> Result<(), Error<Infallible>> {
+        assert_eq!(values.len(), self.size(), "invariant: N values");
+        assert_eq!(self.unscale.len(), self.size(), "invariant: gnark's coset");
+        dif(pool, control, values, &self.inverse, 1)?;
+        scale(pool, control, values, &self.unscale)
+    }
+
+    /// [`contract`](Self::contract) on the current thread.
+    ///
+    /// # Panics
+    /// As [`contract`](Self::contract).
+    #[cfg(test)]
+    pub(crate) fn contract_serial(&self, values: &mut [Scalar]) {
+        assert_eq!(values.len(), self.size(), "invariant: N values");
+        dif_serial(values, &self.inverse, 1);
+        for (x, t) in values.iter_mut().zip(&self.unscale) {
+            *x *= t;
+        }
+    }
+
+    /// `g^N - 1`: the domain's vanishing polynomial `X^N - 1`, the same at every point of the
+    /// coset.
+    pub(crate) fn vanishing(&self) -> Scalar {
+        self.vanishing
     }
 
     /// The domain's size `N`.
@@ -108,17 +187,7 @@ impl Coset {
     ) -> Result<(), Error<Infallible>> {
         assert_eq!(values.len(), self.size(), "invariant: N values");
         dif(pool, control, values, &self.inverse, 1)?;
-        pool.for_each_block(
-            control,
-            (&mut *values, &self.scale[..]),
-            Cut::Blocks(SCALE_BLOCK),
-            |_, _, (xs, ts): (&mut [Scalar], &[Scalar])| {
-                for (x, t) in xs.iter_mut().zip(ts) {
-                    *x *= t;
-                }
-                Ok::<_, Infallible>(())
-            },
-        )?;
+        scale(pool, control, values, &self.scale)?;
         dit(pool, control, values, &self.forward, 1)
     }
 
@@ -135,6 +204,26 @@ impl Coset {
         }
         dit_serial(values, &self.forward, 1);
     }
+}
+
+/// `values[i] *= table[i]` on the pool.
+fn scale(
+    pool: &Pool,
+    control: &Control,
+    values: &mut [Scalar],
+    table: &[Scalar],
+) -> Result<(), Error<Infallible>> {
+    pool.for_each_block(
+        control,
+        (values, table),
+        Cut::Blocks(SCALE_BLOCK),
+        |_, _, (xs, ts): (&mut [Scalar], &[Scalar])| {
+            for (x, t) in xs.iter_mut().zip(ts) {
+                *x *= t;
+            }
+            Ok::<_, Infallible>(())
+        },
+    )
 }
 
 /// Decimation in frequency: natural order in, the transform (twiddles `tw[i * stride]`) out in
@@ -357,5 +446,67 @@ mod tests {
         let mut constant = vec![Scalar::from(7u64); 1 << power];
         coset.extend_serial(&mut constant);
         assert!(constant.iter().all(|v| *v == Scalar::from(7u64)));
+    }
+
+    /// `p(7 omega^k)` for the coefficients `p`, by Horner's rule.
+    fn on_gnark_coset(power: u32, coefficients: &[Scalar]) -> Vec<Scalar> {
+        let omega = gnark_omega(power);
+        let mut x = Scalar::from(7u64);
+        (0..coefficients.len())
+            .map(|_| {
+                let v = coefficients
+                    .iter()
+                    .rev()
+                    .fold(Scalar::ZERO, |acc, c| acc * x + c);
+                x *= omega;
+                v
+            })
+            .collect()
+    }
+
+    #[test]
+    fn gnark_s_coset_extends_and_contracts_by_the_definition() {
+        for power in 0..=7 {
+            let n = 1usize << power;
+            let coefficients = random(n, 7 + u64::from(power));
+            let on_coset = on_gnark_coset(power, &coefficients);
+            let coset = Coset::gnark(power).unwrap();
+            // Back to the coefficients, in bit-reversed order.
+            let mut got = on_coset.clone();
+            coset.contract_serial(&mut got);
+            let mut want = coefficients.clone();
+            bit_reverse(&mut want);
+            assert_eq!(got, want, "contract, power {power}");
+            // From the domain's values to the coset's.
+            let omega = gnark_omega(power);
+            let mut x = Scalar::ONE;
+            let mut on_domain: Vec<Scalar> = (0..n)
+                .map(|_| {
+                    let v = coefficients
+                        .iter()
+                        .rev()
+                        .fold(Scalar::ZERO, |acc, c| acc * x + c);
+                    x *= omega;
+                    v
+                })
+                .collect();
+            coset.extend_serial(&mut on_domain);
+            assert_eq!(on_domain, on_coset, "extend, power {power}");
+            assert_eq!(
+                coset.vanishing(),
+                Scalar::from(7u64).pow_vartime([n as u64]) - Scalar::ONE
+            );
+        }
+        let power = 14;
+        let values = random(1 << power, 5);
+        let coset = Coset::gnark(power).unwrap();
+        let mut want = values.clone();
+        coset.contract_serial(&mut want);
+        for workers in [1, 2, 3, 5] {
+            let pool = Pool::new(workers).unwrap();
+            let mut got = values.clone();
+            coset.contract(&pool, &Control::new(), &mut got).unwrap();
+            assert_eq!(got, want, "{workers} workers");
+        }
     }
 }

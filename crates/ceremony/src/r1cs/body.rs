@@ -37,9 +37,11 @@ const BLUEPRINTS: [&str; 19] = [
 pub(crate) enum Blueprint {
     /// `BlueprintGenericR1C`: one rank-1 constraint an instruction.
     R1c,
-    /// A solver step that adds no constraint (hints, batch inversion), skipped as gnark's
-    /// R1C iterator skips it.
-    Solver,
+    /// `BlueprintGenericHint`: a hint's call (no constraint), run by the prover's solver.
+    Hint,
+    /// Another solver step that adds no constraint (batch inversion, lookups), skipped as
+    /// gnark's R1C iterator skips it; the prover's solver does not run it.
+    Solver(&'static str),
     /// Anything else: refused when an instruction uses it.
     Unsupported(&'static str),
 }
@@ -55,6 +57,9 @@ pub(crate) struct Body {
     pub(crate) nb_public: usize,
     pub(crate) nb_secret: usize,
     pub(crate) commitments: Vec<Commitment>,
+    /// The hints the circuit calls, by id: gnark's `MHintsDependencies` (the function's full
+    /// name, whose FNV-1a hash is its id), sorted by id.
+    pub(crate) hints: Vec<(u32, String)>,
 }
 
 fn bad(what: impl Into<String>) -> R1csError {
@@ -96,7 +101,24 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Body, R1csError> {
         None | Some(Value::Null) => Vec::new(),
         Some(value) => commitments(value)?,
     };
+    let mut hints = match field("MHintsDependencies") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Map(entries)) => entries
+            .iter()
+            .map(|(id, name)| {
+                let id = u32::try_from(unsigned(id, "a hint id")?)
+                    .map_err(|_| bad("a hint id beyond 32 bits"))?;
+                match name {
+                    Value::Text(name) => Ok((id, name.clone())),
+                    _ => Err(bad("a hint name is not a string")),
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+        Some(_) => return Err(bad("MHintsDependencies is not a map")),
+    };
+    hints.sort_unstable_by_key(|&(id, _)| id);
     Ok(Body {
+        hints,
         scalar_field: text("ScalarField")?,
         system_type: unsigned(required("Type")?, "Type")?,
         blueprints,
@@ -131,9 +153,10 @@ fn blueprint(value: &Value) -> Result<Blueprint, R1csError> {
         .copied();
     Ok(match name {
         Some("BlueprintGenericR1C") => Blueprint::R1c,
-        Some(
-            "BlueprintGenericHint" | "BlueprintBatchInverse[U64]" | "BlueprintLookupHint[U64]",
-        ) => Blueprint::Solver,
+        Some("BlueprintGenericHint") => Blueprint::Hint,
+        Some(name @ ("BlueprintBatchInverse[U64]" | "BlueprintLookupHint[U64]")) => {
+            Blueprint::Solver(name)
+        }
         Some(other) => Blueprint::Unsupported(other),
         None => Blueprint::Unsupported("an unregistered blueprint type (a GKR gate?)"),
     })

@@ -10,7 +10,7 @@ use lockstep_ceremony::Limits;
 use lockstep_ceremony::phase1::{self, Phase1, Secrets, Srs};
 use lockstep_shard::{Control, Pool};
 
-fn harness() -> &'static Path {
+pub(crate) fn harness() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(|| {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../interop/gnark");
@@ -28,7 +28,7 @@ fn harness() -> &'static Path {
     })
 }
 
-fn gnark(args: &[&str]) -> String {
+pub(crate) fn gnark(args: &[&str]) -> String {
     let output = Command::new(harness())
         .args(args)
         .output()
@@ -41,7 +41,7 @@ fn gnark(args: &[&str]) -> String {
     String::from_utf8(output.stdout).unwrap()
 }
 
-fn gnark_fails(args: &[&str]) -> String {
+pub(crate) fn gnark_fails(args: &[&str]) -> String {
     let output = Command::new(harness())
         .args(args)
         .output()
@@ -63,7 +63,7 @@ fn write(pool: &Pool, object: &Phase1, path: &Path) -> [u8; 32] {
     object.write(pool, &Control::new(), file).unwrap()
 }
 
-fn s(path: &Path) -> &str {
+pub(crate) fn s(path: &Path) -> &str {
     path.to_str().unwrap()
 }
 

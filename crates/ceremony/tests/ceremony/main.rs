@@ -16,6 +16,7 @@
 mod bad_input;
 mod equivalence;
 mod gnark;
+mod gnark_prove;
 mod phase2;
 mod zkey;
 

@@ -59,7 +59,7 @@ impl Chained for Phase2 {
 }
 
 /// Reads the circuit, naming the file in any error.
-fn read_r1cs(ctx: &Context, path: &Path) -> anyhow::Result<R1cs> {
+pub(super) fn read_r1cs(ctx: &Context, path: &Path) -> anyhow::Result<R1cs> {
     let opened = ctx.open("--r1cs", path)?;
     opened.expect(FileKind::R1cs)?;
     // A regular file holds its length; a pipe at most what the machine's memory could hold

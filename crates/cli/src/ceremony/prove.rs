@@ -1,12 +1,15 @@
-//! `groth16 prove`: snarkjs's prover over a `.zkey` and a circom `.wtns`, by the engine
-//! (`lockstep_ceremony::prove`); this module only opens, reports and writes.
+//! `groth16 prove`: snarkjs's prover over a `.zkey` and a circom `.wtns`, and gnark's over its
+//! proving key, R1CS and witness, by the engine (`lockstep_ceremony::prove`); this module only
+//! opens, reports and writes.
 
 use std::path::Path;
 use std::time::Instant;
 
 use anyhow::Context as _;
 use lockstep_ceremony::circom::{CircomR1cs, Witness};
-use lockstep_ceremony::prove::{Blinding, snarkjs};
+use lockstep_ceremony::groth16;
+use lockstep_ceremony::phase2::{ProvingKey, VerifyingKey};
+use lockstep_ceremony::prove::{Blinding, gnark as gnark_prover, snarkjs};
 use lockstep_ceremony::zkey::Zkey;
 use lockstep_ceremony::{FileKind, Limits, SNIFF_LEN, points_at_most};
 
@@ -89,6 +92,113 @@ pub(super) fn snarkjs(ctx: &Context, files: &Files<'_>) -> anyhow::Result<()> {
     outputs.commit(&format!(
         "proved: {} public signal(s), the proof checked against the key\n",
         proven.public.len()
+    ))?;
+    ctx.done("groth16 prove", points, started, &pool);
+    Ok(())
+}
+
+/// The paths `groth16 prove --pk` takes.
+pub(super) struct GnarkFiles<'a> {
+    pub(super) pk: &'a Path,
+    pub(super) r1cs: &'a Path,
+    pub(super) witness: &'a Path,
+    pub(super) proof: &'a Path,
+    pub(super) public: &'a Path,
+    pub(super) vk: Option<&'a Path>,
+}
+
+/// `groth16 prove --pk --r1cs --witness --proof --public [--vk]`: gnark's prover.
+pub(super) fn gnark(ctx: &Context, files: &GnarkFiles<'_>) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let mut inputs = vec![
+        ("--pk", files.pk),
+        ("--r1cs", files.r1cs),
+        ("--witness", files.witness),
+    ];
+    inputs.extend(files.vk.map(|path| ("--vk", path)));
+    let mut outputs = ctx.stage(
+        &inputs,
+        &[("--proof", files.proof), ("--public", files.public)],
+    )?;
+    let read = |flag: &str, path: &Path, kind: FileKind| -> anyhow::Result<_> {
+        let opened = ctx.open(flag, path)?;
+        opened.expect(kind)?;
+        Ok(opened)
+    };
+    let vk = match files.vk {
+        Some(path) => Some(
+            VerifyingKey::read(read("--vk", path, FileKind::VerifyingKey)?.reader).with_context(
+                || format!("{}: not a gnark BLS12-381 verifying key", path.display()),
+            )?,
+        ),
+        None => None,
+    };
+    let step = ctx.session.step("reading the witness", None, "values");
+    let witness =
+        groth16::read_witness(read("--witness", files.witness, FileKind::Witness)?.reader)
+            .with_context(|| format!("{}: not a gnark witness", files.witness.display()))?;
+    step.finish();
+    let r1cs = super::phase2::read_r1cs(ctx, files.r1cs)?;
+    let opened = read("--pk", files.pk, FileKind::ProvingKey)?;
+    let pool = ctx.pool_for(&opened)?;
+    let step = ctx.session.step("reading the key", None, "points");
+    let limits = Limits {
+        file_len: opened.len,
+        ..Limits::default()
+    };
+    let key = ProvingKey::read(&pool, step.control(), opened.reader, &limits)
+        .with_context(|| format!("{}: not a gnark BLS12-381 proving key", files.pk.display()))?;
+    step.finish();
+    // The MSMs' points: A, B (G1 and G2), K, Z.
+    let points = (key.a.len() + 2 * key.b.len() + key.k.len() + key.z.len()) as u64;
+    let step = ctx.session.step("proving", Some(points), "points");
+    let proof = gnark_prover::prove(
+        &pool,
+        step.control(),
+        &r1cs,
+        &key,
+        &witness,
+        &Blinding::random(),
+    )
+    .with_context(|| {
+        format!(
+            "proving with {} and {} for {}",
+            files.pk.display(),
+            files.r1cs.display(),
+            files.witness.display()
+        )
+    })?;
+    step.finish();
+    drop(key);
+    let public = &witness.values[..witness.public];
+    let checked = match (&vk, files.vk) {
+        (Some(vk), Some(path)) => {
+            groth16::verify(vk, &proof, public).with_context(|| {
+                format!(
+                    "the proof does not verify under {}: a verifying key of another setup than {}?",
+                    path.display(),
+                    files.pk.display()
+                )
+            })?;
+            ", the proof verified under the verifying key"
+        }
+        _ => "",
+    };
+    ctx.write_output(&mut outputs, 0, 0, |_, w| {
+        proof
+            .write(w)
+            .map_err(lockstep_ceremony::CodecError::Io)
+            .map(|()| [0u8; 32])
+    })?;
+    ctx.write_output(&mut outputs, 1, 0, |_, w| {
+        groth16::write_public_witness(public, w)
+            .map_err(lockstep_ceremony::CodecError::Io)
+            .map(|()| [0u8; 32])
+    })?;
+    outputs.commit(&format!(
+        "proved: {} public input(s), {} commitment(s){checked}\n",
+        public.len(),
+        proof.commitments.len()
     ))?;
     ctx.done("groth16 prove", points, started, &pool);
     Ok(())

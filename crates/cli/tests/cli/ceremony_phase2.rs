@@ -199,6 +199,79 @@ fn a_phase2_chain_is_made_verified_sealed_and_its_keys_prove() {
         ],
         "proof: REJECTED: proof refused: the pairing check fails for these public inputs",
     );
+    // We prove with our proving key on gnark's witness; gnark and we accept the proof.
+    assert!(gnark(
+        d,
+        &[
+            "witness",
+            "-constraints",
+            "1000",
+            "-x",
+            "3",
+            "-out",
+            "witness",
+            "-public",
+            "public3",
+        ]
+    ));
+    let proved = two(&[
+        "groth16",
+        "prove",
+        "--pk",
+        "pk",
+        "--r1cs",
+        r1cs,
+        "--witness",
+        "witness",
+        "--proof",
+        "ours",
+        "--public",
+        "ours.public",
+        "--vk",
+        "vk",
+    ]);
+    assert!(
+        proved.stdout.starts_with(
+            "proved: 2 public input(s), 1 commitment(s), the proof verified under the verifying key"
+        ),
+        "{}",
+        proved.stdout
+    );
+    assert_eq!(
+        std::fs::read(d.join("ours.public")).unwrap(),
+        std::fs::read(d.join("public3")).unwrap()
+    );
+    assert!(gnark(
+        d,
+        &[
+            "gverify",
+            "-vk",
+            "vk",
+            "-proof",
+            "ours",
+            "-public",
+            "ours.public"
+        ]
+    ));
+    ok(
+        d,
+        &[
+            "groth16",
+            "verify",
+            "--vk",
+            "vk",
+            "--proof",
+            "ours",
+            "--public",
+            "ours.public",
+        ],
+    );
+    assert!(!gnark(
+        d,
+        &[
+            "gverify", "-vk", "vk", "-proof", "ours", "-public", "public4"
+        ]
+    ));
     every_input_names_a_file_of_another_kind(d, r1cs);
 }
 

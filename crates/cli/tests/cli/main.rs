@@ -26,6 +26,7 @@ mod ceremony_snarkjs;
 pub(crate) mod ceremony_zkey;
 #[path = "../support/gnark.rs"]
 mod gnark;
+mod groth16_gnark;
 mod groth16_snarkjs;
 mod info;
 mod memory;

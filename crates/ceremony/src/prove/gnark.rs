@@ -1,0 +1,332 @@
+//! gnark's Groth16 prover (`backend/groth16/bls12-381/prove.go`, v0.15) over gnark's proving
+//! key, R1CS and witness: the proof gnark's `groth16.Verify` accepts, in gnark's bytes.
+//!
+//! With `w` the wires [`solve`] finds (the BSB22 commitments' values computed on the way):
+//! - each commitment `C_i = sum w_j Basis_ij` over its private wires, its wire the hash of
+//!   `C_i` (uncompressed) and its public and earlier commitments' values (`fr.Hash`, DST
+//!   `bsb22-commitment`), and their proof of knowledge `pok = sum c^i sum w_j SigmaBasis_ij`,
+//!   `c = fr.Hash(the commitments' values, "G16-BSB22")`;
+//! - `a_i = <L_i, w>`, `b_i = <R_i, w>`, `c_i = <O_i, w>` for each constraint (0 past them, to
+//!   the domain's `N`), moved to the coset `7 H` (`prove/coset.rs`), `(a b - c) / (7^N - 1)`
+//!   there, and back to coefficients in bit-reversed order: `h`, whose first `|Z|` values go
+//!   with the key's `Z`;
+//! - `Ar = alpha + sum w_j A_j + r delta`, `Bs = beta_2 + sum w_j B2_j + s delta_2`, `Bs1 =
+//!   beta_1 + sum w_j B_j + s delta_1` (the sums over the wires whose `A`, `B` are finite), and
+//!   `Krs = sum w_j K_j + sum h_i Z_i + s Ar + r Bs1 - r s delta_1`, `K` over the private wires
+//!   that are neither committed nor commitments.
+//!
+//! # Secrets
+//! As snarkjs's prover (`prove/snarkjs.rs`): the witness and the solved wires are wiped when
+//! dropped; `r`, `s` multiply by blst's constant-time multiplication only; the MSMs and the
+//! solver run in variable time over the witness, as gnark's do. The commitments' masks
+//! (gnark's `Randomize` hint) come from the OS.
+
+use std::convert::Infallible;
+
+use blstrs::{G1Affine, G1Projective, G2Projective, Scalar};
+use ff::Field;
+use group::prime::PrimeCurveAffine;
+use group::{Curve, Group};
+use lockstep_bls12::Canonical;
+use lockstep_shard::{Control, Cut, Pool, memory};
+
+use super::coset::Coset;
+use super::{Blinding, ProveError};
+use crate::curve;
+use crate::groth16::{COMMITMENT_DST, FOLD_DST, Proof, Witness};
+use crate::phase2::ProvingKey;
+use crate::r1cs::{Hints, R1cs, SolveError, solve};
+
+/// Proves for `witness` (gnark's full witness) of `r1cs` under `key` on `pool`, blinded by
+/// `blinding`, the commitments' masks from the OS; the same proof at every worker count for
+/// the same blinding and masks.
+///
+/// The witness is solved and every constraint checked on the way: a witness that does not
+/// satisfy the circuit is [`SolveError::Unsatisfied`], naming the first constraint. A key whose
+/// points do not belong with the circuit makes a proof that does not verify: check it with
+/// [`crate::groth16::verify`] under the verifying key when the key's origin is not trusted.
+///
+/// # Errors
+/// [`ProveError`]: a key of another circuit (named counts), a witness of another circuit, an
+/// unsatisfied constraint, a hint the solver does not run, memory, cancellation.
+pub fn prove(
+    pool: &Pool,
+    control: &Control,
+    r1cs: &R1cs,
+    key: &ProvingKey,
+    witness: &Witness,
+    blinding: &Blinding,
+) -> Result<Proof, ProveError> {
+    prove_with_masks(pool, control, r1cs, key, witness, blinding, &mut || {
+        Scalar::random(rand_core::OsRng)
+    })
+}
+
+/// [`prove`] with the commitments' masks from `mask` (tests fix them to compare proofs).
+#[doc(hidden)]
+pub fn prove_with_masks(
+    pool: &Pool,
+    control: &Control,
+    r1cs: &R1cs,
+    key: &ProvingKey,
+    witness: &Witness,
+    blinding: &Blinding,
+    mask: &mut dyn FnMut() -> Scalar,
+) -> Result<Proof, ProveError> {
+    key_fits(r1cs, key)?;
+    let quiet = control.nested();
+    let mut commit = Commit {
+        pool,
+        control: &quiet,
+        key,
+        mask,
+        commitments: Vec::new(),
+        committed: Vec::new(),
+    };
+    let (public, secret) = witness.values.split_at(witness.public);
+    let solved = solve(r1cs, public, secret, &mut commit)?;
+    let w = solved.wires();
+    let pok = commit.proof_of_knowledge(r1cs, w)?;
+    let commitments = std::mem::take(&mut commit.commitments);
+    drop(commit);
+
+    let h = quotient(pool, &quiet, r1cs, key, w)?;
+    let filtered = |skip: &dyn Fn(usize) -> bool| -> Result<Vec<Canonical>, ProveError> {
+        let mut out = memory::try_with_capacity(w.len()).map_err(ProveError::memory("scalars"))?;
+        out.extend(
+            w.iter()
+                .enumerate()
+                .filter(|&(j, _)| !skip(j))
+                .map(|(_, v)| Canonical::from_scalar(v)),
+        );
+        Ok(out)
+    };
+    let a_scalars = filtered(&|j| key.infinity_a[j])?;
+    let sum_a = curve::msm_chunked(pool, control, &key.a, &a_scalars)?;
+    drop(a_scalars);
+    let b_scalars = filtered(&|j| key.infinity_b[j])?;
+    let sum_b1 = curve::msm_chunked(pool, control, &key.b, &b_scalars)?;
+    let sum_b2 = curve::msm_chunked(pool, control, &key.b2, &b_scalars)?;
+    drop(b_scalars);
+    let excluded = excluded_from_k(r1cs);
+    let k_scalars = filtered(&|j| j < r1cs.public() || excluded.binary_search(&j).is_ok())?;
+    let sum_k = curve::msm_chunked(pool, control, &key.k, &k_scalars)?;
+    drop(k_scalars);
+    let sum_z = curve::msm_chunked(pool, control, &key.z, &h[..key.z.len()])?;
+
+    let (r, s) = (blinding.r(), blinding.s());
+    let delta1 = G1Projective::from(key.delta_g1);
+    let ar = sum_a + key.alpha_g1 + delta1 * r;
+    let bs1 = sum_b1 + key.beta_g1 + delta1 * s;
+    let bs = sum_b2 + key.beta_g2 + G2Projective::from(key.delta_g2) * s;
+    let mut minus_rs = -(*r * s);
+    let krs = sum_k + sum_z + ar * s + bs1 * r + delta1 * minus_rs;
+    curve::wipe_scalar(&mut minus_rs);
+    Ok(Proof {
+        ar: ar.to_affine(),
+        bs: bs.to_affine(),
+        krs: krs.to_affine(),
+        commitments,
+        commitment_pok: pok,
+    })
+}
+
+/// The key's counts against the circuit's.
+fn key_fits(r1cs: &R1cs, key: &ProvingKey) -> Result<(), ProveError> {
+    let wires = r1cs.wires();
+    let commitments = r1cs.commitments();
+    let committed: usize = commitments.iter().map(|c| c.private_committed.len()).sum();
+    let private = wires
+        .checked_sub(r1cs.public() + committed + commitments.len())
+        .ok_or_else(|| ProveError::Key("the circuit commits to more wires than it has".into()))?;
+    let counts = [
+        (
+            "the domain's power",
+            key.power as usize,
+            r1cs.domain_power() as usize,
+        ),
+        ("wires", key.infinity_a.len(), wires),
+        ("commitments", key.commitment_keys.len(), commitments.len()),
+        ("K's points (private wires)", key.k.len(), private),
+    ];
+    if let Some((what, theirs, ours)) = counts.iter().find(|(_, a, b)| a != b) {
+        return Err(ProveError::Key(format!(
+            "{what}: {theirs}, the circuit's {ours}: a key of another circuit"
+        )));
+    }
+    for (i, ((basis, _), c)) in key.commitment_keys.iter().zip(commitments).enumerate() {
+        if basis.len() != c.private_committed.len() {
+            return Err(ProveError::Key(format!(
+                "commitment {i}'s basis holds {} points, the circuit commits to {} private wires",
+                basis.len(),
+                c.private_committed.len()
+            )));
+        }
+    }
+    if key.power > 32 {
+        return Err(ProveError::Domain(key.power));
+    }
+    Ok(())
+}
+
+/// The wires `K` leaves out besides the public ones: the private committed wires and the
+/// commitments' wires, sorted.
+fn excluded_from_k(r1cs: &R1cs) -> Vec<usize> {
+    let mut out: Vec<usize> = r1cs
+        .commitments()
+        .iter()
+        .flat_map(|c| {
+            c.private_committed
+                .iter()
+                .copied()
+                .chain([c.commitment_index])
+        })
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// The solver's commitment hint: the Pedersen commitments under the key, kept for the proof.
+struct Commit<'a> {
+    pool: &'a Pool,
+    control: &'a Control,
+    key: &'a ProvingKey,
+    mask: &'a mut dyn FnMut() -> Scalar,
+    commitments: Vec<G1Affine>,
+    /// Each commitment's private values, for the proof of knowledge (wiped when dropped).
+    committed: Vec<Vec<Scalar>>,
+}
+
+impl Drop for Commit<'_> {
+    fn drop(&mut self) {
+        for values in &mut self.committed {
+            curve::wipe_scalars(values);
+        }
+    }
+}
+
+impl Hints for Commit<'_> {
+    fn commitment(
+        &mut self,
+        index: usize,
+        hashed: &[Scalar],
+        committed: &[Scalar],
+    ) -> Result<Scalar, String> {
+        if index != self.commitments.len() {
+            return Err(format!(
+                "commitment {index} is computed after {} others: gnark computes them in order",
+                self.commitments.len()
+            ));
+        }
+        let (basis, _) = &self.key.commitment_keys[index];
+        let scalars: Vec<Canonical> = committed.iter().map(Canonical::from_scalar).collect();
+        let point = curve::msm_chunked(self.pool, self.control, basis, &scalars)
+            .map_err(|e| e.to_string())?
+            .to_affine();
+        let mut prehash = curve::g1_uncompressed(&point).to_vec();
+        for v in hashed {
+            prehash.extend_from_slice(&v.to_bytes_be());
+        }
+        let [value] = curve::hash_to_scalars::<1>(&prehash, COMMITMENT_DST);
+        self.commitments.push(point);
+        self.committed.push(committed.to_vec());
+        Ok(value)
+    }
+
+    fn random(&mut self) -> Scalar {
+        (self.mask)()
+    }
+}
+
+impl Commit<'_> {
+    /// `sum c^i sum w_j SigmaBasis_ij`, `c` the hash of the commitments' values.
+    fn proof_of_knowledge(&self, r1cs: &R1cs, w: &[Scalar]) -> Result<G1Affine, ProveError> {
+        let commitments = r1cs.commitments();
+        if self.commitments.len() != commitments.len() {
+            return Err(SolveError::Malformed {
+                constraint: r1cs.constraints(),
+                problem: format!(
+                    "{} of the circuit's {} commitments were computed: a commitment's hint \
+                     call is missing",
+                    self.commitments.len(),
+                    commitments.len()
+                ),
+            }
+            .into());
+        }
+        if commitments.is_empty() {
+            return Ok(G1Affine::identity());
+        }
+        let mut values = Vec::with_capacity(32 * commitments.len());
+        for c in commitments {
+            values.extend_from_slice(&w[c.commitment_index].to_bytes_be());
+        }
+        let [challenge] = curve::hash_to_scalars::<1>(&values, FOLD_DST);
+        let mut pok = G1Projective::identity();
+        let mut power = Scalar::ONE;
+        for ((_, sigma), committed) in self.key.commitment_keys.iter().zip(&self.committed) {
+            let scalars: Vec<Canonical> = committed.iter().map(Canonical::from_scalar).collect();
+            let sum = curve::msm_chunked(self.pool, self.control, sigma, &scalars)?;
+            pok += curve::g1_mult_public(&sum, &power);
+            power *= challenge;
+        }
+        Ok(pok.to_affine())
+    }
+}
+
+/// `h`'s coefficients in bit-reversed order, as canonical scalars (see the module's
+/// documentation).
+fn quotient(
+    pool: &Pool,
+    control: &Control,
+    r1cs: &R1cs,
+    key: &ProvingKey,
+    w: &[Scalar],
+) -> Result<Vec<Canonical>, ProveError> {
+    let coset = Coset::gnark(key.power).map_err(ProveError::memory("the coset's tables"))?;
+    let n = coset.size();
+    let zeros = || memory::try_filled(n, Scalar::ZERO).map_err(ProveError::memory("A, B and C"));
+    let (mut a, mut b, mut c) = (zeros()?, zeros()?, zeros()?);
+    let m = r1cs.constraints();
+    let eval = |terms: crate::r1cs::Terms<'_>| {
+        terms.iter().fold(Scalar::ZERO, |sum, t| {
+            sum + r1cs.coefficient_value(t.coeff) * w[t.wire as usize]
+        })
+    };
+    pool.for_each_block(
+        control,
+        (&mut a[..m], &mut b[..m], &mut c[..m]),
+        Cut::Blocks(1 << 12),
+        |_, range, (xs, ys, zs): (&mut [Scalar], &mut [Scalar], &mut [Scalar])| {
+            for (i, ((x, y), z)) in range.zip(xs.iter_mut().zip(ys.iter_mut()).zip(zs.iter_mut())) {
+                let constraint = r1cs.constraint(i);
+                *x = eval(constraint.l);
+                *y = eval(constraint.r);
+                *z = eval(constraint.o);
+            }
+            Ok::<_, Infallible>(())
+        },
+    )?;
+    for values in [&mut a, &mut b, &mut c] {
+        coset.extend(pool, control, values)?;
+    }
+    let den = Option::<Scalar>::from(coset.vanishing().invert())
+        .expect("invariant: 7^N != 1 (7 generates the multiplicative group, N < r - 1)");
+    pool.for_each_block(
+        control,
+        (&mut a[..], &b[..], &c[..]),
+        Cut::Blocks(1 << 12),
+        |_, _, (xs, ys, zs): (&mut [Scalar], &[Scalar], &[Scalar])| {
+            for ((x, y), z) in xs.iter_mut().zip(ys).zip(zs) {
+                *x = (*x * y - z) * den;
+            }
+            Ok::<_, Infallible>(())
+        },
+    )?;
+    drop((b, c));
+    coset.contract(pool, control, &mut a)?;
+    Ok(pool.map_items(control, &a, |_, v| {
+        Ok::<_, Infallible>(Canonical::from_scalar(v))
+    })?)
+}

@@ -1,0 +1,147 @@
+//! gnark's side of the prover: circuits compiled by gnark v0.15 (the harness in
+//! `interop/gnark/`), keys from gnark's `groth16.Setup`, witnesses in gnark's binary format;
+//! our proofs accepted by gnark's `groth16.Verify` and ours, a wrong public input refused by
+//! both.
+
+use std::path::Path;
+
+use lockstep_ceremony::Limits;
+use lockstep_ceremony::groth16::{self, Proof};
+use lockstep_ceremony::phase2::{ProvingKey, VerifyingKey};
+use lockstep_ceremony::prove::{Blinding, gnark as prover};
+use lockstep_ceremony::r1cs::R1cs;
+use lockstep_shard::{Control, Pool};
+
+use crate::gnark::{gnark, gnark_fails, s};
+
+/// A circuit's files from the harness: R1CS, keys, the witness of X = 5 and the public
+/// witness of X = 6.
+struct Circuit {
+    r1cs: std::path::PathBuf,
+    pk: std::path::PathBuf,
+    vk: std::path::PathBuf,
+    witness: std::path::PathBuf,
+    public: std::path::PathBuf,
+    wrong_public: std::path::PathBuf,
+}
+
+fn circuit(dir: &Path, name: &str, flags: &[&str]) -> Circuit {
+    let path = |ext: &str| dir.join(format!("{name}.{ext}"));
+    let c = Circuit {
+        r1cs: path("r1cs"),
+        pk: path("pk"),
+        vk: path("vk"),
+        witness: path("wit"),
+        public: path("pub"),
+        wrong_public: path("pub6"),
+    };
+    let with = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend_from_slice(flags);
+        gnark(&all);
+    };
+    with(&["r1cs", "-out", s(&c.r1cs)]);
+    gnark(&[
+        "setup",
+        "-r1cs",
+        s(&c.r1cs),
+        "-pk",
+        s(&c.pk),
+        "-vk",
+        s(&c.vk),
+    ]);
+    with(&[
+        "witness",
+        "-x",
+        "5",
+        "-out",
+        s(&c.witness),
+        "-public",
+        s(&c.public),
+    ]);
+    let unused = path("wit6");
+    with(&[
+        "witness",
+        "-x",
+        "6",
+        "-out",
+        s(&unused),
+        "-public",
+        s(&c.wrong_public),
+    ]);
+    c
+}
+
+fn open(path: &Path) -> std::io::BufReader<std::fs::File> {
+    std::io::BufReader::new(std::fs::File::open(path).unwrap())
+}
+
+fn read_key(pool: &Pool, path: &Path) -> ProvingKey {
+    let limits = Limits {
+        file_len: Some(std::fs::metadata(path).unwrap().len()),
+        ..Limits::default()
+    };
+    ProvingKey::read(pool, &Control::new(), open(path), &limits).unwrap()
+}
+
+#[test]
+fn our_proofs_of_gnark_circuits_verify_in_gnark_and_ours() {
+    let dir = tempfile::tempdir().unwrap();
+    let shapes: [(&str, &[&str]); 3] = [
+        ("chain", &["-constraints", "300"]),
+        ("commit", &["-constraints", "300", "-commit"]),
+        ("gadgets", &["-constraints", "600", "-gadgets"]),
+    ];
+    for (name, flags) in shapes {
+        let c = circuit(dir.path(), name, flags);
+        let r1cs = R1cs::read(open(&c.r1cs)).unwrap();
+        let witness = groth16::read_witness(open(&c.witness)).unwrap();
+        let vk = VerifyingKey::read(open(&c.vk)).unwrap();
+        let public = groth16::read_public_witness(open(&c.public)).unwrap();
+        let wrong = groth16::read_public_witness(open(&c.wrong_public)).unwrap();
+        for workers in [1, 2] {
+            let pool = Pool::new(workers).unwrap();
+            let pk = read_key(&pool, &c.pk);
+            let proof = prover::prove(
+                &pool,
+                &Control::new(),
+                &r1cs,
+                &pk,
+                &witness,
+                &Blinding::random(),
+            )
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+            let proof_path = dir.path().join(format!("{name}-{workers}.proof"));
+            proof
+                .write(std::io::BufWriter::new(
+                    std::fs::File::create(&proof_path).unwrap(),
+                ))
+                .unwrap();
+            assert_eq!(Proof::read(open(&proof_path)).unwrap(), proof);
+            groth16::verify(&vk, &proof, &public)
+                .unwrap_or_else(|e| panic!("{name}: we refuse our proof: {e}"));
+            gnark(&[
+                "gverify",
+                "-vk",
+                s(&c.vk),
+                "-proof",
+                s(&proof_path),
+                "-public",
+                s(&c.public),
+            ]);
+            assert!(
+                groth16::verify(&vk, &proof, &wrong).is_err(),
+                "{name}: we accept a wrong public input"
+            );
+            gnark_fails(&[
+                "gverify",
+                "-vk",
+                s(&c.vk),
+                "-proof",
+                s(&proof_path),
+                "-public",
+                s(&c.wrong_public),
+            ]);
+        }
+    }
+}
