@@ -7,7 +7,9 @@ package main
 //	    s = s*s + k again and again; x secret, k and the result public: the circuit of the
 //	    circom bench), its keys by groth16.Setup, and the best of R runs of groth16.Prove
 //	    (which solves the witness, then proves) with GOMAXPROCS at each thread count; the proof
-//	    verified once; prints "prove LOG THREADS CONSTRAINTS MS" lines.
+//	    verified once; prints "prove LOG THREADS CONSTRAINTS MS" lines. With -out DIR, the
+//	    circuit, keys and witness are also written there for lockstep to prove on: c-LOG.r1cs,
+//	    c-LOG.pk, c-LOG.vk, c-LOG.wit (full) and c-LOG.pub (public), gnark's WriteTo bytes.
 
 import (
 	"flag"
@@ -58,6 +60,7 @@ func proveMain(args []string) {
 	logs := fs.String("logs", "14", "sizes, as powers of two")
 	threads := fs.String("threads", "1,2", "thread counts")
 	reps := fs.Int("reps", 3, "runs per size and thread count; the best is printed")
+	out := fs.String("out", "", "a directory to write each size's R1CS, keys and witnesses to")
 	if err := fs.Parse(args); err != nil {
 		fail(err.Error())
 	}
@@ -79,6 +82,14 @@ func proveMain(args []string) {
 		public, err := full.Public()
 		if err != nil {
 			fail(err.Error())
+		}
+		if *out != "" {
+			name := func(ext string) string { return fmt.Sprintf("%s/c-%d.%s", *out, log, ext) }
+			writeFile(name("r1cs"), ccs)
+			writeFile(name("pk"), pk)
+			writeFile(name("vk"), vk)
+			writeFile(name("wit"), full)
+			writeFile(name("pub"), public)
 		}
 		for _, t := range ints(*threads) {
 			previous := runtime.GOMAXPROCS(t)

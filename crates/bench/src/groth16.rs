@@ -21,6 +21,7 @@ use lockstep_shard::{Control, Pool};
 
 use crate::BenchGroth16Args;
 
+mod gnark_prove;
 mod prove;
 
 /// Best time of `repeats` runs of `body`.
@@ -148,13 +149,20 @@ pub(crate) fn run(
     } else {
         tables(args, workers, harness.as_deref(), note)
     };
-    let result = msm.and_then(|()| {
-        if args.no_prove || args.prove_logs.is_empty() {
-            Ok(())
-        } else {
-            prove::run(args, workers, harness.as_deref(), note)
-        }
-    });
+    let result = msm
+        .and_then(|()| {
+            if args.no_prove || args.prove_logs.is_empty() {
+                Ok(())
+            } else {
+                prove::run(args, workers, harness.as_deref(), note)
+            }
+        })
+        .and_then(|()| match &harness {
+            Some(harness) if !args.no_prove && !args.gnark_prove_logs.is_empty() => {
+                gnark_prove::run(args, workers, harness, note)
+            }
+            _ => Ok(()),
+        });
     if let Some(harness) = harness {
         let _ = std::fs::remove_file(harness);
     }

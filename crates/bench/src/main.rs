@@ -204,6 +204,15 @@ pub(crate) struct BenchGroth16Args {
         value_name = "L,..."
     )]
     pub(crate) prove_logs: Vec<u32>,
+    /// Groth16 prove on gnark's files (its circuit, `groth16.Setup`'s key, its witness) of
+    /// these sizes, ours beside gnark's `groth16.Prove` (empty: skipped).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "12,14,16",
+        value_name = "L,..."
+    )]
+    pub(crate) gnark_prove_logs: Vec<u32>,
     /// snarkjs proves up to this size only (2^18 takes it minutes).
     #[arg(long, default_value_t = 16, value_name = "L")]
     pub(crate) snarkjs_max_log: u32,

@@ -24,6 +24,7 @@ use blst::{
     blst_p2_uncompress, blst_p2s_to_affine, blst_scalar, blst_scalar_from_be_bytes,
 };
 use blst::{MultiPoint, blst_expand_message_xmd, blst_p1_mult, blst_p2_mult};
+use blst::{blst_p1_deserialize, blst_p2_deserialize};
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 
 const _: () = {
@@ -72,8 +73,34 @@ macro_rules! per_group {
         $group:literal, $bytes:literal,
         $Affine:ty, $Projective:ty, $raw_affine:ty, $raw:ty,
         $uncompress_checked:ident, $to_affine:ident, $msm:ident, $mult_public:ident,
-        $blst_uncompress:ident, $blst_in_group:ident, $blst_to_affine:ident, $blst_mult:ident
+        $deserialize:ident,
+        $blst_uncompress:ident, $blst_in_group:ident, $blst_to_affine:ident, $blst_mult:ident,
+        $blst_deserialize:ident
     ) => {
+        #[doc = concat!("Decodes a ", $group, " point, compressed (", stringify!($bytes), " bytes, the flag bit 0x80 set) or uncompressed (twice that, the flag clear), checked canonical and on the curve, and in the subgroup when `subgroup` (the caller settles membership otherwise).")]
+        ///
+        /// # Errors
+        /// What blst refused: the encoding (a length that disagrees with the flag included), a
+        /// point off the curve, or, when checked, one outside the subgroup.
+        pub fn $deserialize(bytes: &[u8], subgroup: bool) -> Result<$Affine, Refusal> {
+            let compressed = bytes.first().is_some_and(|b| b & 0x80 != 0);
+            if bytes.len() != if compressed { $bytes } else { 2 * $bytes } {
+                return Err(Refusal::Encoding);
+            }
+            let mut out = <$Affine>::default();
+            let raw = std::ptr::from_mut(&mut out).cast::<$raw_affine>();
+            // SAFETY: `raw` points to a live, writable point of blst's layout (repr(transparent),
+            // checked at compile time above); `bytes` holds the bytes blst reads for its flag
+            // (checked just above).
+            refusal(unsafe { $blst_deserialize(raw, bytes.as_ptr()) })?;
+            // SAFETY: `raw` points to the initialised point written just above.
+            if !subgroup || unsafe { $blst_in_group(raw) } {
+                Ok(out)
+            } else {
+                Err(Refusal::NotInSubgroup)
+            }
+        }
+
         #[doc = concat!("`point * scalar` in ", $group, " for a **public** scalar, over its bit length only: blst's windowed multiplication runs in time that depends on that length (its GLV/GLS path above 175 bits), so a coefficient 5 costs three bits of work, not 255. Never for secrets.")]
         pub fn $mult_public(point: &$Projective, scalar: &Scalar) -> $Projective {
             let bytes = scalar.to_bytes_le();
@@ -162,10 +189,12 @@ per_group!(
     g1_to_affine,
     g1_msm,
     g1_mult_public,
+    g1_deserialize,
     blst_p1_uncompress,
     blst_p1_affine_in_g1,
     blst_p1s_to_affine,
-    blst_p1_mult
+    blst_p1_mult,
+    blst_p1_deserialize
 );
 per_group!(
     "G2",
@@ -178,10 +207,12 @@ per_group!(
     g2_to_affine,
     g2_msm,
     g2_mult_public,
+    g2_deserialize,
     blst_p2_uncompress,
     blst_p2_affine_in_g2,
     blst_p2s_to_affine,
-    blst_p2_mult
+    blst_p2_mult,
+    blst_p2_deserialize
 );
 
 /// RFC 9380 `expand_message_xmd` with SHA-256: `out.len()` pseudo-random bytes (at most 8160).

@@ -38,7 +38,7 @@ pub use init::{
     BATCH_CONSTRAINTS, fit_phase1, initialize, initialize_batched, initialize_object,
     initialize_serial, initialize_timed,
 };
-pub use keys::{Origin, ProvingKey, VerifyingKey, check_sealable, seal};
+pub use keys::{KeyChecks, KeyEncoding, Origin, ProvingKey, VerifyingKey, check_sealable, seal};
 pub use verify::{Secret, VerifyError, verify_contribution, verify_descent};
 
 use crate::phase1::UpdateProof;

@@ -110,7 +110,7 @@ pub enum ProveError {
     Key(String),
     /// The key's points outside their subgroups put the proof's outside too.
     #[error(
-        "the proving key holds points outside their subgroups (sections 5-9): the proof made from it is not a proof"
+        "the proving key holds points outside their subgroups (a .zkey's sections 5-9, or gnark's vectors): the proof made from it is not a proof"
     )]
     KeyPoints,
     /// The proof made does not verify under the key.

@@ -554,6 +554,17 @@ pub(crate) enum Groth16Command {
         #[arg(long, value_name = "FILE", requires = "pk")]
         vk: Option<PathBuf>,
     },
+    /// Prepare gnark's proving key for proving many times: every point checked in its
+    /// subgroup once, the key written uncompressed (gnark's `WriteRawTo` layout, which gnark
+    /// reads too), so that `prove --pk` reads it without square roots.
+    Prepare {
+        /// gnark's proving key (`WriteTo` or `WriteRawTo`).
+        #[arg(long, value_name = "FILE")]
+        pk: PathBuf,
+        /// Where to write the prepared key.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+    },
     /// Verify a proof: gnark's files (`Proof.WriteTo`, a verifying key, `witness.Public()`'s
     /// `WriteTo`), or snarkjs's JSON (`proof.json`, `verification_key.json`, `public.json`),
     /// told by the key's first byte: exit 0 and `ok`, or exit 1 and why.

@@ -40,6 +40,7 @@ fn groth16_with(ctx: &Context, command: &Groth16Command) -> anyhow::Result<()> {
                 phase2::groth16_verify(ctx, vk, proof, public)
             }
         }
+        Groth16Command::Prepare { pk, out } => prove::prepare(ctx, pk, out),
         Groth16Command::Prove {
             zkey,
             pk,

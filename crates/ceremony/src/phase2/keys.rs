@@ -297,20 +297,7 @@ impl ProvingKey {
         w.put(&self.beta_g2.to_compressed())?;
         w.put(&self.delta_g2.to_compressed())?;
         write_counted(pool, control, &mut w, &self.b2)?;
-        let wires = self.infinity_a.len() as u64;
-        let infinite = |flags: &[bool]| flags.iter().filter(|&&f| f).count() as u64;
-        for v in [
-            wires,
-            infinite(&self.infinity_a),
-            infinite(&self.infinity_b),
-        ] {
-            w.put(&v.to_be_bytes())?;
-        }
-        for flags in [&self.infinity_a, &self.infinity_b] {
-            let bytes: Vec<u8> = flags.iter().map(|&f| u8::from(f)).collect();
-            w.put(&bytes)?;
-        }
-        w.put(&count(self.commitment_keys.len()).to_be_bytes())?;
+        self.write_tail(&mut w)?;
         for (basis, sigma) in &self.commitment_keys {
             write_counted(pool, control, &mut w, basis)?;
             write_counted(pool, control, &mut w, sigma)?;
@@ -319,11 +306,140 @@ impl ProvingKey {
     }
 }
 
+/// How a proving key's points are checked when read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyChecks {
+    /// Every point canonical, on its curve and in its subgroup (gnark's `ReadFrom`).
+    Subgroups,
+    /// Every point canonical and on its curve; the subgroups left to the caller. A prover that
+    /// checks the proof's points in their subgroups before it writes them may read so: a key
+    /// point outside its subgroup then refuses the proof or leaves nothing of itself in it.
+    Curve,
+}
+
+/// How a proving key's points are encoded: gnark's `WriteTo` (compressed) or `WriteRawTo`
+/// (uncompressed: twice the bytes, read without square roots).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyEncoding {
+    /// 48 bytes a G1 point, 96 a G2 one.
+    Compressed,
+    /// 96 bytes a G1 point, 192 a G2 one.
+    Raw,
+}
+
+/// Point decoders by group, encoding and check (function pointers for the vector reader).
+fn g1_decoder<const N: usize, const SUBGROUP: bool>(
+    bytes: &crate::codec::Compressed<N>,
+) -> Result<G1Affine, crate::codec::PointProblem> {
+    Ok(lockstep_bls12::ffi::g1_deserialize(&bytes.0, SUBGROUP)?)
+}
+
+fn g2_decoder<const N: usize, const SUBGROUP: bool>(
+    bytes: &crate::codec::Compressed<N>,
+) -> Result<G2Affine, crate::codec::PointProblem> {
+    Ok(lockstep_bls12::ffi::g2_deserialize(&bytes.0, SUBGROUP)?)
+}
+
+/// Reads a u32 BE count and that many points of `name` in `encoding`, checked by `checks`.
+fn read_key_points<P, R>(
+    pool: &Pool,
+    control: &Control,
+    r: &mut crate::codec::stream::HashingReader<R>,
+    name: &'static str,
+    encoding: KeyEncoding,
+    checks: KeyChecks,
+) -> Result<Vec<P>, CodecError>
+where
+    P: KeyPoint,
+    R: std::io::Read,
+{
+    let mut count = [0u8; 4];
+    r.fill(&mut count, crate::codec::Location::value(name))?;
+    let count = u32::from_be_bytes(count) as usize;
+    P::read(pool, control, r, name, count, encoding, checks)
+}
+
+/// A group a proving key holds points of.
+trait KeyPoint: Copy + Default + Send + Sync {
+    fn read<R: std::io::Read>(
+        pool: &Pool,
+        control: &Control,
+        r: &mut crate::codec::stream::HashingReader<R>,
+        name: &'static str,
+        count: usize,
+        encoding: KeyEncoding,
+        checks: KeyChecks,
+    ) -> Result<Vec<Self>, CodecError>;
+
+    fn one<R: std::io::Read>(
+        r: &mut crate::codec::stream::HashingReader<R>,
+        name: &'static str,
+        encoding: KeyEncoding,
+        checks: KeyChecks,
+    ) -> Result<Self, CodecError> {
+        let pool = Pool::current_thread();
+        let mut v = Self::read(&pool, &Control::new(), r, name, 1, encoding, checks)?;
+        Ok(v.pop().expect("invariant: one point read"))
+    }
+}
+
+macro_rules! key_point {
+    ($Affine:ty, $decoder:ident, $c:literal, $u:literal) => {
+        impl KeyPoint for $Affine {
+            fn read<R: std::io::Read>(
+                pool: &Pool,
+                control: &Control,
+                r: &mut crate::codec::stream::HashingReader<R>,
+                name: &'static str,
+                count: usize,
+                encoding: KeyEncoding,
+                checks: KeyChecks,
+            ) -> Result<Vec<Self>, CodecError> {
+                use crate::codec::stream::read_vector;
+                let sub = checks == KeyChecks::Subgroups;
+                match (encoding, sub) {
+                    (KeyEncoding::Compressed, true) => {
+                        read_vector(pool, control, r, name, 0, count, $decoder::<$c, true>, None)
+                    }
+                    (KeyEncoding::Compressed, false) => read_vector(
+                        pool,
+                        control,
+                        r,
+                        name,
+                        0,
+                        count,
+                        $decoder::<$c, false>,
+                        None,
+                    ),
+                    (KeyEncoding::Raw, true) => {
+                        read_vector(pool, control, r, name, 0, count, $decoder::<$u, true>, None)
+                    }
+                    (KeyEncoding::Raw, false) => read_vector(
+                        pool,
+                        control,
+                        r,
+                        name,
+                        0,
+                        count,
+                        $decoder::<$u, false>,
+                        None,
+                    ),
+                }
+            }
+        }
+    };
+}
+
+key_point!(G1Affine, g1_decoder, 48, 96);
+key_point!(G2Affine, g2_decoder, 96, 192);
+
 impl ProvingKey {
-    /// Reads a key written by [`write`](Self::write) or gnark's `ProvingKey.WriteTo` (compressed
-    /// points), checking every point on its curve and in its subgroup, the domain's constants
-    /// against gnark-crypto's for its size, and the vectors' lengths against each other: `A`,
-    /// `B` and `B2` hold the wires the flags say are finite, `Z` `N - 1` or `N` points.
+    /// Reads a key written by [`write`](Self::write) or gnark's `ProvingKey.WriteTo`
+    /// (compressed points) or `WriteRawTo` (uncompressed: told by the first point's flag, and
+    /// every point must then be so), checking every point canonical, on its curve and in its
+    /// subgroup, the domain's constants against gnark-crypto's for its size, and the vectors'
+    /// lengths against each other: `A`, `B` and `B2` hold the wires the flags say are finite,
+    /// `Z` `N - 1` or `N` points.
     ///
     /// # Errors
     /// A bad point (named), a truncated file, trailing bytes, a domain outside `limits`,
@@ -335,9 +451,24 @@ impl ProvingKey {
         input: R,
         limits: &crate::codec::Limits,
     ) -> Result<Self, CodecError> {
+        Ok(Self::read_with(pool, control, input, limits, KeyChecks::Subgroups)?.0)
+    }
+
+    /// [`read`](Self::read) with the points checked as `checks` says; the key and how its
+    /// points were encoded.
+    ///
+    /// # Errors
+    /// As [`read`](Self::read).
+    pub fn read_with<R: std::io::Read>(
+        pool: &Pool,
+        control: &Control,
+        input: R,
+        limits: &crate::codec::Limits,
+        checks: KeyChecks,
+    ) -> Result<(Self, KeyEncoding), CodecError> {
         use crate::codec::Location;
-        use crate::codec::stream::{HashingReader, read_counted, read_point};
-        let mut r = HashingReader::new(input).with_end(limits.file_len);
+        use crate::codec::stream::HashingReader;
+        let mut r = HashingReader::new(std::io::BufReader::new(input)).with_end(limits.file_len);
         let invalid = |message: String| {
             CodecError::Io(std::io::Error::new(
                 std::io::ErrorKind::InvalidData,
@@ -356,20 +487,40 @@ impl ProvingKey {
                 "the domain's constants are not gnark-crypto's for N = 2^{power}"
             )));
         }
-        let g1 =
-            |r: &mut HashingReader<R>, name| read_point::<G1Affine, _>(r, Location::value(name));
-        let g2 =
-            |r: &mut HashingReader<R>, name| read_point::<G2Affine, _>(r, Location::value(name));
-        let alpha_g1 = g1(&mut r, "[alpha]_1")?;
+        // The first point's flag tells the encoding: gnark writes a key one way or the other.
+        let mut first = [0u8; 48];
+        r.fill(&mut first, Location::value("[alpha]_1"))?;
+        let encoding = if first[0] & 0x80 != 0 {
+            KeyEncoding::Compressed
+        } else {
+            KeyEncoding::Raw
+        };
+        let alpha_g1 = {
+            let mut bytes = first.to_vec();
+            if encoding == KeyEncoding::Raw {
+                let mut rest = [0u8; 48];
+                r.fill(&mut rest, Location::value("[alpha]_1"))?;
+                bytes.extend_from_slice(&rest);
+            }
+            lockstep_bls12::ffi::g1_deserialize(&bytes, checks == KeyChecks::Subgroups).map_err(
+                |problem| CodecError::Point {
+                    location: Location::value("[alpha]_1"),
+                    offset: expected.len() as u64,
+                    problem: problem.into(),
+                },
+            )?
+        };
+        let g1 = |r: &mut HashingReader<_>, name| G1Affine::one(r, name, encoding, checks);
+        let g2 = |r: &mut HashingReader<_>, name| G2Affine::one(r, name, encoding, checks);
         let beta_g1 = g1(&mut r, "[beta]_1")?;
         let delta_g1 = g1(&mut r, "[delta]_1")?;
-        let a = read_counted(pool, control, &mut r, "G1 A")?;
-        let b = read_counted(pool, control, &mut r, "G1 B")?;
-        let z: Vec<G1Affine> = read_counted(pool, control, &mut r, "G1 Z")?;
-        let k = read_counted(pool, control, &mut r, "G1 K")?;
+        let a = read_key_points(pool, control, &mut r, "G1 A", encoding, checks)?;
+        let b = read_key_points(pool, control, &mut r, "G1 B", encoding, checks)?;
+        let z: Vec<G1Affine> = read_key_points(pool, control, &mut r, "G1 Z", encoding, checks)?;
+        let k = read_key_points(pool, control, &mut r, "G1 K", encoding, checks)?;
         let beta_g2 = g2(&mut r, "[beta]_2")?;
         let delta_g2 = g2(&mut r, "[delta]_2")?;
-        let b2 = read_counted(pool, control, &mut r, "G2 B")?;
+        let b2 = read_key_points(pool, control, &mut r, "G2 B", encoding, checks)?;
         let mut word = |name| -> Result<u64, CodecError> {
             let mut bytes = [0u8; 8];
             r.fill(&mut bytes, Location::value(name))?;
@@ -410,9 +561,16 @@ impl ProvingKey {
         }
         let mut commitment_keys = Vec::new();
         for _ in 0..commitments {
-            let basis = read_counted(pool, control, &mut r, "commitment basis")?;
-            let sigma: Vec<G1Affine> =
-                read_counted(pool, control, &mut r, "commitment basis times sigma")?;
+            let basis =
+                read_key_points(pool, control, &mut r, "commitment basis", encoding, checks)?;
+            let sigma: Vec<G1Affine> = read_key_points(
+                pool,
+                control,
+                &mut r,
+                "commitment basis times sigma",
+                encoding,
+                checks,
+            )?;
             if sigma.len() != basis.len() {
                 return Err(invalid(format!(
                     "a commitment basis of {} points with {} times sigma",
@@ -437,22 +595,88 @@ impl ProvingKey {
         if let Some((_, what)) = checks.iter().find(|(holds, _)| !holds) {
             return Err(invalid(format!("{what}: the lengths disagree")));
         }
-        Ok(Self {
-            power,
-            alpha_g1,
-            beta_g1,
-            delta_g1,
-            a,
-            b,
-            z,
-            k,
-            beta_g2,
-            delta_g2,
-            b2,
-            infinity_a,
-            infinity_b,
-            commitment_keys,
-        })
+        Ok((
+            Self {
+                power,
+                alpha_g1,
+                beta_g1,
+                delta_g1,
+                a,
+                b,
+                z,
+                k,
+                beta_g2,
+                delta_g2,
+                b2,
+                infinity_a,
+                infinity_b,
+                commitment_keys,
+            },
+            encoding,
+        ))
+    }
+
+    /// Writes the key as gnark's `ProvingKey.WriteRawTo` does (uncompressed points, which
+    /// gnark's `ReadFrom` reads too) and returns the SHA-256 of the bytes.
+    ///
+    /// # Errors
+    /// Writing fails, or the run is cancelled.
+    pub fn write_raw<W: Write>(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        out: W,
+    ) -> Result<[u8; 32], CodecError> {
+        let mut w = HashingWriter::new(out);
+        let g1s = |w: &mut HashingWriter<W>, points: &[G1Affine]| -> Result<(), CodecError> {
+            w.put(&count(points.len()).to_be_bytes())?;
+            let encoded = pool
+                .map_items(control, points, |_, p| {
+                    Ok::<_, std::convert::Infallible>(p.to_uncompressed())
+                })
+                .map_err(crate::codec::stream::worker_failure)?;
+            for bytes in encoded {
+                w.put(&bytes)?;
+            }
+            Ok(())
+        };
+        w.put(&domain_bytes(self.power))?;
+        for p in [&self.alpha_g1, &self.beta_g1, &self.delta_g1] {
+            w.put(&p.to_uncompressed())?;
+        }
+        for v in [&self.a, &self.b, &self.z, &self.k] {
+            g1s(&mut w, v)?;
+        }
+        w.put(&self.beta_g2.to_uncompressed())?;
+        w.put(&self.delta_g2.to_uncompressed())?;
+        w.put(&count(self.b2.len()).to_be_bytes())?;
+        for p in &self.b2 {
+            w.put(&p.to_uncompressed())?;
+        }
+        self.write_tail(&mut w)?;
+        for (basis, sigma) in &self.commitment_keys {
+            g1s(&mut w, basis)?;
+            g1s(&mut w, sigma)?;
+        }
+        Ok(w.finish()?.0)
+    }
+
+    /// The wire count, the infinity counts and flags, and the commitment count.
+    fn write_tail<W: Write>(&self, w: &mut HashingWriter<W>) -> Result<(), CodecError> {
+        let wires = self.infinity_a.len() as u64;
+        let infinite = |flags: &[bool]| flags.iter().filter(|&&f| f).count() as u64;
+        for v in [
+            wires,
+            infinite(&self.infinity_a),
+            infinite(&self.infinity_b),
+        ] {
+            w.put(&v.to_be_bytes())?;
+        }
+        for flags in [&self.infinity_a, &self.infinity_b] {
+            let bytes: Vec<u8> = flags.iter().map(|&f| u8::from(f)).collect();
+            w.put(&bytes)?;
+        }
+        w.put(&count(self.commitment_keys.len()).to_be_bytes())
     }
 }
 

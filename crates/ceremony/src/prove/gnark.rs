@@ -42,9 +42,12 @@ use crate::r1cs::{Hints, R1cs, SolveError, solve};
 /// the same blinding and masks.
 ///
 /// The witness is solved and every constraint checked on the way: a witness that does not
-/// satisfy the circuit is [`SolveError::Unsatisfied`], naming the first constraint. A key whose
-/// points do not belong with the circuit makes a proof that does not verify: check it with
-/// [`crate::groth16::verify`] under the verifying key when the key's origin is not trusted.
+/// satisfy the circuit is [`SolveError::Unsatisfied`], naming the first constraint. The
+/// proof's points are checked in their subgroups before it is returned, so a key read with its
+/// points on their curves only (`KeyChecks::Curve`) is safe to prove with
+/// ([`ProveError::KeyPoints`] otherwise). A key whose points do not belong with the circuit
+/// makes a proof that does not verify: check it with [`crate::groth16::verify`] under the
+/// verifying key when the key's origin is not trusted.
 ///
 /// # Errors
 /// [`ProveError`]: a key of another circuit (named counts), a witness of another circuit, an
@@ -122,13 +125,25 @@ pub fn prove_with_masks(
     let mut minus_rs = -(*r * s);
     let krs = sum_k + sum_z + ar * s + bs1 * r + delta1 * minus_rs;
     curve::wipe_scalar(&mut minus_rs);
-    Ok(Proof {
+    let proof = Proof {
         ar: ar.to_affine(),
         bs: bs.to_affine(),
         krs: krs.to_affine(),
         commitments,
         commitment_pok: pok,
-    })
+    };
+    // A key read with its points on their curves only (`KeyChecks::Curve`) is settled here:
+    // a point outside its subgroup shows in the proof's, or leaves nothing of itself in them.
+    let g1_points = [proof.ar, proof.krs, proof.commitment_pok];
+    if !g1_points
+        .iter()
+        .chain(&proof.commitments)
+        .all(|p| bool::from(p.is_torsion_free()))
+        || !bool::from(proof.bs.is_torsion_free())
+    {
+        return Err(ProveError::KeyPoints);
+    }
+    Ok(proof)
 }
 
 /// The key's counts against the circuit's.
@@ -329,4 +344,185 @@ fn quotient(
     Ok(pool.map_items(control, &a, |_, v| {
         Ok::<_, Infallible>(Canonical::from_scalar(v))
     })?)
+}
+
+/// The proof from the definition, on the current thread: the commitments and every MSM one
+/// constant-time multiplication a point, the quotient by interpolation (`O(N^2)`), a
+/// schoolbook product and a long division by `X^N - 1`. Not checked: the test of
+/// [`prove_with_masks`]'s transforms and MSMs (the solver is shared).
+///
+/// # Errors
+/// As [`prove`].
+#[doc(hidden)]
+pub fn prove_reference(
+    r1cs: &R1cs,
+    key: &ProvingKey,
+    witness: &Witness,
+    blinding: &Blinding,
+    mask: &mut dyn FnMut() -> Scalar,
+) -> Result<Proof, ProveError> {
+    key_fits(r1cs, key)?;
+    let sum = |points: &[G1Affine], scalars: &mut dyn Iterator<Item = Scalar>| {
+        points
+            .iter()
+            .zip(scalars)
+            .fold(G1Projective::identity(), |acc, (p, s)| acc + p * s)
+    };
+    struct Definition<'a> {
+        key: &'a ProvingKey,
+        mask: &'a mut dyn FnMut() -> Scalar,
+        commitments: Vec<G1Affine>,
+        committed: Vec<Vec<Scalar>>,
+    }
+    impl Hints for Definition<'_> {
+        fn commitment(
+            &mut self,
+            index: usize,
+            hashed: &[Scalar],
+            committed: &[Scalar],
+        ) -> Result<Scalar, String> {
+            let (basis, _) = &self.key.commitment_keys[index];
+            let point = basis
+                .iter()
+                .zip(committed)
+                .fold(G1Projective::identity(), |acc, (p, s)| acc + p * s)
+                .to_affine();
+            let mut prehash = curve::g1_uncompressed(&point).to_vec();
+            for v in hashed {
+                prehash.extend_from_slice(&v.to_bytes_be());
+            }
+            self.commitments.push(point);
+            self.committed.push(committed.to_vec());
+            Ok(curve::hash_to_scalars::<1>(&prehash, COMMITMENT_DST)[0])
+        }
+
+        fn random(&mut self) -> Scalar {
+            (self.mask)()
+        }
+    }
+    let mut hints = Definition {
+        key,
+        mask,
+        commitments: Vec::new(),
+        committed: Vec::new(),
+    };
+    let (public, secret) = witness.values.split_at(witness.public);
+    let solved = solve(r1cs, public, secret, &mut hints)?;
+    let w = solved.wires();
+    let mut pok = G1Projective::identity();
+    if !hints.commitments.is_empty() {
+        let mut values = Vec::new();
+        for c in r1cs.commitments() {
+            values.extend_from_slice(&w[c.commitment_index].to_bytes_be());
+        }
+        let [challenge] = curve::hash_to_scalars::<1>(&values, FOLD_DST);
+        let mut power = Scalar::ONE;
+        for ((_, sigma), committed) in key.commitment_keys.iter().zip(&hints.committed) {
+            pok += sum(sigma, &mut committed.iter().copied()) * power;
+            power *= challenge;
+        }
+    }
+    // The quotient's coefficients, natural order.
+    let n = 1usize << key.power;
+    let omega = crate::fft::gnark_omega(key.power);
+    let n_inv = Scalar::from(n as u64)
+        .invert()
+        .expect("invariant: N is invertible");
+    let eval = |terms: crate::r1cs::Terms<'_>| {
+        terms.iter().fold(Scalar::ZERO, |acc, t| {
+            acc + r1cs.coefficient_value(t.coeff) * w[t.wire as usize]
+        })
+    };
+    let interpolate = |side: &dyn Fn(usize) -> Scalar| -> Vec<Scalar> {
+        let values: Vec<Scalar> = (0..n)
+            .map(|i| {
+                if i < r1cs.constraints() {
+                    side(i)
+                } else {
+                    Scalar::ZERO
+                }
+            })
+            .collect();
+        (0..n)
+            .map(|k| {
+                let step = omega
+                    .pow_vartime([k as u64])
+                    .invert()
+                    .expect("invariant: a root");
+                let mut x = Scalar::ONE;
+                let mut acc = Scalar::ZERO;
+                for v in &values {
+                    acc += *v * x;
+                    x *= step;
+                }
+                acc * n_inv
+            })
+            .collect()
+    };
+    let a = interpolate(&|i| eval(r1cs.constraint(i).l));
+    let b = interpolate(&|i| eval(r1cs.constraint(i).r));
+    let c = interpolate(&|i| eval(r1cs.constraint(i).o));
+    let mut p = vec![Scalar::ZERO; 2 * n];
+    for (i, x) in a.iter().enumerate() {
+        for (j, y) in b.iter().enumerate() {
+            p[i + j] += *x * y;
+        }
+    }
+    for (i, z) in c.iter().enumerate() {
+        p[i] -= z;
+    }
+    // P = h (X^N - 1): from the top, h_(d - N) = P_d, and P_(d - N) += P_d.
+    let mut h = vec![Scalar::ZERO; n];
+    for d in (n..2 * n).rev() {
+        h[d - n] = p[d];
+        let carry = p[d];
+        p[d - n] += carry;
+    }
+    if p[..n].iter().any(|v| !bool::from(v.is_zero())) {
+        return Err(SolveError::Malformed {
+            constraint: r1cs.constraints(),
+            problem: "the quotient leaves a remainder: a constraint does not hold".into(),
+        }
+        .into());
+    }
+    let bits = key.power;
+    let reversed = |i: usize| {
+        if bits == 0 {
+            0
+        } else {
+            i.reverse_bits() >> (usize::BITS - bits)
+        }
+    };
+    let wires = |skip: &dyn Fn(usize) -> bool| -> Vec<Scalar> {
+        w.iter()
+            .enumerate()
+            .filter(|&(j, _)| !skip(j))
+            .map(|(_, v)| *v)
+            .collect()
+    };
+    let excluded = excluded_from_k(r1cs);
+    let sum_a = sum(&key.a, &mut wires(&|j| key.infinity_a[j]).into_iter());
+    let b_values = wires(&|j| key.infinity_b[j]);
+    let sum_b1 = sum(&key.b, &mut b_values.iter().copied());
+    let sum_b2 = key
+        .b2
+        .iter()
+        .zip(&b_values)
+        .fold(G2Projective::identity(), |acc, (p, s)| acc + p * s);
+    let k_values = wires(&|j| j < r1cs.public() || excluded.binary_search(&j).is_ok());
+    let sum_k = sum(&key.k, &mut k_values.into_iter());
+    let sum_z = sum(&key.z, &mut (0..key.z.len()).map(|i| h[reversed(i)]));
+    let (r, s) = (blinding.r(), blinding.s());
+    let delta1 = G1Projective::from(key.delta_g1);
+    let ar = sum_a + key.alpha_g1 + delta1 * r;
+    let bs1 = sum_b1 + key.beta_g1 + delta1 * s;
+    let bs = sum_b2 + key.beta_g2 + G2Projective::from(key.delta_g2) * s;
+    let krs = sum_k + sum_z + ar * s + bs1 * r - delta1 * (*r * s);
+    Ok(Proof {
+        ar: ar.to_affine(),
+        bs: bs.to_affine(),
+        krs: krs.to_affine(),
+        commitments: hints.commitments,
+        commitment_pok: pok.to_affine(),
+    })
 }

@@ -145,3 +145,108 @@ fn our_proofs_of_gnark_circuits_verify_in_gnark_and_ours() {
         }
     }
 }
+
+/// A fixed sequence of masks for the commitments' `Randomize` hint.
+fn masks() -> impl FnMut() -> blstrs::Scalar {
+    let mut next = 1000u64;
+    move || {
+        next += 7;
+        blstrs::Scalar::from(next)
+    }
+}
+
+#[test]
+fn the_proof_equals_the_definition_s_on_every_pool() {
+    use blstrs::Scalar;
+    let dir = tempfile::tempdir().unwrap();
+    let shapes: [(&str, &[&str]); 3] = [
+        ("chain", &["-constraints", "40"]),
+        ("commit", &["-constraints", "60", "-commit"]),
+        ("gadgets", &["-constraints", "300", "-gadgets"]),
+    ];
+    for (name, flags) in shapes {
+        let c = circuit(dir.path(), name, flags);
+        let r1cs = R1cs::read(open(&c.r1cs)).unwrap();
+        let witness = groth16::read_witness(open(&c.witness)).unwrap();
+        let pk = read_key(&Pool::current_thread(), &c.pk);
+        let blinding = || Blinding::fixed(Scalar::from(11u64), Scalar::from(13u64));
+        let want =
+            prover::prove_reference(&r1cs, &pk, &witness, &blinding(), &mut masks()).unwrap();
+        let vk = VerifyingKey::read(open(&c.vk)).unwrap();
+        let public = groth16::read_public_witness(open(&c.public)).unwrap();
+        groth16::verify(&vk, &want, &public)
+            .unwrap_or_else(|e| panic!("{name}: the reference's proof is refused: {e}"));
+        for (label, pool) in crate::pools() {
+            let got = prover::prove_with_masks(
+                &pool,
+                &Control::new(),
+                &r1cs,
+                &pk,
+                &witness,
+                &blinding(),
+                &mut masks(),
+            )
+            .unwrap();
+            assert_eq!(got, want, "{name} on {label}");
+        }
+    }
+}
+
+#[test]
+fn a_key_point_outside_its_subgroup_is_named_or_refuses_the_proof() {
+    use blstrs::G1Affine;
+    use lockstep_ceremony::phase2::{KeyChecks, KeyEncoding};
+    use lockstep_ceremony::prove::ProveError;
+    let dir = tempfile::tempdir().unwrap();
+    let c = circuit(dir.path(), "chain", &["-constraints", "40"]);
+    let pool = Pool::new(2).unwrap();
+    let r1cs = R1cs::read(open(&c.r1cs)).unwrap();
+    let witness = groth16::read_witness(open(&c.witness)).unwrap();
+    let mut key = read_key(&pool, &c.pk);
+    // Written raw, gnark's key reads back the same, told raw.
+    let mut raw = Vec::new();
+    key.write_raw(&pool, &Control::new(), &mut raw).unwrap();
+    let (again, encoding) = ProvingKey::read_with(
+        &pool,
+        &Control::new(),
+        &raw[..],
+        &Limits::default(),
+        KeyChecks::Subgroups,
+    )
+    .unwrap();
+    assert_eq!((again, encoding), (key.clone(), KeyEncoding::Raw));
+    // A point on the curve outside the subgroup, in place of every K point.
+    let outside = (1u8..=200)
+        .find_map(|x| {
+            let mut bytes = [0u8; 48];
+            bytes[0] = 0x80;
+            bytes[47] = x;
+            G1Affine::from_compressed_unchecked(&bytes)
+                .into_option()
+                .filter(|p| !bool::from(p.is_torsion_free()))
+        })
+        .unwrap();
+    for point in &mut key.k {
+        *point = outside;
+    }
+    let mut raw = Vec::new();
+    key.write_raw(&pool, &Control::new(), &mut raw).unwrap();
+    let read = |checks| {
+        ProvingKey::read_with(&pool, &Control::new(), &raw[..], &Limits::default(), checks)
+    };
+    let error = read(KeyChecks::Subgroups).unwrap_err().to_string();
+    assert!(
+        error.contains("G1 K[0]") && error.contains("not in the prime-order subgroup"),
+        "{error}"
+    );
+    let (bad, _) = read(KeyChecks::Curve).unwrap();
+    let refused = prover::prove(
+        &pool,
+        &Control::new(),
+        &r1cs,
+        &bad,
+        &witness,
+        &Blinding::random(),
+    );
+    assert!(matches!(refused, Err(ProveError::KeyPoints)), "{refused:?}");
+}

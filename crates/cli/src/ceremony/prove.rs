@@ -8,7 +8,7 @@ use std::time::Instant;
 use anyhow::Context as _;
 use lockstep_ceremony::circom::{CircomR1cs, Witness};
 use lockstep_ceremony::groth16;
-use lockstep_ceremony::phase2::{ProvingKey, VerifyingKey};
+use lockstep_ceremony::phase2::{KeyChecks, ProvingKey, VerifyingKey};
 use lockstep_ceremony::prove::{Blinding, gnark as gnark_prover, snarkjs};
 use lockstep_ceremony::zkey::Zkey;
 use lockstep_ceremony::{FileKind, Limits, SNIFF_LEN, points_at_most};
@@ -146,8 +146,16 @@ pub(super) fn gnark(ctx: &Context, files: &GnarkFiles<'_>) -> anyhow::Result<()>
         file_len: opened.len,
         ..Limits::default()
     };
-    let key = ProvingKey::read(&pool, step.control(), opened.reader, &limits)
-        .with_context(|| format!("{}: not a gnark BLS12-381 proving key", files.pk.display()))?;
+    // On their curves only: the proof's points are checked in their subgroups (see
+    // `prove::gnark::prove`), as a `.zkey`'s sections 5-9 are.
+    let (key, _) = ProvingKey::read_with(
+        &pool,
+        step.control(),
+        opened.reader,
+        &limits,
+        KeyChecks::Curve,
+    )
+    .with_context(|| format!("{}: not a gnark BLS12-381 proving key", files.pk.display()))?;
     step.finish();
     // The MSMs' points: A, B (G1 and G2), K, Z.
     let points = (key.a.len() + 2 * key.b.len() + key.k.len() + key.z.len()) as u64;
@@ -201,6 +209,42 @@ pub(super) fn gnark(ctx: &Context, files: &GnarkFiles<'_>) -> anyhow::Result<()>
         proof.commitments.len()
     ))?;
     ctx.done("groth16 prove", points, started, &pool);
+    Ok(())
+}
+
+/// `groth16 prepare --pk --out`: gnark's key checked whole and written uncompressed.
+pub(super) fn prepare(ctx: &Context, pk: &Path, out: &Path) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let mut outputs = ctx.stage(&[("--pk", pk)], &[("--out", out)])?;
+    let opened = ctx.open("--pk", pk)?;
+    opened.expect(FileKind::ProvingKey)?;
+    let pool = ctx.pool_for(&opened)?;
+    let limits = Limits {
+        file_len: opened.len,
+        ..Limits::default()
+    };
+    let step = ctx
+        .session
+        .step("reading and checking the key", None, "points");
+    let (key, _) = ProvingKey::read_with(
+        &pool,
+        step.control(),
+        opened.reader,
+        &limits,
+        KeyChecks::Subgroups,
+    )
+    .with_context(|| format!("{}: not a gnark BLS12-381 proving key", pk.display()))?;
+    step.finish();
+    let points = (key.a.len() + 2 * key.b.len() + key.k.len() + key.z.len()) as u64;
+    let hash = ctx.write_output(&mut outputs, 0, points, |control, w| {
+        key.write_raw(&pool, control, w)
+    })?;
+    outputs.commit(&format!(
+        "prepared: {} wires, every point checked in its subgroup, written uncompressed; sha256 {}\n",
+        key.infinity_a.len(),
+        super::context::hex(&hash)
+    ))?;
+    ctx.done("groth16 prepare", points, started, &pool);
     Ok(())
 }
 

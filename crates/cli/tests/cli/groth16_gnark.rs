@@ -138,6 +138,101 @@ fn gnark_circuits_prove_and_verify_on_both_sides() {
 }
 
 #[test]
+fn a_prepared_key_proves_here_and_in_gnark() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    circuit(d, "commit", &["-constraints", "200", "-commit"], &["5"]);
+    let run = ok(
+        d,
+        &[
+            "groth16",
+            "prepare",
+            "--pk",
+            "commit.pk",
+            "--out",
+            "commit.raw",
+        ],
+    );
+    assert!(
+        run.stdout
+            .starts_with("prepared: 210 wires, every point checked in its subgroup, written uncompressed; sha256 "),
+        "{}",
+        run.stdout
+    );
+    // Uncompressed: about twice gnark's bytes.
+    let (raw, pk) = (
+        std::fs::metadata(d.join("commit.raw")).unwrap().len(),
+        std::fs::metadata(d.join("commit.pk")).unwrap().len(),
+    );
+    assert!(raw > 3 * pk / 2, "{raw} against {pk}");
+    // gnark proves with it (its ReadFrom reads the raw layout)...
+    assert!(gnark(
+        d,
+        &[
+            "prove",
+            "-r1cs",
+            "commit.r1cs",
+            "-constraints",
+            "200",
+            "-pk",
+            "commit.raw",
+            "-x",
+            "5",
+            "-out",
+            "theirs",
+            "-public",
+            "theirs.public",
+        ]
+    ));
+    assert!(gnark(
+        d,
+        &[
+            "gverify",
+            "-vk",
+            "commit.vk",
+            "-proof",
+            "theirs",
+            "-public",
+            "theirs.public"
+        ]
+    ));
+    // ... and so do we.
+    let files = [
+        "commit.raw".to_owned(),
+        "commit.r1cs".to_owned(),
+        "commit-5.wit".to_owned(),
+        "commit.vk".to_owned(),
+    ];
+    ok(d, &prove_args(&files));
+    assert!(gnark(
+        d,
+        &[
+            "gverify",
+            "-vk",
+            "commit.vk",
+            "-proof",
+            "proof",
+            "-public",
+            "public"
+        ]
+    ));
+    // A prepared key is not prepared again over itself.
+    crate::fails_with(
+        d,
+        &[
+            "groth16",
+            "prepare",
+            "--pk",
+            "commit.raw",
+            "--out",
+            "commit.raw",
+        ],
+        2,
+        "--out commit.raw is the same file as --pk commit.raw: an output never replaces an input (nothing was written)",
+    );
+}
+
+#[test]
 fn bad_witnesses_and_keys_are_named_and_nothing_is_written() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
