@@ -38,7 +38,9 @@ fuzz_target!(|data: &[u8]| {
                 let mut raw = Vec::new();
                 key.write_raw(pool(), &control, &mut raw)
                     .expect("writing to memory");
-                if encoding == KeyEncoding::Raw {
+                // Our writer sets the domain's precomputation flag (byte 168); gnark's reader
+                // and ours take 0 too.
+                if encoding == KeyEncoding::Raw && rest.get(168) == Some(&1) {
                     assert_eq!(raw, rest, "a raw key reads and writes back differently");
                 }
                 let (again, _) =

@@ -31,8 +31,8 @@ pub const COMMITMENT_DST: &[u8] = b"bsb22-commitment";
 /// gnark's DST for the commitments' folding challenge.
 pub(crate) const FOLD_DST: &[u8] = b"G16-BSB22";
 
-/// Public inputs a witness may hold before its length is believed (a file of 2^26 inputs
-/// would be 2 GiB).
+/// Values a witness (public, or full) may hold at most: a length above is refused before any
+/// is read (a file of 2^26 values is 2 GiB).
 const MAX_PUBLIC: u32 = 1 << 26;
 
 /// A Groth16 proof (gnark's `Proof`).
@@ -57,8 +57,8 @@ pub enum Groth16Error {
     /// A file could not be read.
     #[error(transparent)]
     Codec(#[from] CodecError),
-    /// A public input is not a canonical field element.
-    #[error("public input {index}: not a canonical element of the scalar field (>= r)")]
+    /// A witness value (public, or in a full witness secret) is not a canonical field element.
+    #[error("witness value {index}: not a canonical element of the scalar field (>= r)")]
     PublicInput {
         /// Its position (from 0, the constant one excluded).
         index: usize,
@@ -228,6 +228,14 @@ pub fn read_witness<R: Read>(input: R) -> Result<Witness, Groth16Error> {
         le.reverse();
         let value = Option::<Scalar>::from(Scalar::from_bytes_le(&le))
             .ok_or(Groth16Error::PublicInput { index })?;
+        // Grown by hand, the old storage wiped: a reallocation would free secret copies.
+        if witness.values.len() == witness.values.capacity() {
+            let room = (2 * witness.values.len()).max(64).min(len as usize);
+            let mut grown = Vec::with_capacity(room);
+            grown.extend_from_slice(&witness.values);
+            curve::wipe_scalars(&mut witness.values);
+            witness.values = grown;
+        }
         witness.values.push(value);
     }
     r.finish()?;

@@ -806,6 +806,10 @@ fn steps(
     let mut starts = Vec::new();
     let mut hints = Vec::new();
     let mut unsolvable = None;
+    // Where the previous instruction's call data ends: gnark appends each instruction's after
+    // the last, so an instruction that starts before it reuses bytes (a small file could make
+    // every constraint or hint point at one huge call and cost quadratic work).
+    let mut free = 0usize;
     for (instruction, (&id, &start)) in instructions
         .blueprints
         .iter()
@@ -822,12 +826,27 @@ fn steps(
                     blueprints.len()
                 ),
             })?;
+        let at = usize::try_from(start)
+            .ok()
+            .filter(|&at| at >= free && at < calldata.len())
+            .ok_or_else(|| R1csError::Constraint {
+                constraint,
+                problem: format!(
+                    "instruction {instruction}: its call data starts at word {start}, not after \
+                     the previous instruction's (word {free}) and within the {} words",
+                    calldata.len()
+                ),
+            })?;
         match *kind {
             Blueprint::Hint => {
+                // A hint's first word is its size (checked whole by `check_hints`).
+                let size = (calldata[at] as usize).max(1);
+                free = at.saturating_add(size);
                 hints.push((start, constraint));
                 continue;
             }
             Blueprint::Solver(name) => {
+                free = at + 1;
                 unsolvable.get_or_insert((instruction, constraint, name));
                 continue;
             }
@@ -844,7 +863,6 @@ fn steps(
             constraint,
             problem: format!("instruction {instruction}: {problem}"),
         };
-        let at = usize::try_from(start).map_err(|_| fail("call data start out of range"))?;
         let head = calldata
             .get(at..at.saturating_add(4))
             .ok_or_else(|| fail("call data start out of range"))?;
@@ -865,6 +883,7 @@ fn steps(
         if at.checked_add(size).is_none_or(|end| end > calldata.len()) {
             return Err(fail("its call data runs past the end"));
         }
+        free = at + size;
         starts.push(start);
     }
     Ok(Steps {

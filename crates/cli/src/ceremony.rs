@@ -49,6 +49,7 @@ fn groth16_with(ctx: &Context, command: &Groth16Command) -> anyhow::Result<()> {
             public,
             r1cs,
             vk,
+            trust_key,
         } => match (zkey, pk, r1cs) {
             (Some(zkey), _, _) => prove::snarkjs(
                 ctx,
@@ -69,6 +70,7 @@ fn groth16_with(ctx: &Context, command: &Groth16Command) -> anyhow::Result<()> {
                     proof,
                     public,
                     vk: vk.as_deref(),
+                    trust_key: *trust_key,
                 },
             ),
             _ => unreachable!("invariant: clap requires --zkey, or --pk with --r1cs"),

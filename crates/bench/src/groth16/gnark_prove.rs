@@ -7,8 +7,9 @@
 //! R1CS, the keys and the witness. On those files, ours:
 //! - in process: the R1CS, the key and the witness read before the time, then
 //!   `prove::gnark::prove` (the witness solved inside it, as gnark's), the best of R;
-//! - as a whole process: `lockstep groth16 prove --pk --r1cs --witness` (the key read and every
-//!   point checked, as gnark's `ReadFrom` checks them), milliseconds and peak memory;
+//! - as a whole process: `lockstep groth16 prove --pk --r1cs --witness --trust-key` (the key
+//!   read, its points checked on their curves, the proof's in their subgroups), milliseconds
+//!   and peak memory;
 //! - the same on the key `lockstep groth16 prepare` wrote (checked once, uncompressed: read
 //!   without square roots);
 //! - the key's reading alone, in process, at each worker count.
@@ -32,6 +33,8 @@ use crate::BenchGroth16Args;
 use crate::ceremony::zkey::{Measure, mb, measured};
 use crate::ceremony::{ms, ratio};
 
+use super::prove::{better, gnark};
+
 fn open(path: &Path) -> anyhow::Result<std::io::BufReader<std::fs::File>> {
     Ok(std::io::BufReader::new(
         std::fs::File::open(path).with_context(|| format!("{}", path.display()))?,
@@ -47,42 +50,6 @@ fn read_key(pool: &Pool, path: &Path) -> anyhow::Result<ProvingKey> {
     Ok(ProvingKey::read_with(pool, &Control::new(), open(path)?, &limits, checks)?.0)
 }
 
-/// gnark's times at `log` (threads -> time), its files written to `d`.
-fn gnark(
-    harness: &Path,
-    d: &Path,
-    log: u32,
-    workers: &[usize],
-    repeats: usize,
-) -> anyhow::Result<BTreeMap<usize, Duration>> {
-    let threads: Vec<String> = workers.iter().map(usize::to_string).collect();
-    let output = std::process::Command::new(harness)
-        .args(["provebench", "-logs", &log.to_string()])
-        .args(["-threads", &threads.join(",")])
-        .args(["-reps", &repeats.max(1).to_string()])
-        .arg("-out")
-        .arg(d)
-        .output()
-        .context("running the gnark harness's provebench")?;
-    anyhow::ensure!(
-        output.status.success(),
-        "gnark provebench failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let mut out = BTreeMap::new();
-    for line in String::from_utf8(output.stdout)?.lines() {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        let ["prove", _, threads, _, ms] = fields[..] else {
-            anyhow::bail!("unexpected provebench line {line:?}");
-        };
-        out.insert(
-            threads.parse()?,
-            Duration::from_secs_f64(ms.parse::<f64>()? / 1e3),
-        );
-    }
-    Ok(out)
-}
-
 /// One size's figures.
 struct Row {
     log: u32,
@@ -91,17 +58,6 @@ struct Row {
     read: Vec<Duration>,
     cli: Vec<Measure>,
     prepared: Vec<Measure>,
-}
-
-/// The better of two measures: the shorter time, the larger peak.
-fn better(a: Measure, b: Measure) -> Measure {
-    Measure {
-        time: match (a.time, b.time) {
-            (Some(x), Some(y)) => Some(x.min(y)),
-            (x, y) => x.or(y),
-        },
-        peak: a.peak.max(b.peak),
-    }
 }
 
 /// Runs the table on gnark's files.
@@ -127,7 +83,7 @@ pub(crate) fn run(
         let dir = tempfile::tempdir()?;
         let d = dir.path();
         note(&format!("gnark prove 2^{log}: gnark (and its files)..."));
-        let gnark = gnark(harness, d, log, workers, repeats)?;
+        let gnark = gnark(harness, log, workers, repeats, Some(d))?;
         let file = |ext: &str| d.join(format!("c-{log}.{ext}"));
         let r1cs = R1cs::read(open(&file("r1cs"))?)?;
         let witness = groth16::read_witness(open(&file("wit"))?)?;
@@ -203,6 +159,7 @@ pub(crate) fn run(
                             "proof",
                             "--public",
                             "public",
+                            "--trust-key",
                         ],
                         d,
                         &[],
@@ -236,7 +193,7 @@ pub(crate) fn run(
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
-        "\nGroth16 prove on gnark's files (2^L - 3 chained squarings compiled by gnark, groth16.Setup's key), ms, best of {repeats}: gnark v0.15 groth16.Prove in process (the key in memory, the witness solved inside); ours in process (the same); the key's reading alone (in process, its points on their curves); ours as a whole process (lockstep groth16 prove --pk: the R1CS, witness and key read) on gnark's key and on the key groth16 prepare wrote, the latter's peak MB"
+        "\nGroth16 prove on gnark's files (2^L - 3 chained squarings compiled by gnark, groth16.Setup's key), ms, best of {repeats}: gnark v0.15 groth16.Prove in process (the key in memory, the witness solved inside); ours in process (the same); the key's reading alone (in process, its points on their curves); ours as a whole process (lockstep groth16 prove --pk --trust-key: the R1CS, witness and key read, the key's points on their curves) on gnark's key and on the key groth16 prepare wrote, the latter's peak MB"
     )?;
     write!(out, "{:<6}", "size")?;
     for w in workers {

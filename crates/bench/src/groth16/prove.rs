@@ -29,7 +29,7 @@ use crate::ceremony::zkey::{Measure, circuit, mb, measured, mem_ratio};
 use crate::ceremony::{ms, ratio};
 
 /// The best (shortest) of two measures; the peak the larger.
-fn better(a: Measure, b: Measure) -> Measure {
+pub(super) fn better(a: Measure, b: Measure) -> Measure {
     Measure {
         time: match (a.time, b.time) {
             (Some(x), Some(y)) => Some(x.min(y)),
@@ -39,15 +39,18 @@ fn better(a: Measure, b: Measure) -> Measure {
     }
 }
 
-/// gnark's `groth16.Prove` at `log` for each thread count: threads -> (constraints, time).
-fn gnark(
+/// gnark's `groth16.Prove` at `log` for each thread count: threads -> time; with `out`, the
+/// harness writes the circuit's files there too (`provebench -out`).
+pub(super) fn gnark(
     harness: &std::path::Path,
     log: u32,
     workers: &[usize],
     repeats: usize,
+    out: Option<&std::path::Path>,
 ) -> anyhow::Result<std::collections::BTreeMap<usize, std::time::Duration>> {
     let threads: Vec<String> = workers.iter().map(usize::to_string).collect();
-    let output = std::process::Command::new(harness)
+    let mut command = std::process::Command::new(harness);
+    command
         .args([
             "provebench",
             "-logs",
@@ -55,7 +58,11 @@ fn gnark(
             "-threads",
             &threads.join(","),
         ])
-        .args(["-reps", &repeats.max(1).to_string()])
+        .args(["-reps", &repeats.max(1).to_string()]);
+    if let Some(dir) = out {
+        command.arg("-out").arg(dir);
+    }
+    let output = command
         .output()
         .context("running the gnark harness's provebench")?;
     anyhow::ensure!(
@@ -190,7 +197,7 @@ pub(crate) fn run(
         let gnark = match harness {
             Some(harness) => {
                 note(&format!("prove 2^{log}: gnark..."));
-                gnark(harness, log, workers, args.repeats)?
+                gnark(harness, log, workers, args.repeats, None)?
             }
             None => std::collections::BTreeMap::new(),
         };

@@ -27,7 +27,6 @@ use super::{Evaluations, Phase2, Phase2Error};
 use crate::codec::CodecError;
 use crate::codec::stream::{HashingWriter, write_counted};
 use crate::curve;
-use crate::fft::Domain;
 use crate::phase1::Srs;
 
 /// A Groth16 proving key in gnark's layout (see the module's documentation).
@@ -252,19 +251,22 @@ fn keys(p: Phase2, srs: &Srs, evaluations: &Evaluations) -> (ProvingKey, Verifyi
 }
 
 /// gnark-crypto's `fft.Domain.WriteTo` for `N = 2^power`.
+///
+/// Computed from the root of unity alone (no twiddle table): a reader calls it on the size a
+/// file's first 8 bytes announce, before the file has shown it holds that much.
 fn domain_bytes(power: u32) -> Vec<u8> {
-    let domain = Domain::new(power);
-    let n = domain.size() as u64;
+    let n = 1u64 << power;
+    let omega = crate::fft::gnark_omega(power);
+    let omega_inv = omega
+        .invert()
+        .expect("invariant: a root of unity is invertible");
+    let n_inv = Scalar::from(n)
+        .invert()
+        .expect("invariant: N < r is invertible");
     let generator = Scalar::from(7u64);
     let generator_inv = generator.invert().expect("invariant: 7 is invertible");
     let mut out = n.to_be_bytes().to_vec();
-    for s in [
-        domain.n_inv(),
-        domain.omega(),
-        domain.omega_inv(),
-        generator,
-        generator_inv,
-    ] {
+    for s in [n_inv, omega, omega_inv, generator, generator_inv] {
         out.extend_from_slice(&s.to_bytes_be());
     }
     out.push(1);
@@ -478,6 +480,15 @@ impl ProvingKey {
         let mut n = [0u8; 8];
         r.fill(&mut n, Location::value("domain size"))?;
         let power = limits.check_n_from(u64::from_be_bytes(n), 0, 1)?;
+        // Z alone holds N - 1 points of at least 48 bytes: a file too short for them is refused
+        // before any work for its size.
+        if let Some(len) = limits.file_len
+            && ((1u64 << power) - 1).saturating_mul(48) > len
+        {
+            return Err(invalid(format!(
+                "N = 2^{power} in a file of {len} bytes: too short for its Z"
+            )));
+        }
         let expected = domain_bytes(power);
         let mut constants = vec![0u8; expected.len() - 8];
         r.fill(&mut constants, Location::value("domain constants"))?;

@@ -150,10 +150,13 @@ pub fn prove_with_masks(
 fn key_fits(r1cs: &R1cs, key: &ProvingKey) -> Result<(), ProveError> {
     let wires = r1cs.wires();
     let commitments = r1cs.commitments();
-    let committed: usize = commitments.iter().map(|c| c.private_committed.len()).sum();
-    let private = wires
-        .checked_sub(r1cs.public() + committed + commitments.len())
-        .ok_or_else(|| ProveError::Key("the circuit commits to more wires than it has".into()))?;
+    // K's wires exactly as the prover filters them (a file may list a wire twice or a public
+    // one among the committed: the count must be the filter's, or the MSM's lengths differ).
+    let excluded = excluded_from_k(r1cs);
+    let private = (r1cs.public()..wires)
+        .filter(|j| excluded.binary_search(j).is_err())
+        .count();
+    let finite = |flags: &[bool]| flags.iter().filter(|&&f| !f).count();
     let counts = [
         (
             "the domain's power",
@@ -161,6 +164,10 @@ fn key_fits(r1cs: &R1cs, key: &ProvingKey) -> Result<(), ProveError> {
             r1cs.domain_power() as usize,
         ),
         ("wires", key.infinity_a.len(), wires),
+        ("wires (B's flags)", key.infinity_b.len(), wires),
+        ("A's points", key.a.len(), finite(&key.infinity_a)),
+        ("B's points", key.b.len(), finite(&key.infinity_b)),
+        ("B's G2 points", key.b2.len(), finite(&key.infinity_b)),
         ("commitments", key.commitment_keys.len(), commitments.len()),
         ("K's points (private wires)", key.k.len(), private),
     ];
@@ -169,17 +176,26 @@ fn key_fits(r1cs: &R1cs, key: &ProvingKey) -> Result<(), ProveError> {
             "{what}: {theirs}, the circuit's {ours}: a key of another circuit"
         )));
     }
-    for (i, ((basis, _), c)) in key.commitment_keys.iter().zip(commitments).enumerate() {
-        if basis.len() != c.private_committed.len() {
+    for (i, ((basis, sigma), c)) in key.commitment_keys.iter().zip(commitments).enumerate() {
+        if basis.len() != c.private_committed.len() || sigma.len() != basis.len() {
             return Err(ProveError::Key(format!(
-                "commitment {i}'s basis holds {} points, the circuit commits to {} private wires",
+                "commitment {i}'s basis holds {} points ({} times sigma), the circuit commits \
+                 to {} private wires",
                 basis.len(),
+                sigma.len(),
                 c.private_committed.len()
             )));
         }
     }
     if key.power > 32 {
         return Err(ProveError::Domain(key.power));
+    }
+    let n = 1usize << key.power;
+    if key.z.len() + 1 != n && key.z.len() != n {
+        return Err(ProveError::Key(format!(
+            "Z holds {} points for a domain of {n}",
+            key.z.len()
+        )));
     }
     Ok(())
 }
@@ -200,6 +216,18 @@ fn excluded_from_k(r1cs: &R1cs) -> Vec<usize> {
     out.sort_unstable();
     out.dedup();
     out
+}
+
+/// A commitment wire's value: `fr.Hash(C uncompressed || the hashed values, 32 bytes BE each,
+/// "bsb22-commitment")`, as gnark's prover overrides the BSB22 placeholder (and its verifier
+/// recomputes).
+fn commitment_value(point: &G1Affine, hashed: &[Scalar]) -> Scalar {
+    let mut prehash = curve::g1_uncompressed(point).to_vec();
+    for v in hashed {
+        prehash.extend_from_slice(&v.to_bytes_be());
+    }
+    let [value] = curve::hash_to_scalars::<1>(&prehash, COMMITMENT_DST);
+    value
 }
 
 /// The solver's commitment hint: the Pedersen commitments under the key, kept for the proof.
@@ -239,14 +267,9 @@ impl Hints for Commit<'_> {
         let point = curve::msm_chunked(self.pool, self.control, basis, &scalars)
             .map_err(|e| e.to_string())?
             .to_affine();
-        let mut prehash = curve::g1_uncompressed(&point).to_vec();
-        for v in hashed {
-            prehash.extend_from_slice(&v.to_bytes_be());
-        }
-        let [value] = curve::hash_to_scalars::<1>(&prehash, COMMITMENT_DST);
         self.commitments.push(point);
         self.committed.push(committed.to_vec());
-        Ok(value)
+        Ok(commitment_value(&point, hashed))
     }
 
     fn random(&mut self) -> Scalar {
@@ -387,13 +410,9 @@ pub fn prove_reference(
                 .zip(committed)
                 .fold(G1Projective::identity(), |acc, (p, s)| acc + p * s)
                 .to_affine();
-            let mut prehash = curve::g1_uncompressed(&point).to_vec();
-            for v in hashed {
-                prehash.extend_from_slice(&v.to_bytes_be());
-            }
             self.commitments.push(point);
             self.committed.push(committed.to_vec());
-            Ok(curve::hash_to_scalars::<1>(&prehash, COMMITMENT_DST)[0])
+            Ok(commitment_value(&point, hashed))
         }
 
         fn random(&mut self) -> Scalar {

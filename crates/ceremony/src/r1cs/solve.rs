@@ -264,23 +264,7 @@ impl State<'_> {
             problem: format!("hint call {call}: {problem}"),
         };
         let decoded = self.r1cs.hint_call(call).map_err(malformed)?;
-        let name = self.r1cs.hint_name(decoded.id);
-        let unknown = || SolveError::UnknownHint {
-            call,
-            constraint,
-            name: name.map_or_else(|| "an unnamed hint".to_owned(), str::to_owned),
-            id: decoded.id,
-        };
-        let (short, name) = match name {
-            Some(n) if super::hint_id(n) == decoded.id => match n {
-                BSB22 => ("the commitment", n),
-                INV_ZERO => ("InvZeroHint", n),
-                N_BITS => ("nBits", n),
-                RANDOMIZE => ("Randomize", n),
-                _ => return Err(unknown()),
-            },
-            _ => return Err(unknown()),
-        };
+        let (short, name) = known_hint(self.r1cs, call, constraint, decoded.id)?;
         let fail = |problem: String| SolveError::Hint {
             call,
             name: short,
@@ -288,81 +272,133 @@ impl State<'_> {
         };
         let mut inputs = Vec::with_capacity(decoded.inputs.len());
         for input in &decoded.inputs {
-            inputs.push(
-                self.eval(*input)
-                    .map_err(|wire| fail(format!("it reads wire {wire} before it is solved")))?,
-            );
+            match self.eval(*input) {
+                Ok(value) => inputs.push(value),
+                Err(wire) => {
+                    crate::curve::wipe_scalars(&mut inputs);
+                    return Err(fail(format!("it reads wire {wire} before it is solved")));
+                }
+            }
         }
         let outputs = decoded.outputs.start as usize..decoded.outputs.end as usize;
-        let want = |ins: usize, outs: usize| {
-            if inputs.len() == ins && outputs.len() == outs {
-                Ok(())
-            } else {
-                Err(fail(format!(
-                    "{} inputs and {} outputs, gnark's hint has {ins} and {outs}",
+        let values = run_hint(name, &inputs, outputs.clone(), self.r1cs, hints, &fail);
+        crate::curve::wipe_scalars(&mut inputs);
+        let mut values = values?;
+        let mut result = Ok(());
+        for (wire, value) in outputs.zip(&values) {
+            if let Err(problem) = self.set(wire, *value) {
+                result = Err(fail(problem));
+                break;
+            }
+        }
+        crate::curve::wipe_scalars(&mut values);
+        result
+    }
+}
+
+/// The hint `id` names, if the solver runs it: its short name and full name.
+fn known_hint(
+    r1cs: &R1cs,
+    call: usize,
+    constraint: usize,
+    id: u32,
+) -> Result<(&'static str, &'static str), SolveError> {
+    let name = r1cs.hint_name(id);
+    let known = match name {
+        Some(n) if super::hint_id(n) == id => match n {
+            BSB22 => Some(("the commitment", BSB22)),
+            INV_ZERO => Some(("InvZeroHint", INV_ZERO)),
+            N_BITS => Some(("nBits", N_BITS)),
+            RANDOMIZE => Some(("Randomize", RANDOMIZE)),
+            _ => None,
+        },
+        _ => None,
+    };
+    known.ok_or_else(|| SolveError::UnknownHint {
+        call,
+        constraint,
+        // Escaped and cut: the name is the file's text, which may hold anything.
+        name: name.map_or_else(
+            || "an unnamed hint".to_owned(),
+            |n| n.chars().take(200).flat_map(char::escape_debug).collect(),
+        ),
+        id,
+    })
+}
+
+/// Hint `name`'s outputs for `inputs` (see the module's documentation).
+fn run_hint(
+    name: &'static str,
+    inputs: &[Scalar],
+    outputs: std::ops::Range<usize>,
+    r1cs: &R1cs,
+    hints: &mut dyn Hints,
+    fail: &dyn Fn(String) -> SolveError,
+) -> Result<Vec<Scalar>, SolveError> {
+    let want = |ins: usize, outs: usize| {
+        if inputs.len() == ins && outputs.len() == outs {
+            Ok(())
+        } else {
+            Err(fail(format!(
+                "{} inputs and {} outputs, gnark's hint has {ins} and {outs}",
+                inputs.len(),
+                outputs.len()
+            )))
+        }
+    };
+    Ok(match name {
+        INV_ZERO => {
+            want(1, 1)?;
+            vec![Option::<Scalar>::from(inputs[0].invert()).unwrap_or(Scalar::ZERO)]
+        }
+        N_BITS => {
+            if inputs.len() != 1 || outputs.len() > 256 {
+                return Err(fail(format!(
+                    "{} inputs and {} outputs: gnark's takes one input and at most 256 bits",
                     inputs.len(),
                     outputs.len()
-                )))
+                )));
             }
-        };
-        let values: Vec<Scalar> = match name {
-            INV_ZERO => {
-                want(1, 1)?;
-                vec![Option::<Scalar>::from(inputs[0].invert()).unwrap_or(Scalar::ZERO)]
-            }
-            N_BITS => {
-                if inputs.len() != 1 || outputs.len() > 256 {
-                    return Err(fail(format!(
-                        "{} inputs and {} outputs: gnark's takes one input and at most 256 bits",
-                        inputs.len(),
-                        outputs.len()
-                    )));
-                }
-                let le = inputs[0].to_repr();
-                (0..outputs.len())
-                    .map(|i| Scalar::from(u64::from((le.as_ref()[i / 8] >> (i % 8)) & 1)))
-                    .collect()
-            }
-            RANDOMIZE => {
-                want(0, outputs.len())?;
-                (0..outputs.len()).map(|_| hints.random()).collect()
-            }
-            BSB22 => {
-                let index = inputs
-                    .first()
-                    .and_then(|i| {
-                        let repr = i.to_repr();
-                        let bytes = repr.as_ref();
-                        bytes[8..].iter().all(|&b| b == 0).then(|| {
-                            u64::from_le_bytes(bytes[..8].try_into().expect("invariant: 8"))
-                        })
-                    })
-                    .and_then(|i| usize::try_from(i).ok())
-                    .filter(|&i| i < self.r1cs.commitments.len())
-                    .ok_or_else(|| fail("its first input is not a commitment's index".into()))?;
-                let commitment = &self.r1cs.commitments[index];
-                let hashed = commitment.public_and_commitment_committed.len();
-                let committed = commitment.private_committed.len();
-                want(1 + hashed + committed, 1)?;
-                if outputs.start != commitment.commitment_index {
-                    return Err(fail(format!(
-                        "it writes wire {}, commitment {index}'s wire is {}",
-                        outputs.start, commitment.commitment_index
-                    )));
-                }
-                let value = hints
-                    .commitment(index, &inputs[1..1 + hashed], &inputs[1 + hashed..])
-                    .map_err(fail)?;
-                vec![value]
-            }
-            _ => unreachable!("invariant: the names matched above"),
-        };
-        crate::curve::wipe_scalars(&mut inputs);
-        for (wire, value) in outputs.zip(values) {
-            self.set(wire, value).map_err(fail)?;
+            let le = inputs[0].to_repr();
+            (0..outputs.len())
+                .map(|i| Scalar::from(u64::from((le.as_ref()[i / 8] >> (i % 8)) & 1)))
+                .collect()
         }
-        Ok(())
-    }
+        RANDOMIZE => {
+            want(0, outputs.len())?;
+            (0..outputs.len()).map(|_| hints.random()).collect()
+        }
+        BSB22 => {
+            let index = inputs
+                .first()
+                .and_then(|i| {
+                    let repr = i.to_repr();
+                    let bytes = repr.as_ref();
+                    bytes[8..]
+                        .iter()
+                        .all(|&b| b == 0)
+                        .then(|| u64::from_le_bytes(bytes[..8].try_into().expect("invariant: 8")))
+                })
+                .and_then(|i| usize::try_from(i).ok())
+                .filter(|&i| i < r1cs.commitments.len())
+                .ok_or_else(|| fail("its first input is not a commitment's index".into()))?;
+            let commitment = &r1cs.commitments[index];
+            let hashed = commitment.public_and_commitment_committed.len();
+            let committed = commitment.private_committed.len();
+            want(1 + hashed + committed, 1)?;
+            if outputs.start != commitment.commitment_index {
+                return Err(fail(format!(
+                    "it writes wire {}, commitment {index}'s wire is {}",
+                    outputs.start, commitment.commitment_index
+                )));
+            }
+            let value = hints
+                .commitment(index, &inputs[1..1 + hashed], &inputs[1 + hashed..])
+                .map_err(fail)?;
+            vec![value]
+        }
+        _ => unreachable!("invariant: `known_hint` names only these"),
+    })
 }
 
 /// Solves `r1cs` for the witness `public` (the constant one excluded) and `secret`, as gnark's
@@ -390,6 +426,12 @@ pub fn solve(
             constraint,
             blueprint,
         });
+    }
+    // Every hint known before any work (a call's framing is checked when it runs).
+    for (call, &(_, constraint)) in r1cs.hints.iter().enumerate() {
+        if let Ok(decoded) = r1cs.hint_call(call) {
+            known_hint(r1cs, call, constraint, decoded.id)?;
+        }
     }
     let wires = r1cs.wires();
     let mut values = memory::try_with_capacity(wires)?;

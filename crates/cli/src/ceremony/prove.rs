@@ -105,6 +105,7 @@ pub(super) struct GnarkFiles<'a> {
     pub(super) proof: &'a Path,
     pub(super) public: &'a Path,
     pub(super) vk: Option<&'a Path>,
+    pub(super) trust_key: bool,
 }
 
 /// `groth16 prove --pk --r1cs --witness --proof --public [--vk]`: gnark's prover.
@@ -146,16 +147,15 @@ pub(super) fn gnark(ctx: &Context, files: &GnarkFiles<'_>) -> anyhow::Result<()>
         file_len: opened.len,
         ..Limits::default()
     };
-    // On their curves only: the proof's points are checked in their subgroups (see
-    // `prove::gnark::prove`), as a `.zkey`'s sections 5-9 are.
-    let (key, _) = ProvingKey::read_with(
-        &pool,
-        step.control(),
-        opened.reader,
-        &limits,
-        KeyChecks::Curve,
-    )
-    .with_context(|| format!("{}: not a gnark BLS12-381 proving key", files.pk.display()))?;
+    // In full, as gnark's `ReadFrom`; with --trust-key on their curves only (the proof's
+    // points are checked in their subgroups either way: `prove::gnark::prove`).
+    let checks = if files.trust_key {
+        KeyChecks::Curve
+    } else {
+        KeyChecks::Subgroups
+    };
+    let (key, _) = ProvingKey::read_with(&pool, step.control(), opened.reader, &limits, checks)
+        .with_context(|| format!("{}: not a gnark BLS12-381 proving key", files.pk.display()))?;
     step.finish();
     // The MSMs' points: A, B (G1 and G2), K, Z.
     let points = (key.a.len() + 2 * key.b.len() + key.k.len() + key.z.len()) as u64;

@@ -216,6 +216,20 @@ fn a_prepared_key_proves_here_and_in_gnark() {
             "public"
         ]
     ));
+    // Trusted (its points on their curves only, the proof's in their subgroups): the same.
+    ok(d, &[&prove_args(&files)[..], &["--trust-key"]].concat());
+    assert!(gnark(
+        d,
+        &[
+            "gverify",
+            "-vk",
+            "commit.vk",
+            "-proof",
+            "proof",
+            "-public",
+            "public"
+        ]
+    ));
     // A prepared key is not prepared again over itself.
     crate::fails_with(
         d,
