@@ -13,8 +13,9 @@ use crate::{REGISTRY, leftovers, ok, organisations, raw_round, with};
 
 /// The lowest limit tried (KiB). Below what the dynamic loader needs to map the binary and its
 /// libraries (which grows with the binary: 24 MB for the CLI before the relay's HTTP stack, more
-/// after), the run fails before any of our code does (exit 127): the sweep steps past those
-/// limits, and only those, before its first run of our code.
+/// after), the run fails before any of our code does (exit 127, or a segmentation fault with no
+/// output when the limit falls inside the loader's mappings): the sweep steps past those limits,
+/// and only those, before its first run of our code.
 const FROM_KIB: u64 = 24_000;
 
 /// The step between limits (KiB).
@@ -62,8 +63,17 @@ fn sweep(dir: &Path, args: &[&str], outputs: &[&str], step: u64) -> Vec<String> 
         let stderr = String::from_utf8_lossy(&run.stderr);
         let at = format!("{args:?} under ulimit -v {limit}");
         assert_eq!(leftovers(dir), Vec::<String>::new(), "{at}: {stderr}");
-        let loading = run.status.code() == Some(127)
-            && stderr.contains("error while loading shared libraries");
+        // The dynamic loader's failures to map the binary and its libraries: exit 127 naming
+        // them, or, when the limit falls inside the loader's own mappings, a segmentation fault
+        // before any output (where that window lies moves with the binary's layout: a build in
+        // another directory crossed it at 24 MB). Our code has not run in either.
+        let segfault = {
+            use std::os::unix::process::ExitStatusExt;
+            run.status.signal() == Some(11) && stderr.is_empty()
+        };
+        let loading = (run.status.code() == Some(127)
+            && stderr.contains("error while loading shared libraries"))
+            || segfault;
         match run.status.code() {
             _ if loading && refusals.is_empty() => {}
             Some(0) => return refusals,
