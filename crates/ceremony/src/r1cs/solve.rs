@@ -349,7 +349,13 @@ fn run_hint(
     Ok(match name {
         INV_ZERO => {
             want(1, 1)?;
-            vec![Option::<Scalar>::from(inputs[0].invert()).unwrap_or(Scalar::ZERO)]
+            // gnark's InvZeroHint: 0 for 0 (IsZero's case), the inverse otherwise.
+            vec![if bool::from(inputs[0].is_zero()) {
+                Scalar::ZERO
+            } else {
+                Option::<Scalar>::from(inputs[0].invert())
+                    .expect("invariant: a nonzero field element is invertible")
+            }]
         }
         N_BITS => {
             if inputs.len() != 1 || outputs.len() > 256 {
