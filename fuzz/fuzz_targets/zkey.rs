@@ -11,7 +11,7 @@ use libfuzzer_sys::fuzz_target;
 use lockstep_ceremony::circom::Witness;
 use lockstep_ceremony::prove::{Blinding, snarkjs};
 use lockstep_ceremony::zkey::{ORDER, Zkey};
-use lockstep_ceremony::{CodecError, Limits};
+use lockstep_ceremony::{CodecError, KeyChecks, Limits};
 use lockstep_fuzz::{pool, same_outcome};
 use lockstep_shard::{Control, Pool};
 
@@ -32,7 +32,13 @@ fuzz_target!(|data: &[u8]| {
         parallel.as_ref().map_err(ToString::to_string),
         serial.as_ref().map_err(ToString::to_string),
     );
-    let proving = Zkey::read_for_proving(pool(), &Control::new(), Cursor::new(data), &limits);
+    let proving = Zkey::read_for_proving(
+        pool(),
+        &Control::new(),
+        Cursor::new(data),
+        &limits,
+        KeyChecks::Curve,
+    );
     if let Ok(full) = &parallel {
         assert!(
             proving.as_ref().ok() == Some(full),

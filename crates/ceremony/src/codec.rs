@@ -17,7 +17,7 @@
 mod point;
 pub(crate) mod stream;
 
-pub use point::{Compressed, Point, PointProblem};
+pub use point::{Compressed, KeyChecks, Point, PointProblem};
 pub(crate) use stream::{
     HashingReader, HashingWriter, read_challenge, read_point, read_points, read_points_after,
     read_vector, write_challenge, write_points, write_vector,

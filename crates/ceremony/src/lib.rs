@@ -49,7 +49,9 @@ pub mod r1cs;
 pub mod reference;
 pub mod zkey;
 
-pub use codec::{CodecError, DEFAULT_MAX_POWER, Limits, Location, PointProblem, contribution_len};
+pub use codec::{
+    CodecError, DEFAULT_MAX_POWER, KeyChecks, Limits, Location, PointProblem, contribution_len,
+};
 pub use file_kind::{FileKind, SNIFF_LEN, points_at_most};
 
 /// The ceremony's shard grain: a worker gets at least 128 points, milliseconds of curve work (a

@@ -33,12 +33,13 @@ mod verify;
 
 use blstrs::{G1Affine, G2Affine};
 
+pub use crate::codec::KeyChecks;
 pub use contribute::{BEACON_DST, DST_DELTA, DST_SIGMA, Secrets, contribute, contribute_serial};
 pub use init::{
     BATCH_CONSTRAINTS, fit_phase1, initialize, initialize_batched, initialize_object,
     initialize_serial, initialize_timed,
 };
-pub use keys::{KeyChecks, KeyEncoding, Origin, ProvingKey, VerifyingKey, check_sealable, seal};
+pub use keys::{KeyEncoding, Origin, ProvingKey, VerifyingKey, check_sealable, seal};
 pub use verify::{Secret, VerifyError, verify_contribution, verify_descent};
 
 use crate::phase1::UpdateProof;

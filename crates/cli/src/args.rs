@@ -553,11 +553,12 @@ pub(crate) enum Groth16Command {
         /// gnark's verifying key (with --pk): the proof is verified before it is written.
         #[arg(long, value_name = "FILE", requires = "pk")]
         vk: Option<PathBuf>,
-        /// With --pk: check the key's points on their curves only, not in their subgroups (a
-        /// key you made or checked: `groth16 prepare` checks it whole). The proof's points are
-        /// still checked in theirs; a key from someone else should be read in full, as a point
-        /// outside its subgroup could tell them, over many proofs, something of the witness.
-        #[arg(long, requires = "pk")]
+        /// Check the key's points on their curves only, not in their subgroups: for a key you
+        /// made or checked (`groth16 prepare` checks gnark's whole, `ceremony zkey verify` a
+        /// `.zkey`). The proof's points are still checked in theirs. A key from someone else
+        /// should be read in full (the default), as a point outside its subgroup could tell
+        /// them, over many proofs, something of the witness.
+        #[arg(long)]
         trust_key: bool,
     },
     /// Prepare gnark's proving key for proving many times: every point checked in its

@@ -59,6 +59,7 @@ fn groth16_with(ctx: &Context, command: &Groth16Command) -> anyhow::Result<()> {
                     proof,
                     public,
                     r1cs: r1cs.as_deref(),
+                    trust_key: *trust_key,
                 },
             ),
             (None, Some(pk), Some(r1cs)) => prove::gnark(

@@ -107,3 +107,14 @@ impl Point for G2Affine {
         Compressed(self.to_compressed())
     }
 }
+
+/// How a proving key's points are checked when read (gnark's keys and snarkjs's `.zkey`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyChecks {
+    /// Every point canonical, on its curve and in its subgroup (gnark's `ReadFrom`).
+    Subgroups,
+    /// Every point canonical and on its curve; the subgroups left to the caller. A prover that
+    /// checks the proof's points in their subgroups before it writes them may read so: a key
+    /// point outside its subgroup then refuses the proof or leaves nothing of itself in it.
+    Curve,
+}

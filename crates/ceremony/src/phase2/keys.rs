@@ -24,8 +24,8 @@ use lockstep_shard::{Control, Pool};
 
 use super::contribute::{Secrets, update};
 use super::{Evaluations, Phase2, Phase2Error};
-use crate::codec::CodecError;
 use crate::codec::stream::{HashingWriter, write_counted};
+use crate::codec::{CodecError, KeyChecks};
 use crate::curve;
 use crate::phase1::Srs;
 
@@ -306,17 +306,6 @@ impl ProvingKey {
         }
         Ok(w.finish()?.0)
     }
-}
-
-/// How a proving key's points are checked when read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum KeyChecks {
-    /// Every point canonical, on its curve and in its subgroup (gnark's `ReadFrom`).
-    Subgroups,
-    /// Every point canonical and on its curve; the subgroups left to the caller. A prover that
-    /// checks the proof's points in their subgroups before it writes them may read so: a key
-    /// point outside its subgroup then refuses the proof or leaves nothing of itself in it.
-    Curve,
 }
 
 /// How a proving key's points are encoded: gnark's `WriteTo` (compressed) or `WriteRawTo`

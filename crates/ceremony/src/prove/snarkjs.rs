@@ -232,8 +232,9 @@ fn canonical(
 
 /// Proves for `witness` under `key` on `pool`, blinded by `blinding`; the same proof at every
 /// worker count (and [`prove_reference`]'s). The proof is checked before it is returned: its
-/// points in their subgroups (a key read by [`Zkey::read_for_proving`] has A, B1, B2, C and H
-/// checked on their curves only), then verified under the key's header and IC: a witness that
+/// points in their subgroups (a key read by [`Zkey::read_for_proving`] with
+/// [`KeyChecks::Curve`](crate::KeyChecks::Curve) has A, B1, B2, C and H checked on their
+/// curves only), then verified under the key's header and IC: a witness that
 /// does not satisfy the key's circuit is [`ProveError::Unsatisfied`].
 ///
 /// Progress: the points of the five MSMs (`3 wires + private wires + N`, about), as they end.

@@ -20,7 +20,7 @@ use super::{Contribution, Header, Zkey, ZkeyError};
 use crate::binfile::{SectionReader, Table, read_points, write_head, write_section_header};
 use crate::circom::BLS12_381_R_LE;
 use crate::codec::{CodecError, HashingWriter, Limits, Location, write_vector};
-use crate::codec::{Compressed, PointProblem};
+use crate::codec::{Compressed, KeyChecks, PointProblem};
 use crate::ptau::{
     g1_from_ptau, g1_from_ptau_on_curve, g1_to_ptau, g2_from_ptau, g2_from_ptau_on_curve,
     g2_to_ptau, q_bytes,
@@ -171,11 +171,17 @@ impl Zkey {
         Self::read_with(pool, control, input, limits, Checks::Subgroups)
     }
 
-    /// [`read`](Self::read) for a prover: the points of sections 5-9 (A, B1, B2, C, H) checked
-    /// on their curves only, the header's and IC's in their subgroups. A subgroup check costs
-    /// tens of microseconds a point, most of a proof's time; the prover checks its result
-    /// instead (the proof's points in their subgroups, and the proof verified under the header
-    /// and IC): a key's point outside its subgroup can only make the proof refused.
+    /// [`read`](Self::read) for a prover, by `checks`:
+    /// - [`KeyChecks::Subgroups`]: every point in its subgroup, as [`read`](Self::read). The
+    ///   default for a key from someone else: a key point outside its subgroup puts a small
+    ///   order component in the proof, and whether the proof is refused for it (see
+    ///   [`prove`](crate::prove::snarkjs::prove)) can tell the key's maker, over many proofs,
+    ///   the witness's residues modulo the cofactor's small primes.
+    /// - [`KeyChecks::Curve`]: the header's and IC's points in their subgroups, sections 5-9
+    ///   (A, B1, B2, C, H) on their curves only. For a key you made, or that
+    ///   [`verify_file`](crate::zkey::verify_file) checked: a subgroup check costs tens of
+    ///   microseconds a point, most of a proof's time. The prover still checks the proof's
+    ///   points in their subgroups, so a bad point can only make the proof refused.
     ///
     /// # Errors
     /// As [`read`](Self::read).
@@ -184,8 +190,13 @@ impl Zkey {
         control: &Control,
         input: R,
         limits: &Limits,
+        checks: KeyChecks,
     ) -> Result<Self, ZkeyError> {
-        Self::read_with(pool, control, input, limits, Checks::Prover)
+        let checks = match checks {
+            KeyChecks::Subgroups => Checks::Subgroups,
+            KeyChecks::Curve => Checks::Prover,
+        };
+        Self::read_with(pool, control, input, limits, checks)
     }
 
     /// [`read`](Self::read), with sections 3 and 5-7 (IC, A, B1, B2) checked on their curves

@@ -307,6 +307,56 @@ fn a_point_outside_the_subgroup_is_refused_by_reading_and_by_verify_file() {
     );
 }
 
+#[test]
+fn a_prover_reads_a_key_in_full_by_default_and_a_trusted_key_s_bad_point_refuses_the_proof() {
+    use lockstep_ceremony::KeyChecks;
+    use lockstep_ceremony::circom::Witness;
+    use lockstep_ceremony::prove::{Blinding, ProveError, snarkjs};
+    let (plain, _) = powers(5);
+    let constraints = vec![
+        [
+            vec![(1, Scalar::from(3))],
+            vec![(2, Scalar::ONE)],
+            vec![(3, Scalar::ONE)]
+        ];
+        4
+    ];
+    let r1cs = CircomR1cs::read(Cursor::new(r1cs_file(6, (1, 1), &constraints))).unwrap();
+    let mut key = zkey::new_serial(&r1cs, Cursor::new(&plain), &Limits::default()).unwrap();
+    // A on the constant wire, which every witness takes once: outside the subgroup.
+    key.a[0] = off_subgroup_point();
+    let bytes = key_bytes(&key, &ORDER);
+    let pool = Pool::new(2).unwrap();
+    let read = |checks| {
+        Zkey::read_for_proving(
+            &pool,
+            &Control::new(),
+            Cursor::new(&bytes),
+            &Limits::default(),
+            checks,
+        )
+    };
+    let named = read(KeyChecks::Subgroups).unwrap_err();
+    assert!(named.to_string().contains("A[0]"), "{named}");
+    let trusted = read(KeyChecks::Curve).unwrap();
+    // 3 w1 w2 = w3 with w1 = 2, w2 = 5: the witness satisfies the circuit.
+    let witness = Witness::from_values(
+        [1u64, 2, 5, 30, 0, 0]
+            .into_iter()
+            .map(Scalar::from)
+            .collect(),
+    );
+    let refused = snarkjs::prove(
+        &pool,
+        &Control::new(),
+        &trusted,
+        &witness,
+        &Blinding::random(),
+    )
+    .unwrap_err();
+    assert!(matches!(refused, ProveError::KeyPoints), "{refused}");
+}
+
 /// Powers of another tau.
 fn powers_other(power: u32) -> (Vec<u8>, ()) {
     let mut srs = lockstep_ceremony::phase1::Srs::one(power).unwrap();

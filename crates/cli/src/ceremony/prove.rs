@@ -23,6 +23,7 @@ pub(super) struct Files<'a> {
     pub(super) proof: &'a Path,
     pub(super) public: &'a Path,
     pub(super) r1cs: Option<&'a Path>,
+    pub(super) trust_key: bool,
 }
 
 /// `groth16 prove --zkey --witness --proof --public [--r1cs]`.
@@ -59,8 +60,14 @@ pub(super) fn snarkjs(ctx: &Context, files: &Files<'_>) -> anyhow::Result<()> {
     let len = input.get_ref().metadata().map(|m| m.len()).unwrap_or(0);
     let pool = ctx.pool(points_at_most(len))?;
     let step = ctx.session.step("reading the key", None, "points");
-    let key = Zkey::read_for_proving(&pool, step.control(), input, &Limits::default())
-        .with_context(|| format!("{}", zkey_path.display()))?;
+    let key = Zkey::read_for_proving(
+        &pool,
+        step.control(),
+        input,
+        &Limits::default(),
+        key_checks(files.trust_key),
+    )
+    .with_context(|| format!("{}", zkey_path.display()))?;
     step.finish();
     if let Some((path, circuit)) = &circuit {
         snarkjs::circuit_fits(&key, circuit)
@@ -95,6 +102,16 @@ pub(super) fn snarkjs(ctx: &Context, files: &Files<'_>) -> anyhow::Result<()> {
     ))?;
     ctx.done("groth16 prove", points, started, &pool);
     Ok(())
+}
+
+/// A key's points in full by default, as gnark's `ReadFrom`; with --trust-key on their curves
+/// only (the proof's points are checked in their subgroups either way).
+fn key_checks(trust_key: bool) -> KeyChecks {
+    if trust_key {
+        KeyChecks::Curve
+    } else {
+        KeyChecks::Subgroups
+    }
 }
 
 /// The paths `groth16 prove --pk` takes.
@@ -147,15 +164,14 @@ pub(super) fn gnark(ctx: &Context, files: &GnarkFiles<'_>) -> anyhow::Result<()>
         file_len: opened.len,
         ..Limits::default()
     };
-    // In full, as gnark's `ReadFrom`; with --trust-key on their curves only (the proof's
-    // points are checked in their subgroups either way: `prove::gnark::prove`).
-    let checks = if files.trust_key {
-        KeyChecks::Curve
-    } else {
-        KeyChecks::Subgroups
-    };
-    let (key, _) = ProvingKey::read_with(&pool, step.control(), opened.reader, &limits, checks)
-        .with_context(|| format!("{}: not a gnark BLS12-381 proving key", files.pk.display()))?;
+    let (key, _) = ProvingKey::read_with(
+        &pool,
+        step.control(),
+        opened.reader,
+        &limits,
+        key_checks(files.trust_key),
+    )
+    .with_context(|| format!("{}: not a gnark BLS12-381 proving key", files.pk.display()))?;
     step.finish();
     // The MSMs' points: A, B (G1 and G2), K, Z.
     let points = (key.a.len() + 2 * key.b.len() + key.k.len() + key.z.len()) as u64;
