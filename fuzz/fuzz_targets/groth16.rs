@@ -1,12 +1,15 @@
 //! The Groth16 readers (proof, public witness, verifying key, full witness, proving key; the
 //! first byte picks one) never panic, and what they accept writes back to the same bytes where
-//! the format is canonical (a proving key: to the same key, through gnark's raw layout).
+//! the format is canonical (a proving key: to the same key, through gnark's raw layout); a
+//! proving key read by sections (`KeyFile`) is the key read whole, or refused as it is.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use lockstep_ceremony::Limits;
 use lockstep_ceremony::groth16::{Proof, read_public_witness, read_witness};
-use lockstep_ceremony::phase2::{KeyChecks, KeyEncoding, ProvingKey, VerifyingKey};
+use lockstep_ceremony::phase2::{
+    KeyChecks, KeyEncoding, KeyFile, KeyVector, ProvingKey, VerifyingKey,
+};
 use lockstep_fuzz::pool;
 use lockstep_shard::Control;
 
@@ -32,9 +35,9 @@ fuzz_target!(|data: &[u8]| {
                 ..Limits::default()
             };
             let control = Control::new();
-            if let Ok((key, encoding)) =
-                ProvingKey::read_with(pool(), &control, rest, &limits, KeyChecks::Curve)
-            {
+            let whole = ProvingKey::read_with(pool(), &control, rest, &limits, KeyChecks::Curve);
+            by_sections(whole.as_ref().ok().map(|(key, _)| key), rest, &limits);
+            if let Ok((key, encoding)) = whole {
                 let mut raw = Vec::new();
                 key.write_raw(pool(), &control, &mut raw)
                     .expect("writing to memory");
@@ -62,3 +65,55 @@ fuzz_target!(|data: &[u8]| {
         }
     }
 });
+
+/// A key read by sections: opened and its vectors read whole, it is `whole` (the key read
+/// whole), or refused where the whole read refuses.
+fn by_sections(whole: Option<&ProvingKey>, bytes: &[u8], limits: &Limits) {
+    let control = Control::new();
+    let opened = KeyFile::open(
+        pool(),
+        &control,
+        std::io::Cursor::new(bytes),
+        limits,
+        KeyChecks::Curve,
+    );
+    let file = match (whole, opened) {
+        (_, Ok(file)) => file,
+        (Some(_), Err(e)) => panic!("a key read whole does not open by sections: {e}"),
+        (None, Err(_)) => return,
+    };
+    let g1 = |v: KeyVector| file.g1(pool(), &control, v, 0..file.count(v));
+    let read = (|| {
+        Ok::<_, lockstep_ceremony::CodecError>((
+            g1(KeyVector::A)?,
+            g1(KeyVector::B)?,
+            g1(KeyVector::Z)?,
+            g1(KeyVector::K)?,
+            file.g2(pool(), &control, 0..file.count(KeyVector::B2))?,
+        ))
+    })();
+    match (whole, read) {
+        (Some(key), Ok((a, b, z, k, b2))) => {
+            let sectioned = ProvingKey {
+                power: file.power,
+                alpha_g1: file.alpha_g1,
+                beta_g1: file.beta_g1,
+                delta_g1: file.delta_g1,
+                a,
+                b,
+                z,
+                k,
+                beta_g2: file.beta_g2,
+                delta_g2: file.delta_g2,
+                b2,
+                infinity_a: file.infinity_a.clone(),
+                infinity_b: file.infinity_b.clone(),
+                commitment_keys: file.commitment_keys.clone(),
+            };
+            assert!(&sectioned == key, "a key read by sections differs");
+        }
+        (Some(_), Err(e)) => panic!("a key read whole fails by sections: {e}"),
+        (None, Ok(_)) => panic!("a key refused whole reads by sections"),
+        (None, Err(_)) => {}
+    }
+}

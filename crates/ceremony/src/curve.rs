@@ -27,7 +27,7 @@ pub(crate) use lockstep_bls12::ffi::{
 /// Points per call of the parallel MSM at most: past 2^20 Pippenger gains little a point, and
 /// the MSM's own memory (endomorphism images and scalar halves, about 130 bytes a G1 point and
 /// 230 a G2 one) stays near 130 MB and 230 MB.
-const MSM_CHUNK_POINTS: usize = 1 << 20;
+pub(crate) const MSM_CHUNK_POINTS: usize = 1 << 20;
 
 /// Overwrites secret scalars with zero in a way the compiler keeps.
 pub(crate) fn wipe_scalars(scalars: &mut [Scalar]) {

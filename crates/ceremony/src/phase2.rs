@@ -28,6 +28,7 @@
 mod contribute;
 mod file;
 mod init;
+mod key_file;
 mod keys;
 mod verify;
 
@@ -39,6 +40,7 @@ pub use init::{
     BATCH_CONSTRAINTS, fit_phase1, initialize, initialize_batched, initialize_object,
     initialize_serial, initialize_timed,
 };
+pub use key_file::{KeyFile, KeyVector};
 pub use keys::{KeyEncoding, Origin, ProvingKey, VerifyingKey, check_sealable, seal};
 pub use verify::{Secret, VerifyError, verify_contribution, verify_descent};
 

@@ -14,6 +14,59 @@ pub(crate) struct HashingReader<R> {
     end: Option<u64>,
     hasher: Sha256,
     offset: u64,
+    /// Whether bytes were skipped: the hash is then not the input's.
+    skipped: bool,
+}
+
+/// An input a reader can step over bytes of: by seeking a file, or by reading and dropping.
+pub(crate) trait Skip: Read {
+    /// Steps over the next `bytes` bytes.
+    ///
+    /// # Errors
+    /// As the input's seek or read.
+    fn skip(&mut self, bytes: u64) -> io::Result<()>;
+}
+
+impl<S: Skip + ?Sized> Skip for &mut S {
+    fn skip(&mut self, bytes: u64) -> io::Result<()> {
+        (**self).skip(bytes)
+    }
+}
+
+/// A buffered input stepped over by reading and dropping (any reader: a pipe too).
+pub(crate) struct Discarding<R>(pub(crate) io::BufReader<R>);
+
+impl<R: Read> Read for Discarding<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf)
+    }
+}
+
+impl<R: Read> Skip for Discarding<R> {
+    fn skip(&mut self, bytes: u64) -> io::Result<()> {
+        let dropped = io::copy(&mut (&mut self.0).take(bytes), &mut io::sink())?;
+        if dropped < bytes {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
+        Ok(())
+    }
+}
+
+/// A buffered file stepped over by seeking (its buffer kept when the step lands in it).
+pub(crate) struct Seeking<R>(pub(crate) io::BufReader<R>);
+
+impl<R: Read> Read for Seeking<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf)
+    }
+}
+
+impl<R: Read + io::Seek> Skip for Seeking<R> {
+    fn skip(&mut self, bytes: u64) -> io::Result<()> {
+        let step =
+            i64::try_from(bytes).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+        self.0.seek_relative(step)
+    }
 }
 
 impl<R: Read> HashingReader<R> {
@@ -28,6 +81,7 @@ impl<R: Read> HashingReader<R> {
             end: None,
             hasher: Sha256::new(),
             offset,
+            skipped: false,
         }
     }
 
@@ -75,7 +129,21 @@ impl<R: Read> HashingReader<R> {
     }
 
     /// Checks that nothing follows, and returns the SHA-256 of everything read.
-    pub(crate) fn finish(mut self) -> Result<[u8; 32], CodecError> {
+    ///
+    /// # Panics
+    /// If bytes were skipped (a bug in the caller: the hash would not be the input's); such a
+    /// reader ends with [`finish_unhashed`](Self::finish_unhashed).
+    pub(crate) fn finish(self) -> Result<[u8; 32], CodecError> {
+        assert!(
+            !self.skipped,
+            "invariant: a reader that skipped bytes has no hash of its input"
+        );
+        self.finish_unhashed()
+    }
+
+    /// Checks that nothing follows; the SHA-256 of the bytes delivered (not of the input, if
+    /// bytes were skipped).
+    pub(crate) fn finish_unhashed(mut self) -> Result<[u8; 32], CodecError> {
         let mut probe = [0u8; 1];
         loop {
             match self.inner.read(&mut probe) {
@@ -89,6 +157,31 @@ impl<R: Read> HashingReader<R> {
                 Err(e) => return Err(CodecError::Io(e)),
             }
         }
+    }
+}
+
+impl<R: Skip> HashingReader<R> {
+    /// Steps over `bytes` bytes (unhashed: see [`finish`](Self::finish)), or fails with
+    /// [`CodecError::Truncated`] naming `location` if the input is known to end first.
+    pub(crate) fn skip(&mut self, bytes: u64, location: Location) -> Result<(), CodecError> {
+        if let Some(end) = self.end
+            && end.saturating_sub(self.offset) < bytes
+        {
+            return Err(CodecError::Truncated {
+                location,
+                offset: end,
+            });
+        }
+        self.inner.skip(bytes).map_err(|e| match e.kind() {
+            io::ErrorKind::UnexpectedEof => CodecError::Truncated {
+                location,
+                offset: self.offset,
+            },
+            _ => CodecError::Io(e),
+        })?;
+        self.offset += bytes;
+        self.skipped = true;
+        Ok(())
     }
 }
 

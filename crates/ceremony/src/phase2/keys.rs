@@ -24,7 +24,7 @@ use lockstep_shard::{Control, Pool};
 
 use super::contribute::{Secrets, update};
 use super::{Evaluations, Phase2, Phase2Error};
-use crate::codec::stream::{HashingWriter, write_counted};
+use crate::codec::stream::{Discarding, HashingReader, HashingWriter, Skip, write_counted};
 use crate::codec::{CodecError, KeyChecks};
 use crate::curve;
 use crate::phase1::Srs;
@@ -277,6 +277,172 @@ fn count(len: usize) -> u32 {
     u32::try_from(len).expect("invariant: fewer than 2^32 entries")
 }
 
+/// Reads a proving key (see [`ProvingKey::read`]): with `load`, every vector; without, the
+/// five large ones (A, B, Z, K, G2 B) located and stepped over, every other part read and every
+/// length checked as a whole read checks them.
+pub(crate) fn read_layout<R: Skip>(
+    pool: &Pool,
+    control: &Control,
+    input: R,
+    limits: &crate::codec::Limits,
+    (checks, load): (KeyChecks, bool),
+) -> Result<Layout, CodecError> {
+    use crate::codec::Location;
+    let mut r = HashingReader::new(input).with_end(limits.file_len);
+    let invalid = |message: String| {
+        CodecError::Io(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("proving key: {message}"),
+        ))
+    };
+    let mut n = [0u8; 8];
+    r.fill(&mut n, Location::value("domain size"))?;
+    let power = limits.check_n_from(u64::from_be_bytes(n), 0, 1)?;
+    // Z alone holds N - 1 points of at least 48 bytes: a file too short for them is refused
+    // before any work for its size.
+    if let Some(len) = limits.file_len
+        && ((1u64 << power) - 1).saturating_mul(48) > len
+    {
+        return Err(invalid(format!(
+            "N = 2^{power} in a file of {len} bytes: too short for its Z"
+        )));
+    }
+    let expected = domain_bytes(power);
+    let mut constants = vec![0u8; expected.len() - 8];
+    r.fill(&mut constants, Location::value("domain constants"))?;
+    let (fixed, flag) = constants.split_at(constants.len() - 1);
+    if fixed != &expected[8..expected.len() - 1] || flag[0] > 1 {
+        return Err(invalid(format!(
+            "the domain's constants are not gnark-crypto's for N = 2^{power}"
+        )));
+    }
+    // The first point's flag tells the encoding: gnark writes a key one way or the other.
+    let mut first = [0u8; 48];
+    r.fill(&mut first, Location::value("[alpha]_1"))?;
+    let encoding = if first[0] & 0x80 != 0 {
+        KeyEncoding::Compressed
+    } else {
+        KeyEncoding::Raw
+    };
+    let alpha_g1 = {
+        let mut bytes = first.to_vec();
+        if encoding == KeyEncoding::Raw {
+            let mut rest = [0u8; 48];
+            r.fill(&mut rest, Location::value("[alpha]_1"))?;
+            bytes.extend_from_slice(&rest);
+        }
+        lockstep_bls12::ffi::g1_deserialize(&bytes, checks == KeyChecks::Subgroups).map_err(
+            |problem| CodecError::Point {
+                location: Location::value("[alpha]_1"),
+                offset: expected.len() as u64,
+                problem: problem.into(),
+            },
+        )?
+    };
+    let g1 = |r: &mut HashingReader<_>, name| G1Affine::one(r, name, encoding, checks);
+    let g2 = |r: &mut HashingReader<_>, name| G2Affine::one(r, name, encoding, checks);
+    let beta_g1 = g1(&mut r, "[beta]_1")?;
+    let delta_g1 = g1(&mut r, "[delta]_1")?;
+    let mode = (checks, load);
+    let a = key_part(pool, control, &mut r, "G1 A", encoding, mode)?;
+    let b = key_part(pool, control, &mut r, "G1 B", encoding, mode)?;
+    let z: Part<G1Affine> = key_part(pool, control, &mut r, "G1 Z", encoding, mode)?;
+    let k = key_part(pool, control, &mut r, "G1 K", encoding, mode)?;
+    let beta_g2 = g2(&mut r, "[beta]_2")?;
+    let delta_g2 = g2(&mut r, "[delta]_2")?;
+    let b2: Part<G2Affine> = key_part(pool, control, &mut r, "G2 B", encoding, mode)?;
+    let mut word = |name| -> Result<u64, CodecError> {
+        let mut bytes = [0u8; 8];
+        r.fill(&mut bytes, Location::value(name))?;
+        Ok(u64::from_be_bytes(bytes))
+    };
+    let wires = word("wire count")?;
+    let infinite_a = word("infinite A count")?;
+    let infinite_b = word("infinite B count")?;
+    // Each flag is a byte the file must hold: a count beyond the points read is a lie
+    // refused before any allocation for it.
+    let bound = (a.len() as u64 + b.len() as u64 + k.len() as u64).saturating_add(1 << 20);
+    if wires > bound || infinite_a > wires || infinite_b > wires {
+        return Err(invalid(format!(
+            "{wires} wires with {infinite_a} infinite A and {infinite_b} infinite B"
+        )));
+    }
+    let wires = usize::try_from(wires)
+        .map_err(|_| invalid(format!("{wires} wires: more than this machine can count")))?;
+    let mut flags = |name| -> Result<Vec<bool>, CodecError> {
+        let mut bytes = vec![0u8; wires];
+        r.fill(&mut bytes, Location::value(name))?;
+        bytes
+            .iter()
+            .map(|&f| match f {
+                0 => Ok(false),
+                1 => Ok(true),
+                other => Err(invalid(format!("{name}: flag byte {other}, not 0 or 1"))),
+            })
+            .collect()
+    };
+    let infinity_a = flags("infinity A flags")?;
+    let infinity_b = flags("infinity B flags")?;
+    let mut commitments = [0u8; 4];
+    r.fill(&mut commitments, Location::value("commitment count"))?;
+    let commitments = u32::from_be_bytes(commitments);
+    if commitments as usize > crate::r1cs::MAX_COMMITMENTS {
+        return Err(invalid(format!("{commitments} commitments")));
+    }
+    let mut commitment_keys = Vec::new();
+    for _ in 0..commitments {
+        let basis = read_key_points(pool, control, &mut r, "commitment basis", encoding, checks)?;
+        let sigma: Vec<G1Affine> = read_key_points(
+            pool,
+            control,
+            &mut r,
+            "commitment basis times sigma",
+            encoding,
+            checks,
+        )?;
+        if sigma.len() != basis.len() {
+            return Err(invalid(format!(
+                "a commitment basis of {} points with {} times sigma",
+                basis.len(),
+                sigma.len()
+            )));
+        }
+        commitment_keys.push((basis, sigma));
+    }
+    r.finish_unhashed()?;
+    let finite = |flags: &[bool]| flags.iter().filter(|&&f| !f).count();
+    let counted = |flags: &[bool]| flags.iter().filter(|&&f| f).count() as u64;
+    let n = 1usize << power;
+    let checks = [
+        (counted(&infinity_a) == infinite_a, "infinite A count"),
+        (counted(&infinity_b) == infinite_b, "infinite B count"),
+        (a.len() == finite(&infinity_a), "A against its flags"),
+        (b.len() == finite(&infinity_b), "B against its flags"),
+        (b2.len() == finite(&infinity_b), "G2 B against the B flags"),
+        (z.len() + 1 == n || z.len() == n, "Z against the domain"),
+    ];
+    if let Some((_, what)) = checks.iter().find(|(holds, _)| !holds) {
+        return Err(invalid(format!("{what}: the lengths disagree")));
+    }
+    Ok(Layout {
+        power,
+        alpha_g1,
+        beta_g1,
+        delta_g1,
+        a,
+        b,
+        z,
+        k,
+        beta_g2,
+        delta_g2,
+        b2,
+        infinity_a,
+        infinity_b,
+        commitment_keys,
+        encoding,
+    })
+}
+
 impl ProvingKey {
     /// Writes the key as gnark's `ProvingKey.WriteTo` and returns the SHA-256 of the bytes.
     ///
@@ -335,7 +501,7 @@ fn g2_decoder<const N: usize, const SUBGROUP: bool>(
 fn read_key_points<P, R>(
     pool: &Pool,
     control: &Control,
-    r: &mut crate::codec::stream::HashingReader<R>,
+    r: &mut HashingReader<R>,
     name: &'static str,
     encoding: KeyEncoding,
     checks: KeyChecks,
@@ -347,29 +513,122 @@ where
     let mut count = [0u8; 4];
     r.fill(&mut count, crate::codec::Location::value(name))?;
     let count = u32::from_be_bytes(count) as usize;
-    P::read(pool, control, r, name, count, encoding, checks)
+    P::read(pool, control, r, name, 0, count, encoding, checks)
+}
+
+/// Where one of a key's vectors lies in its file: its first point's offset and its count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Section {
+    pub(crate) offset: u64,
+    pub(crate) count: usize,
+}
+
+/// One of a key's large vectors as a read leaves it: read, or located (a streamed read).
+pub(crate) enum Part<P> {
+    Points(Vec<P>),
+    At(Section),
+}
+
+impl<P> Part<P> {
+    fn len(&self) -> usize {
+        match self {
+            Self::Points(points) => points.len(),
+            Self::At(section) => section.count,
+        }
+    }
+
+    /// The points of a key read whole.
+    fn points(self) -> Vec<P> {
+        match self {
+            Self::Points(points) => points,
+            Self::At(_) => unreachable!("invariant: a key read whole holds its points"),
+        }
+    }
+
+    /// Where a streamed read found the vector.
+    pub(crate) fn section(&self) -> Section {
+        match self {
+            Self::At(section) => *section,
+            Self::Points(_) => unreachable!("invariant: a streamed read locates its vectors"),
+        }
+    }
+}
+
+/// [`read_key_points`], or with `load` false the count read and the points stepped over.
+fn key_part<P, R>(
+    pool: &Pool,
+    control: &Control,
+    r: &mut HashingReader<R>,
+    name: &'static str,
+    encoding: KeyEncoding,
+    (checks, load): (KeyChecks, bool),
+) -> Result<Part<P>, CodecError>
+where
+    P: KeyPoint,
+    R: Skip,
+{
+    if load {
+        return Ok(Part::Points(read_key_points(
+            pool, control, r, name, encoding, checks,
+        )?));
+    }
+    let mut count = [0u8; 4];
+    r.fill(&mut count, crate::codec::Location::value(name))?;
+    let count = u32::from_be_bytes(count) as usize;
+    let offset = r.offset();
+    r.skip(
+        count as u64 * P::size(encoding),
+        crate::codec::Location::value(name),
+    )?;
+    Ok(Part::At(Section { offset, count }))
+}
+
+/// A proving key as [`read_layout`] leaves it: its small parts read, its five large vectors
+/// read or located.
+pub(crate) struct Layout {
+    pub(crate) power: u32,
+    pub(crate) alpha_g1: G1Affine,
+    pub(crate) beta_g1: G1Affine,
+    pub(crate) delta_g1: G1Affine,
+    pub(crate) a: Part<G1Affine>,
+    pub(crate) b: Part<G1Affine>,
+    pub(crate) z: Part<G1Affine>,
+    pub(crate) k: Part<G1Affine>,
+    pub(crate) beta_g2: G2Affine,
+    pub(crate) delta_g2: G2Affine,
+    pub(crate) b2: Part<G2Affine>,
+    pub(crate) infinity_a: Vec<bool>,
+    pub(crate) infinity_b: Vec<bool>,
+    pub(crate) commitment_keys: Vec<(Vec<G1Affine>, Vec<G1Affine>)>,
+    pub(crate) encoding: KeyEncoding,
 }
 
 /// A group a proving key holds points of.
-trait KeyPoint: Copy + Default + Send + Sync {
+pub(crate) trait KeyPoint: Copy + Default + Send + Sync {
+    /// `count` points, the first of them the vector's `first`-th (for errors).
+    #[allow(clippy::too_many_arguments)]
     fn read<R: std::io::Read>(
         pool: &Pool,
         control: &Control,
-        r: &mut crate::codec::stream::HashingReader<R>,
+        r: &mut HashingReader<R>,
         name: &'static str,
+        first: u64,
         count: usize,
         encoding: KeyEncoding,
         checks: KeyChecks,
     ) -> Result<Vec<Self>, CodecError>;
 
+    /// A point's bytes in `encoding`.
+    fn size(encoding: KeyEncoding) -> u64;
+
     fn one<R: std::io::Read>(
-        r: &mut crate::codec::stream::HashingReader<R>,
+        r: &mut HashingReader<R>,
         name: &'static str,
         encoding: KeyEncoding,
         checks: KeyChecks,
     ) -> Result<Self, CodecError> {
         let pool = Pool::current_thread();
-        let mut v = Self::read(&pool, &Control::new(), r, name, 1, encoding, checks)?;
+        let mut v = Self::read(&pool, &Control::new(), r, name, 0, 1, encoding, checks)?;
         Ok(v.pop().expect("invariant: one point read"))
     }
 }
@@ -380,41 +639,36 @@ macro_rules! key_point {
             fn read<R: std::io::Read>(
                 pool: &Pool,
                 control: &Control,
-                r: &mut crate::codec::stream::HashingReader<R>,
+                r: &mut HashingReader<R>,
                 name: &'static str,
+                first: u64,
                 count: usize,
                 encoding: KeyEncoding,
                 checks: KeyChecks,
             ) -> Result<Vec<Self>, CodecError> {
                 use crate::codec::stream::read_vector;
                 let sub = checks == KeyChecks::Subgroups;
+                let (p, c) = (pool, control);
                 match (encoding, sub) {
                     (KeyEncoding::Compressed, true) => {
-                        read_vector(pool, control, r, name, 0, count, $decoder::<$c, true>, None)
+                        read_vector(p, c, r, name, first, count, $decoder::<$c, true>, None)
                     }
-                    (KeyEncoding::Compressed, false) => read_vector(
-                        pool,
-                        control,
-                        r,
-                        name,
-                        0,
-                        count,
-                        $decoder::<$c, false>,
-                        None,
-                    ),
+                    (KeyEncoding::Compressed, false) => {
+                        read_vector(p, c, r, name, first, count, $decoder::<$c, false>, None)
+                    }
                     (KeyEncoding::Raw, true) => {
-                        read_vector(pool, control, r, name, 0, count, $decoder::<$u, true>, None)
+                        read_vector(p, c, r, name, first, count, $decoder::<$u, true>, None)
                     }
-                    (KeyEncoding::Raw, false) => read_vector(
-                        pool,
-                        control,
-                        r,
-                        name,
-                        0,
-                        count,
-                        $decoder::<$u, false>,
-                        None,
-                    ),
+                    (KeyEncoding::Raw, false) => {
+                        read_vector(p, c, r, name, first, count, $decoder::<$u, false>, None)
+                    }
+                }
+            }
+
+            fn size(encoding: KeyEncoding) -> u64 {
+                match encoding {
+                    KeyEncoding::Compressed => $c,
+                    KeyEncoding::Raw => $u,
                 }
             }
         }
@@ -457,162 +711,26 @@ impl ProvingKey {
         limits: &crate::codec::Limits,
         checks: KeyChecks,
     ) -> Result<(Self, KeyEncoding), CodecError> {
-        use crate::codec::Location;
-        use crate::codec::stream::HashingReader;
-        let mut r = HashingReader::new(std::io::BufReader::new(input)).with_end(limits.file_len);
-        let invalid = |message: String| {
-            CodecError::Io(std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                format!("proving key: {message}"),
-            ))
-        };
-        let mut n = [0u8; 8];
-        r.fill(&mut n, Location::value("domain size"))?;
-        let power = limits.check_n_from(u64::from_be_bytes(n), 0, 1)?;
-        // Z alone holds N - 1 points of at least 48 bytes: a file too short for them is refused
-        // before any work for its size.
-        if let Some(len) = limits.file_len
-            && ((1u64 << power) - 1).saturating_mul(48) > len
-        {
-            return Err(invalid(format!(
-                "N = 2^{power} in a file of {len} bytes: too short for its Z"
-            )));
-        }
-        let expected = domain_bytes(power);
-        let mut constants = vec![0u8; expected.len() - 8];
-        r.fill(&mut constants, Location::value("domain constants"))?;
-        let (fixed, flag) = constants.split_at(constants.len() - 1);
-        if fixed != &expected[8..expected.len() - 1] || flag[0] > 1 {
-            return Err(invalid(format!(
-                "the domain's constants are not gnark-crypto's for N = 2^{power}"
-            )));
-        }
-        // The first point's flag tells the encoding: gnark writes a key one way or the other.
-        let mut first = [0u8; 48];
-        r.fill(&mut first, Location::value("[alpha]_1"))?;
-        let encoding = if first[0] & 0x80 != 0 {
-            KeyEncoding::Compressed
-        } else {
-            KeyEncoding::Raw
-        };
-        let alpha_g1 = {
-            let mut bytes = first.to_vec();
-            if encoding == KeyEncoding::Raw {
-                let mut rest = [0u8; 48];
-                r.fill(&mut rest, Location::value("[alpha]_1"))?;
-                bytes.extend_from_slice(&rest);
-            }
-            lockstep_bls12::ffi::g1_deserialize(&bytes, checks == KeyChecks::Subgroups).map_err(
-                |problem| CodecError::Point {
-                    location: Location::value("[alpha]_1"),
-                    offset: expected.len() as u64,
-                    problem: problem.into(),
-                },
-            )?
-        };
-        let g1 = |r: &mut HashingReader<_>, name| G1Affine::one(r, name, encoding, checks);
-        let g2 = |r: &mut HashingReader<_>, name| G2Affine::one(r, name, encoding, checks);
-        let beta_g1 = g1(&mut r, "[beta]_1")?;
-        let delta_g1 = g1(&mut r, "[delta]_1")?;
-        let a = read_key_points(pool, control, &mut r, "G1 A", encoding, checks)?;
-        let b = read_key_points(pool, control, &mut r, "G1 B", encoding, checks)?;
-        let z: Vec<G1Affine> = read_key_points(pool, control, &mut r, "G1 Z", encoding, checks)?;
-        let k = read_key_points(pool, control, &mut r, "G1 K", encoding, checks)?;
-        let beta_g2 = g2(&mut r, "[beta]_2")?;
-        let delta_g2 = g2(&mut r, "[delta]_2")?;
-        let b2 = read_key_points(pool, control, &mut r, "G2 B", encoding, checks)?;
-        let mut word = |name| -> Result<u64, CodecError> {
-            let mut bytes = [0u8; 8];
-            r.fill(&mut bytes, Location::value(name))?;
-            Ok(u64::from_be_bytes(bytes))
-        };
-        let wires = word("wire count")?;
-        let infinite_a = word("infinite A count")?;
-        let infinite_b = word("infinite B count")?;
-        // Each flag is a byte the file must hold: a count beyond the points read is a lie
-        // refused before any allocation for it.
-        let bound = (a.len() as u64 + b.len() as u64 + k.len() as u64).saturating_add(1 << 20);
-        if wires > bound || infinite_a > wires || infinite_b > wires {
-            return Err(invalid(format!(
-                "{wires} wires with {infinite_a} infinite A and {infinite_b} infinite B"
-            )));
-        }
-        let wires = usize::try_from(wires)
-            .map_err(|_| invalid(format!("{wires} wires: more than this machine can count")))?;
-        let mut flags = |name| -> Result<Vec<bool>, CodecError> {
-            let mut bytes = vec![0u8; wires];
-            r.fill(&mut bytes, Location::value(name))?;
-            bytes
-                .iter()
-                .map(|&f| match f {
-                    0 => Ok(false),
-                    1 => Ok(true),
-                    other => Err(invalid(format!("{name}: flag byte {other}, not 0 or 1"))),
-                })
-                .collect()
-        };
-        let infinity_a = flags("infinity A flags")?;
-        let infinity_b = flags("infinity B flags")?;
-        let mut commitments = [0u8; 4];
-        r.fill(&mut commitments, Location::value("commitment count"))?;
-        let commitments = u32::from_be_bytes(commitments);
-        if commitments as usize > crate::r1cs::MAX_COMMITMENTS {
-            return Err(invalid(format!("{commitments} commitments")));
-        }
-        let mut commitment_keys = Vec::new();
-        for _ in 0..commitments {
-            let basis =
-                read_key_points(pool, control, &mut r, "commitment basis", encoding, checks)?;
-            let sigma: Vec<G1Affine> = read_key_points(
-                pool,
-                control,
-                &mut r,
-                "commitment basis times sigma",
-                encoding,
-                checks,
-            )?;
-            if sigma.len() != basis.len() {
-                return Err(invalid(format!(
-                    "a commitment basis of {} points with {} times sigma",
-                    basis.len(),
-                    sigma.len()
-                )));
-            }
-            commitment_keys.push((basis, sigma));
-        }
-        r.finish()?;
-        let finite = |flags: &[bool]| flags.iter().filter(|&&f| !f).count();
-        let counted = |flags: &[bool]| flags.iter().filter(|&&f| f).count() as u64;
-        let n = 1usize << power;
-        let checks = [
-            (counted(&infinity_a) == infinite_a, "infinite A count"),
-            (counted(&infinity_b) == infinite_b, "infinite B count"),
-            (a.len() == finite(&infinity_a), "A against its flags"),
-            (b.len() == finite(&infinity_b), "B against its flags"),
-            (b2.len() == finite(&infinity_b), "G2 B against the B flags"),
-            (z.len() + 1 == n || z.len() == n, "Z against the domain"),
-        ];
-        if let Some((_, what)) = checks.iter().find(|(holds, _)| !holds) {
-            return Err(invalid(format!("{what}: the lengths disagree")));
-        }
+        let input = Discarding(std::io::BufReader::new(input));
+        let layout = read_layout(pool, control, input, limits, (checks, true))?;
         Ok((
             Self {
-                power,
-                alpha_g1,
-                beta_g1,
-                delta_g1,
-                a,
-                b,
-                z,
-                k,
-                beta_g2,
-                delta_g2,
-                b2,
-                infinity_a,
-                infinity_b,
-                commitment_keys,
+                power: layout.power,
+                alpha_g1: layout.alpha_g1,
+                beta_g1: layout.beta_g1,
+                delta_g1: layout.delta_g1,
+                a: layout.a.points(),
+                b: layout.b.points(),
+                z: layout.z.points(),
+                k: layout.k.points(),
+                beta_g2: layout.beta_g2,
+                delta_g2: layout.delta_g2,
+                b2: layout.b2.points(),
+                infinity_a: layout.infinity_a,
+                infinity_b: layout.infinity_b,
+                commitment_keys: layout.commitment_keys,
             },
-            encoding,
+            layout.encoding,
         ))
     }
 

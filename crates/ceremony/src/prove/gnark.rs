@@ -22,8 +22,9 @@
 //! (gnark's `Randomize` hint) come from the OS.
 
 use std::convert::Infallible;
+use std::io::{Read, Seek};
 
-use blstrs::{G1Affine, G1Projective, G2Projective, Scalar};
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::Field;
 use group::prime::PrimeCurveAffine;
 use group::{Curve, Group};
@@ -32,9 +33,10 @@ use lockstep_shard::{Control, Cut, Pool, memory};
 
 use super::coset::Coset;
 use super::{Blinding, ProveError};
+use crate::codec::CodecError;
 use crate::curve;
 use crate::groth16::{COMMITMENT_DST, FOLD_DST, Proof, Witness};
-use crate::phase2::ProvingKey;
+use crate::phase2::{KeyFile, KeyVector, ProvingKey};
 use crate::r1cs::{Hints, R1cs, SolveError, solve};
 
 /// Proves for `witness` (gnark's full witness) of `r1cs` under `key` on `pool`, blinded by
@@ -76,12 +78,244 @@ pub fn prove_with_masks(
     blinding: &Blinding,
     mask: &mut dyn FnMut() -> Scalar,
 ) -> Result<Proof, ProveError> {
+    let head = Head::of_key(key);
+    prove_from(
+        pool,
+        control,
+        r1cs,
+        &head,
+        &Bases::Memory(key),
+        (witness, blinding, mask),
+    )
+}
+
+/// [`prove`] over a key read a chunk of 2^20
+/// points at a time from its file ([`KeyFile`]): the same proof, the key's vectors never whole
+/// in memory. Each chunk's points are checked as the file was opened to check them.
+///
+/// # Errors
+/// As [`prove`]; a bad point in a chunk (named), a read error.
+pub fn prove_file<R: Read + Seek>(
+    pool: &Pool,
+    control: &Control,
+    r1cs: &R1cs,
+    key: &KeyFile<R>,
+    witness: &Witness,
+    blinding: &Blinding,
+) -> Result<Proof, ProveError> {
+    prove_file_with_masks(
+        pool,
+        control,
+        r1cs,
+        (key, curve::MSM_CHUNK_POINTS),
+        witness,
+        blinding,
+        &mut || Scalar::random(rand_core::OsRng),
+    )
+}
+
+/// [`prove_file`] with chunks of `chunk` points and the commitments' masks from `mask` (tests
+/// force many chunks and compare proofs).
+///
+/// # Panics
+/// If `chunk` is 0.
+#[doc(hidden)]
+pub fn prove_file_with_masks<R: Read + Seek>(
+    pool: &Pool,
+    control: &Control,
+    r1cs: &R1cs,
+    (key, chunk): (&KeyFile<R>, usize),
+    witness: &Witness,
+    blinding: &Blinding,
+    mask: &mut dyn FnMut() -> Scalar,
+) -> Result<Proof, ProveError> {
+    assert!(chunk > 0, "invariant: chunks of at least one point");
+    let head = Head {
+        power: key.power,
+        alpha_g1: key.alpha_g1,
+        beta_g1: key.beta_g1,
+        delta_g1: key.delta_g1,
+        beta_g2: key.beta_g2,
+        delta_g2: key.delta_g2,
+        infinity_a: &key.infinity_a,
+        infinity_b: &key.infinity_b,
+        commitment_keys: &key.commitment_keys,
+        counts: VECTORS.map(|v| key.count(v)),
+    };
+    prove_from(
+        pool,
+        control,
+        r1cs,
+        &head,
+        &Bases::File { file: key, chunk },
+        (witness, blinding, mask),
+    )
+}
+
+/// The key's large vectors in [`Head::counts`]'s order.
+const VECTORS: [KeyVector; 5] = [
+    KeyVector::A,
+    KeyVector::B,
+    KeyVector::Z,
+    KeyVector::K,
+    KeyVector::B2,
+];
+
+/// A proving key's parts the prover reads whole: its constants, flags and commitment keys,
+/// and the lengths of its five large vectors.
+struct Head<'a> {
+    power: u32,
+    alpha_g1: G1Affine,
+    beta_g1: G1Affine,
+    delta_g1: G1Affine,
+    beta_g2: G2Affine,
+    delta_g2: G2Affine,
+    infinity_a: &'a [bool],
+    infinity_b: &'a [bool],
+    commitment_keys: &'a [(Vec<G1Affine>, Vec<G1Affine>)],
+    /// A, B, Z, K and G2 B's lengths ([`VECTORS`]).
+    counts: [usize; 5],
+}
+
+impl<'a> Head<'a> {
+    fn of_key(key: &'a ProvingKey) -> Self {
+        Self {
+            power: key.power,
+            alpha_g1: key.alpha_g1,
+            beta_g1: key.beta_g1,
+            delta_g1: key.delta_g1,
+            beta_g2: key.beta_g2,
+            delta_g2: key.delta_g2,
+            infinity_a: &key.infinity_a,
+            infinity_b: &key.infinity_b,
+            commitment_keys: &key.commitment_keys,
+            counts: [
+                key.a.len(),
+                key.b.len(),
+                key.z.len(),
+                key.k.len(),
+                key.b2.len(),
+            ],
+        }
+    }
+
+    fn count(&self, vector: KeyVector) -> usize {
+        self.counts[vector as usize]
+    }
+}
+
+/// A key's chunks as the prover reads them (a [`KeyFile`] of any input).
+trait Chunks {
+    fn g1(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        vector: KeyVector,
+        range: std::ops::Range<usize>,
+    ) -> Result<Vec<G1Affine>, CodecError>;
+    fn g2(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        range: std::ops::Range<usize>,
+    ) -> Result<Vec<G2Affine>, CodecError>;
+}
+
+impl<R: Read + Seek> Chunks for KeyFile<R> {
+    fn g1(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        vector: KeyVector,
+        range: std::ops::Range<usize>,
+    ) -> Result<Vec<G1Affine>, CodecError> {
+        KeyFile::g1(self, pool, control, vector, range)
+    }
+    fn g2(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        range: std::ops::Range<usize>,
+    ) -> Result<Vec<G2Affine>, CodecError> {
+        KeyFile::g2(self, pool, control, range)
+    }
+}
+
+/// Where the MSMs' bases come from: a key in memory, or its file a chunk at a time.
+enum Bases<'a> {
+    Memory(&'a ProvingKey),
+    File { file: &'a dyn Chunks, chunk: usize },
+}
+
+impl Bases<'_> {
+    /// `sum scalars_i vector_i` over a G1 vector (as long as `scalars`: [`key_fits`]).
+    fn g1(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        vector: KeyVector,
+        scalars: &[Canonical],
+    ) -> Result<G1Projective, ProveError> {
+        match self {
+            Self::Memory(key) => {
+                let points = match vector {
+                    KeyVector::A => &key.a,
+                    KeyVector::B => &key.b,
+                    KeyVector::Z => &key.z,
+                    KeyVector::K => &key.k,
+                    KeyVector::B2 => unreachable!("invariant: G2 B is summed by g2"),
+                };
+                Ok(curve::msm_chunked(pool, control, points, scalars)?)
+            }
+            Self::File { file, chunk } => {
+                let mut sum = G1Projective::identity();
+                for start in (0..scalars.len()).step_by(*chunk) {
+                    let end = scalars.len().min(start + chunk);
+                    let points = file.g1(pool, control, vector, start..end)?;
+                    sum += curve::msm_chunked(pool, control, &points, &scalars[start..end])?;
+                }
+                Ok(sum)
+            }
+        }
+    }
+
+    /// `sum scalars_i B2_i`.
+    fn g2(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        scalars: &[Canonical],
+    ) -> Result<G2Projective, ProveError> {
+        match self {
+            Self::Memory(key) => Ok(curve::msm_chunked(pool, control, &key.b2, scalars)?),
+            Self::File { file, chunk } => {
+                let mut sum = G2Projective::identity();
+                for start in (0..scalars.len()).step_by(*chunk) {
+                    let end = scalars.len().min(start + chunk);
+                    let points = file.g2(pool, control, start..end)?;
+                    sum += curve::msm_chunked(pool, control, &points, &scalars[start..end])?;
+                }
+                Ok(sum)
+            }
+        }
+    }
+}
+
+/// The prover over either kind of key (see [`prove`]).
+fn prove_from(
+    pool: &Pool,
+    control: &Control,
+    r1cs: &R1cs,
+    key: &Head<'_>,
+    bases: &Bases<'_>,
+    (witness, blinding, mask): (&Witness, &Blinding, &mut dyn FnMut() -> Scalar),
+) -> Result<Proof, ProveError> {
     key_fits(r1cs, key)?;
     let quiet = control.nested();
     let mut commit = Commit {
         pool,
         control: &quiet,
-        key,
+        commitment_keys: key.commitment_keys,
         mask,
         commitments: Vec::new(),
         committed: Vec::new(),
@@ -93,7 +327,7 @@ pub fn prove_with_masks(
     let commitments = std::mem::take(&mut commit.commitments);
     drop(commit);
 
-    let h = quotient(pool, &quiet, r1cs, key, w)?;
+    let h = quotient(pool, &quiet, r1cs, key.power, w)?;
     let filtered = |skip: &dyn Fn(usize) -> bool| -> Result<Vec<Canonical>, ProveError> {
         let mut out = memory::try_with_capacity(w.len()).map_err(ProveError::memory("scalars"))?;
         out.extend(
@@ -105,17 +339,17 @@ pub fn prove_with_masks(
         Ok(out)
     };
     let a_scalars = filtered(&|j| key.infinity_a[j])?;
-    let sum_a = curve::msm_chunked(pool, control, &key.a, &a_scalars)?;
+    let sum_a = bases.g1(pool, control, KeyVector::A, &a_scalars)?;
     drop(a_scalars);
     let b_scalars = filtered(&|j| key.infinity_b[j])?;
-    let sum_b1 = curve::msm_chunked(pool, control, &key.b, &b_scalars)?;
-    let sum_b2 = curve::msm_chunked(pool, control, &key.b2, &b_scalars)?;
+    let sum_b1 = bases.g1(pool, control, KeyVector::B, &b_scalars)?;
+    let sum_b2 = bases.g2(pool, control, &b_scalars)?;
     drop(b_scalars);
     let excluded = excluded_from_k(r1cs);
     let k_scalars = filtered(&|j| j < r1cs.public() || excluded.binary_search(&j).is_ok())?;
-    let sum_k = curve::msm_chunked(pool, control, &key.k, &k_scalars)?;
+    let sum_k = bases.g1(pool, control, KeyVector::K, &k_scalars)?;
     drop(k_scalars);
-    let sum_z = curve::msm_chunked(pool, control, &key.z, &h[..key.z.len()])?;
+    let sum_z = bases.g1(pool, control, KeyVector::Z, &h[..key.count(KeyVector::Z)])?;
 
     let (r, s) = (blinding.r(), blinding.s());
     let delta1 = G1Projective::from(key.delta_g1);
@@ -147,7 +381,7 @@ pub fn prove_with_masks(
 }
 
 /// The key's counts against the circuit's.
-fn key_fits(r1cs: &R1cs, key: &ProvingKey) -> Result<(), ProveError> {
+fn key_fits(r1cs: &R1cs, key: &Head<'_>) -> Result<(), ProveError> {
     let wires = r1cs.wires();
     let commitments = r1cs.commitments();
     // K's wires exactly as the prover filters them (a file may list a wire twice or a public
@@ -165,11 +399,27 @@ fn key_fits(r1cs: &R1cs, key: &ProvingKey) -> Result<(), ProveError> {
         ),
         ("wires", key.infinity_a.len(), wires),
         ("wires (B's flags)", key.infinity_b.len(), wires),
-        ("A's points", key.a.len(), finite(&key.infinity_a)),
-        ("B's points", key.b.len(), finite(&key.infinity_b)),
-        ("B's G2 points", key.b2.len(), finite(&key.infinity_b)),
+        (
+            "A's points",
+            key.count(KeyVector::A),
+            finite(key.infinity_a),
+        ),
+        (
+            "B's points",
+            key.count(KeyVector::B),
+            finite(key.infinity_b),
+        ),
+        (
+            "B's G2 points",
+            key.count(KeyVector::B2),
+            finite(key.infinity_b),
+        ),
         ("commitments", key.commitment_keys.len(), commitments.len()),
-        ("K's points (private wires)", key.k.len(), private),
+        (
+            "K's points (private wires)",
+            key.count(KeyVector::K),
+            private,
+        ),
     ];
     if let Some((what, theirs, ours)) = counts.iter().find(|(_, a, b)| a != b) {
         return Err(ProveError::Key(format!(
@@ -191,10 +441,10 @@ fn key_fits(r1cs: &R1cs, key: &ProvingKey) -> Result<(), ProveError> {
         return Err(ProveError::Domain(key.power));
     }
     let n = 1usize << key.power;
-    if key.z.len() + 1 != n && key.z.len() != n {
+    let z = key.count(KeyVector::Z);
+    if z + 1 != n && z != n {
         return Err(ProveError::Key(format!(
-            "Z holds {} points for a domain of {n}",
-            key.z.len()
+            "Z holds {z} points for a domain of {n}"
         )));
     }
     Ok(())
@@ -234,7 +484,7 @@ fn commitment_value(point: &G1Affine, hashed: &[Scalar]) -> Scalar {
 struct Commit<'a> {
     pool: &'a Pool,
     control: &'a Control,
-    key: &'a ProvingKey,
+    commitment_keys: &'a [(Vec<G1Affine>, Vec<G1Affine>)],
     mask: &'a mut dyn FnMut() -> Scalar,
     commitments: Vec<G1Affine>,
     /// Each commitment's private values, for the proof of knowledge (wiped when dropped).
@@ -262,7 +512,7 @@ impl Hints for Commit<'_> {
                 self.commitments.len()
             ));
         }
-        let (basis, _) = &self.key.commitment_keys[index];
+        let (basis, _) = &self.commitment_keys[index];
         let scalars: Vec<Canonical> = committed.iter().map(Canonical::from_scalar).collect();
         let point = curve::msm_chunked(self.pool, self.control, basis, &scalars)
             .map_err(|e| e.to_string())?
@@ -303,7 +553,7 @@ impl Commit<'_> {
         let [challenge] = curve::hash_to_scalars::<1>(&values, FOLD_DST);
         let mut pok = G1Projective::identity();
         let mut power = Scalar::ONE;
-        for ((_, sigma), committed) in self.key.commitment_keys.iter().zip(&self.committed) {
+        for ((_, sigma), committed) in self.commitment_keys.iter().zip(&self.committed) {
             let scalars: Vec<Canonical> = committed.iter().map(Canonical::from_scalar).collect();
             let sum = curve::msm_chunked(self.pool, self.control, sigma, &scalars)?;
             pok += curve::g1_mult_public(&sum, &power);
@@ -319,10 +569,10 @@ fn quotient(
     pool: &Pool,
     control: &Control,
     r1cs: &R1cs,
-    key: &ProvingKey,
+    power: u32,
     w: &[Scalar],
 ) -> Result<Vec<Canonical>, ProveError> {
-    let coset = Coset::gnark(key.power).map_err(ProveError::memory("the coset's tables"))?;
+    let coset = Coset::gnark(power).map_err(ProveError::memory("the coset's tables"))?;
     let n = coset.size();
     let zeros = || memory::try_filled(n, Scalar::ZERO).map_err(ProveError::memory("A, B and C"));
     let (mut a, mut b, mut c) = (zeros()?, zeros()?, zeros()?);
@@ -384,7 +634,7 @@ pub fn prove_reference(
     blinding: &Blinding,
     mask: &mut dyn FnMut() -> Scalar,
 ) -> Result<Proof, ProveError> {
-    key_fits(r1cs, key)?;
+    key_fits(r1cs, &Head::of_key(key))?;
     let sum = |points: &[G1Affine], scalars: &mut dyn Iterator<Item = Scalar>| {
         points
             .iter()

@@ -5,9 +5,10 @@
 
 use std::path::Path;
 
+use lockstep_ceremony::KeyChecks;
 use lockstep_ceremony::Limits;
 use lockstep_ceremony::groth16::{self, Proof};
-use lockstep_ceremony::phase2::{ProvingKey, VerifyingKey};
+use lockstep_ceremony::phase2::{KeyFile, ProvingKey, VerifyingKey};
 use lockstep_ceremony::prove::{Blinding, gnark as prover};
 use lockstep_ceremony::r1cs::R1cs;
 use lockstep_shard::{Control, Pool};
@@ -176,6 +177,10 @@ fn the_proof_equals_the_definition_s_on_every_pool() {
         let public = groth16::read_public_witness(open(&c.public)).unwrap();
         groth16::verify(&vk, &want, &public)
             .unwrap_or_else(|e| panic!("{name}: the reference's proof is refused: {e}"));
+        let compressed = std::fs::read(&c.pk).unwrap();
+        let mut raw = Vec::new();
+        pk.write_raw(&Pool::new(2).unwrap(), &Control::new(), &mut raw)
+            .unwrap();
         for (label, pool) in crate::pools() {
             let got = prover::prove_with_masks(
                 &pool,
@@ -188,14 +193,62 @@ fn the_proof_equals_the_definition_s_on_every_pool() {
             )
             .unwrap();
             assert_eq!(got, want, "{name} on {label}");
+            // Read a chunk at a time from its file (compressed as gnark wrote it, and raw):
+            // the same proof at any chunk size.
+            for (encoding, bytes) in [("compressed", &compressed), ("raw", &raw)] {
+                let file = KeyFile::open(
+                    &pool,
+                    &Control::new(),
+                    std::io::Cursor::new(bytes),
+                    &Limits::default(),
+                    KeyChecks::Subgroups,
+                )
+                .unwrap();
+                for chunk in [7, 1 << 20] {
+                    let got = prover::prove_file_with_masks(
+                        &pool,
+                        &Control::new(),
+                        &r1cs,
+                        (&file, chunk),
+                        &witness,
+                        &blinding(),
+                        &mut masks(),
+                    )
+                    .unwrap();
+                    assert_eq!(
+                        got, want,
+                        "{name} on {label}, {encoding}, chunks of {chunk}"
+                    );
+                }
+            }
         }
+        // One point a chunk, on one pool.
+        let file = KeyFile::open(
+            &Pool::new(2).unwrap(),
+            &Control::new(),
+            std::io::Cursor::new(&raw),
+            &Limits::default(),
+            KeyChecks::Curve,
+        )
+        .unwrap();
+        let got = prover::prove_file_with_masks(
+            &Pool::new(2).unwrap(),
+            &Control::new(),
+            &r1cs,
+            (&file, 1),
+            &witness,
+            &blinding(),
+            &mut masks(),
+        )
+        .unwrap();
+        assert_eq!(got, want, "{name}, chunks of 1");
     }
 }
 
 #[test]
 fn a_key_point_outside_its_subgroup_is_named_or_refuses_the_proof() {
     use blstrs::G1Affine;
-    use lockstep_ceremony::phase2::{KeyChecks, KeyEncoding};
+    use lockstep_ceremony::phase2::KeyEncoding;
     use lockstep_ceremony::prove::ProveError;
     let dir = tempfile::tempdir().unwrap();
     let c = circuit(dir.path(), "chain", &["-constraints", "40"]);
@@ -226,6 +279,60 @@ fn a_key_point_outside_its_subgroup_is_named_or_refuses_the_proof() {
                 .filter(|p| !bool::from(p.is_torsion_free()))
         })
         .unwrap();
+    // Read a chunk at a time: K[4], in the second chunk of 3, named by its place in K; or,
+    // trusted, the proof refused.
+    let mut one = key.clone();
+    one.k[4] = outside;
+    let mut raw = Vec::new();
+    one.write_raw(&pool, &Control::new(), &mut raw).unwrap();
+    for checks in [KeyChecks::Subgroups, KeyChecks::Curve] {
+        let file = KeyFile::open(
+            &pool,
+            &Control::new(),
+            std::io::Cursor::new(&raw),
+            &Limits::default(),
+            checks,
+        )
+        .unwrap();
+        let refused = prover::prove_file_with_masks(
+            &pool,
+            &Control::new(),
+            &r1cs,
+            (&file, 3),
+            &witness,
+            &Blinding::random(),
+            &mut masks(),
+        )
+        .unwrap_err();
+        match checks {
+            KeyChecks::Subgroups => assert!(
+                refused.to_string().contains("G1 K[4]")
+                    && refused
+                        .to_string()
+                        .contains("not in the prime-order subgroup"),
+                "{refused}"
+            ),
+            KeyChecks::Curve => assert!(matches!(refused, ProveError::KeyPoints), "{refused}"),
+        }
+    }
+    // A file cut inside K, or before its last byte, is refused when opened.
+    // After K: [beta]_2, [delta]_2, G2 B (a count and its points), three counts of 8 bytes,
+    // two flag bytes a wire, the commitment count (none here).
+    let after_k = 2 * 192 + 4 + 192 * key.b2.len() + 24 + 2 * key.infinity_a.len() + 4;
+    let k_ends = raw.len() - after_k;
+    for (cut, named) in [(k_ends - 50, "G1 K"), (raw.len() - 1, "commitment count")] {
+        let refused = KeyFile::open(
+            &pool,
+            &Control::new(),
+            std::io::Cursor::new(&raw[..cut]),
+            &Limits::default(),
+            KeyChecks::Subgroups,
+        )
+        .err()
+        .unwrap_or_else(|| panic!("a key cut at {cut} of {} opens", raw.len()))
+        .to_string();
+        assert!(refused.contains(named), "cut at {cut}: {refused}");
+    }
     for point in &mut key.k {
         *point = outside;
     }

@@ -8,7 +8,7 @@ use std::time::Instant;
 use anyhow::Context as _;
 use lockstep_ceremony::circom::{CircomR1cs, Witness};
 use lockstep_ceremony::groth16;
-use lockstep_ceremony::phase2::{KeyChecks, ProvingKey, VerifyingKey};
+use lockstep_ceremony::phase2::{KeyChecks, KeyFile, KeyVector, ProvingKey, VerifyingKey};
 use lockstep_ceremony::prove::{Blinding, gnark as gnark_prover, snarkjs};
 use lockstep_ceremony::zkey::Zkey;
 use lockstep_ceremony::{FileKind, Limits, SNIFF_LEN, points_at_most};
@@ -160,40 +160,70 @@ pub(super) fn gnark(ctx: &Context, files: &GnarkFiles<'_>) -> anyhow::Result<()>
     let opened = read("--pk", files.pk, FileKind::ProvingKey)?;
     let pool = ctx.pool_for(&opened)?;
     let step = ctx.session.step("reading the key", None, "points");
-    let limits = Limits {
-        file_len: opened.len,
-        ..Limits::default()
-    };
-    let (key, _) = ProvingKey::read_with(
-        &pool,
-        step.control(),
-        opened.reader,
-        &limits,
-        key_checks(files.trust_key),
-    )
-    .with_context(|| format!("{}: not a gnark BLS12-381 proving key", files.pk.display()))?;
-    step.finish();
-    // The MSMs' points: A, B (G1 and G2), K, Z.
-    let points = (key.a.len() + 2 * key.b.len() + key.k.len() + key.z.len()) as u64;
-    let step = ctx.session.step("proving", Some(points), "points");
-    let proof = gnark_prover::prove(
-        &pool,
-        step.control(),
-        &r1cs,
-        &key,
-        &witness,
-        &Blinding::random(),
-    )
-    .with_context(|| {
+    let checks = key_checks(files.trust_key);
+    let not_a_key = || format!("{}: not a gnark BLS12-381 proving key", files.pk.display());
+    let proving = || {
         format!(
             "proving with {} and {} for {}",
             files.pk.display(),
             files.r1cs.display(),
             files.witness.display()
         )
-    })?;
-    step.finish();
-    drop(key);
+    };
+    // A file is read a chunk of its vectors at a time (the key never whole in memory); a pipe,
+    // which cannot be sought in, whole.
+    let (proof, points) = if opened.len.is_some() {
+        drop(opened);
+        let file = std::fs::File::open(files.pk)
+            .with_context(|| format!("opening {}", files.pk.display()))?;
+        let key = KeyFile::open(&pool, step.control(), file, &Limits::default(), checks)
+            .with_context(not_a_key)?;
+        step.finish();
+        let points = [
+            KeyVector::A,
+            KeyVector::B,
+            KeyVector::B2,
+            KeyVector::K,
+            KeyVector::Z,
+        ]
+        .map(|v| key.count(v) as u64)
+        .iter()
+        .sum();
+        let step = ctx.session.step("proving", Some(points), "points");
+        let proof = gnark_prover::prove_file(
+            &pool,
+            step.control(),
+            &r1cs,
+            &key,
+            &witness,
+            &Blinding::random(),
+        )
+        .with_context(proving)?;
+        step.finish();
+        (proof, points)
+    } else {
+        let limits = Limits {
+            file_len: opened.len,
+            ..Limits::default()
+        };
+        let (key, _) = ProvingKey::read_with(&pool, step.control(), opened.reader, &limits, checks)
+            .with_context(not_a_key)?;
+        step.finish();
+        // The MSMs' points: A, B (G1 and G2), K, Z.
+        let points = (key.a.len() + 2 * key.b.len() + key.k.len() + key.z.len()) as u64;
+        let step = ctx.session.step("proving", Some(points), "points");
+        let proof = gnark_prover::prove(
+            &pool,
+            step.control(),
+            &r1cs,
+            &key,
+            &witness,
+            &Blinding::random(),
+        )
+        .with_context(proving)?;
+        step.finish();
+        (proof, points)
+    };
     let public = &witness.values[..witness.public];
     let checked = match (&vk, files.vk) {
         (Some(vk), Some(path)) => {
