@@ -2,7 +2,8 @@
 //! two workers as on the current thread, and a key it accepts (and can write) reads back and
 //! writes again to the same bytes. The prover's reading (sections 5-9 on their curves only)
 //! accepts every key the full reading does, as the same key; the prover on a key it accepts
-//! never panics (a proof, or a refusal).
+//! never panics (a proof, or a refusal). A key read by sections (`ZkeyFile`) is the key read
+//! whole, or refused where the whole read refuses.
 #![no_main]
 
 use std::io::Cursor;
@@ -10,7 +11,7 @@ use std::io::Cursor;
 use libfuzzer_sys::fuzz_target;
 use lockstep_ceremony::circom::Witness;
 use lockstep_ceremony::prove::{Blinding, snarkjs};
-use lockstep_ceremony::zkey::{ORDER, Zkey};
+use lockstep_ceremony::zkey::{ORDER, Zkey, ZkeyFile, ZkeyVector};
 use lockstep_ceremony::{CodecError, KeyChecks, Limits};
 use lockstep_fuzz::{pool, same_outcome};
 use lockstep_shard::{Control, Pool};
@@ -54,6 +55,7 @@ fuzz_target!(|data: &[u8]| {
         let blinding = Blinding::fixed(blstrs::Scalar::from(3u64), blstrs::Scalar::from(4u64));
         let _ = snarkjs::prove(pool(), &Control::new(), key, &witness, &blinding);
     }
+    by_sections(parallel.as_ref().ok(), data, &limits);
     if let Ok(key) = parallel {
         let mut out = Vec::new();
         // A key read with a beacon record that lacks its hash cannot be written (snarkjs throws
@@ -77,3 +79,50 @@ fuzz_target!(|data: &[u8]| {
         }
     }
 });
+
+/// A key read by sections: opened and its vectors read whole, it is `whole` (the full
+/// reading's key), or refused where the full reading refuses.
+fn by_sections(whole: Option<&Zkey>, data: &[u8], limits: &Limits) {
+    let control = Control::new();
+    let opened = ZkeyFile::open(
+        pool(),
+        &control,
+        Cursor::new(data),
+        limits,
+        KeyChecks::Subgroups,
+    );
+    let file = match (whole, opened) {
+        (_, Ok(file)) => file,
+        (Some(_), Err(e)) => panic!("a key read whole does not open by sections: {e}"),
+        (None, Err(_)) => return,
+    };
+    let g1 = |v: ZkeyVector| file.g1(pool(), &control, v, 0..file.len(v));
+    let read = (|| {
+        Ok::<_, lockstep_ceremony::zkey::ZkeyError>((
+            g1(ZkeyVector::A)?,
+            g1(ZkeyVector::B1)?,
+            file.b2(pool(), &control, 0..file.b2_len())?,
+            g1(ZkeyVector::C)?,
+            g1(ZkeyVector::H)?,
+        ))
+    })();
+    match (whole, read) {
+        (Some(key), Ok((a, b1, b2, c, h))) => assert!(
+            file.header == key.header
+                && file.ic == key.ic
+                && file.coefficients == key.coefficients
+                && (a, b1, b2, c, h)
+                    == (
+                        key.a.clone(),
+                        key.b1.clone(),
+                        key.b2.clone(),
+                        key.c.clone(),
+                        key.h.clone()
+                    ),
+            "a key read by sections differs"
+        ),
+        (Some(_), Err(e)) => panic!("a key read whole fails by sections: {e}"),
+        (None, Ok(_)) => panic!("a key refused whole reads by sections"),
+        (None, Err(_)) => {}
+    }
+}

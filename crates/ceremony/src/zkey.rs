@@ -20,6 +20,7 @@
 mod contribute;
 mod file;
 mod hash;
+mod key_file;
 mod known;
 mod new;
 mod rng;
@@ -32,6 +33,7 @@ pub use contribute::{Kind, beacon, contribute, contribution_hash};
 pub(crate) use file::check_coefficients;
 pub use file::{NEW_ORDER, ORDER, contribution_len};
 pub use hash::{HashedPoints, circuit_hash, format_hash, hashed_h_points};
+pub use key_file::{ZkeyFile, ZkeyVector};
 pub use known::from_known_secrets;
 pub use new::{new, new_checks, new_serial, new_work};
 pub use verify::{

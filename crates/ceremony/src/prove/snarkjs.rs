@@ -20,6 +20,8 @@
 //! timing is not observed by a party the witness is secret from.
 
 use std::convert::Infallible;
+use std::io::{Read, Seek};
+use std::ops::Range;
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::Field;
@@ -33,8 +35,8 @@ use super::coset::Coset;
 use super::{Blinding, ProveError};
 use crate::circom::Witness;
 use crate::curve;
-use crate::zkey::Zkey;
 use crate::zkey::vkey::{g1_json, g2_json, to_snarkjs_json};
+use crate::zkey::{Header, Zkey, ZkeyError, ZkeyFile, ZkeyVector};
 
 /// `R^-2 mod r` for `R = 2^256`: section 4 stores each coefficient times `R^2`.
 fn r_squared_inverse() -> Scalar {
@@ -109,8 +111,8 @@ pub use json::{proof_from_json, public_from_json, verification_key_from_json};
 ///
 /// # Errors
 /// [`ProveError::Key`] naming the first count that differs.
-pub fn circuit_fits(key: &Zkey, r1cs: &crate::circom::CircomR1cs) -> Result<(), ProveError> {
-    let (h, c) = (&key.header, r1cs.header());
+pub fn circuit_fits(header: &Header, r1cs: &crate::circom::CircomR1cs) -> Result<(), ProveError> {
+    let (h, c) = (header, r1cs.header());
     for (what, theirs, ours) in [
         ("wires", h.n_vars, c.wires),
         ("public signals", h.n_public, c.public()),
@@ -126,7 +128,7 @@ pub fn circuit_fits(key: &Zkey, r1cs: &crate::circom::CircomR1cs) -> Result<(), 
 }
 
 /// The witness's fit to the key: as many values as wires, a domain the coset has.
-fn check(key: &Zkey, witness: &Witness) -> Result<(), ProveError> {
+fn check(key: &Head<'_>, witness: &Witness) -> Result<(), ProveError> {
     let wires = key.header.n_vars as usize;
     if witness.values().len() != wires {
         return Err(ProveError::WitnessLength {
@@ -143,13 +145,11 @@ fn check(key: &Zkey, witness: &Witness) -> Result<(), ProveError> {
     let private = wires
         .checked_sub(key.header.n_public as usize + 1)
         .ok_or_else(|| ProveError::Key("more public signals than wires".into()))?;
-    let n = key.domain_size();
-    if key.a.len() != wires || key.b1.len() != wires || key.b2.len() != wires {
+    let n = 1usize << key.header.power;
+    let [a, b1, b2, c, h] = key.counts;
+    if a != wires || b1 != wires || b2 != wires {
         return Err(ProveError::Key(format!(
-            "sections 5-7 hold {}, {} and {} points for {wires} wires",
-            key.a.len(),
-            key.b1.len(),
-            key.b2.len()
+            "sections 5-7 hold {a}, {b1} and {b2} points for {wires} wires"
         )));
     }
     // Section 4 as the reader checks it (a key built in memory has not been read).
@@ -163,7 +163,7 @@ fn check(key: &Zkey, witness: &Witness) -> Result<(), ProveError> {
             "section 4 is not a count and 44 bytes an entry".into(),
         ));
     }
-    crate::zkey::check_coefficients(&key.coefficients, &key.header)?;
+    crate::zkey::check_coefficients(key.coefficients, key.header)?;
     if key.ic.len() != key.header.n_public as usize + 1 {
         return Err(ProveError::Key(format!(
             "section 3 holds {} points for {} public signals",
@@ -171,19 +171,17 @@ fn check(key: &Zkey, witness: &Witness) -> Result<(), ProveError> {
             key.header.n_public
         )));
     }
-    if key.c.len() != private || key.h.len() != n {
+    if c != private || h != n {
         return Err(ProveError::Key(format!(
-            "sections 8 and 9 hold {} and {} points for {private} private wires and a domain of {n}",
-            key.c.len(),
-            key.h.len()
+            "sections 8 and 9 hold {c} and {h} points for {private} private wires and a domain of {n}"
         )));
     }
     Ok(())
 }
 
 /// The entries of section 4: (matrix, constraint, signal, stored value).
-fn entries(key: &Zkey) -> impl Iterator<Item = (usize, usize, usize, Scalar)> + '_ {
-    key.coefficients[4..].chunks_exact(44).map(|e| {
+fn entries(coefficients: &[u8]) -> impl Iterator<Item = (usize, usize, usize, Scalar)> + '_ {
+    coefficients[4..].chunks_exact(44).map(|e| {
         let word = |k: usize| {
             u32::from_le_bytes(e[4 * k..4 * k + 4].try_into().expect("invariant: 4 bytes")) as usize
         };
@@ -196,12 +194,12 @@ fn entries(key: &Zkey) -> impl Iterator<Item = (usize, usize, usize, Scalar)> + 
 }
 
 /// `A_T`, `B_T` and `C_T`: the polynomials' values on the domain.
-fn values_on_domain(key: &Zkey, w: &[Scalar]) -> Result<[Vec<Scalar>; 3], ProveError> {
-    let n = key.domain_size();
+fn values_on_domain(key: &Head<'_>, w: &[Scalar]) -> Result<[Vec<Scalar>; 3], ProveError> {
+    let n = 1usize << key.header.power;
     let zeros = || memory::try_filled(n, Scalar::ZERO).map_err(ProveError::memory("A, B and C"));
     let mut ab = [zeros()?, zeros()?];
     // Sums of stored values (c R^2) times w, scaled by R^-2 once per constraint.
-    for (matrix, constraint, signal, value) in entries(key) {
+    for (matrix, constraint, signal, value) in entries(key.coefficients) {
         let x = w[signal];
         if bool::from(x.is_zero()) {
             continue;
@@ -249,15 +247,219 @@ pub fn prove(
     witness: &Witness,
     blinding: &Blinding,
 ) -> Result<Proven, ProveError> {
-    let proven = prove_unchecked(pool, control, key, witness, blinding)?;
+    checked(
+        &Head::of_key(key),
+        prove_unchecked(pool, control, key, witness, blinding)?,
+    )
+}
+
+/// [`prove`] over a `.zkey` read a chunk of at most 2^20 points at a time from its file
+/// ([`ZkeyFile`]): the same proof, sections 5-9 never whole in memory, each chunk's points
+/// checked as the file was opened to check them.
+///
+/// # Errors
+/// As [`prove`]; a bad point in a chunk (named), a read error.
+pub fn prove_file<R: Read + Seek>(
+    pool: &Pool,
+    control: &Control,
+    key: &ZkeyFile<R>,
+    witness: &Witness,
+    blinding: &Blinding,
+) -> Result<Proven, ProveError> {
+    prove_file_unchecked(
+        pool,
+        control,
+        (key, curve::MSM_CHUNK_POINTS),
+        witness,
+        blinding,
+    )
+    .and_then(|proven| checked(&Head::of_file(key), proven))
+}
+
+/// [`prove_file`] with chunks of `chunk` points, without the check of the proof (tests force
+/// many chunks and compare proofs).
+///
+/// # Panics
+/// If `chunk` is 0.
+#[doc(hidden)]
+pub fn prove_file_unchecked<R: Read + Seek>(
+    pool: &Pool,
+    control: &Control,
+    (key, chunk): (&ZkeyFile<R>, usize),
+    witness: &Witness,
+    blinding: &Blinding,
+) -> Result<Proven, ProveError> {
+    assert!(chunk > 0, "invariant: chunks of at least one point");
+    prove_from(
+        pool,
+        control,
+        &Head::of_file(key),
+        &Bases::File { file: key, chunk },
+        witness,
+        blinding,
+    )
+}
+
+/// The proof's points in their subgroups, then the proof verified under the key's header and
+/// IC (see [`prove`]).
+fn checked(key: &Head<'_>, proven: Proven) -> Result<Proven, ProveError> {
     let p = &proven.proof;
     if !bool::from(p.a.is_torsion_free() & p.b.is_torsion_free() & p.c.is_torsion_free()) {
         return Err(ProveError::KeyPoints);
     }
-    if verify(key, &proven.proof, &proven.public).is_err() {
+    if verify_with(&key.verification_key(), &proven.proof, &proven.public).is_err() {
         return Err(ProveError::Unsatisfied);
     }
     Ok(proven)
+}
+
+/// A `.zkey`'s parts the prover reads whole (the header, IC, section 4) and the lengths of
+/// sections 5-9.
+struct Head<'a> {
+    header: &'a Header,
+    ic: &'a [G1Affine],
+    coefficients: &'a [u8],
+    /// A, B1, B2, C and H's lengths.
+    counts: [usize; 5],
+}
+
+impl<'a> Head<'a> {
+    fn of_key(key: &'a Zkey) -> Self {
+        Self {
+            header: &key.header,
+            ic: &key.ic,
+            coefficients: &key.coefficients,
+            counts: [
+                key.a.len(),
+                key.b1.len(),
+                key.b2.len(),
+                key.c.len(),
+                key.h.len(),
+            ],
+        }
+    }
+
+    fn of_file<R: Read + Seek>(key: &'a ZkeyFile<R>) -> Self {
+        Self {
+            header: &key.header,
+            ic: &key.ic,
+            coefficients: &key.coefficients,
+            counts: [
+                key.len(ZkeyVector::A),
+                key.len(ZkeyVector::B1),
+                key.b2_len(),
+                key.len(ZkeyVector::C),
+                key.len(ZkeyVector::H),
+            ],
+        }
+    }
+
+    fn verification_key(&self) -> VerificationKey {
+        let h = self.header;
+        VerificationKey {
+            alpha1: h.alpha1,
+            beta2: h.beta2,
+            gamma2: h.gamma2,
+            delta2: h.delta2,
+            ic: self.ic.to_vec(),
+        }
+    }
+}
+
+/// A `.zkey`'s chunks as the prover reads them (a [`ZkeyFile`] of any input).
+trait Chunks {
+    fn g1(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        vector: ZkeyVector,
+        range: Range<usize>,
+    ) -> Result<Vec<G1Affine>, ZkeyError>;
+    fn b2(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        range: Range<usize>,
+    ) -> Result<Vec<G2Affine>, ZkeyError>;
+}
+
+impl<R: Read + Seek> Chunks for ZkeyFile<R> {
+    fn g1(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        vector: ZkeyVector,
+        range: Range<usize>,
+    ) -> Result<Vec<G1Affine>, ZkeyError> {
+        ZkeyFile::g1(self, pool, control, vector, range)
+    }
+    fn b2(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        range: Range<usize>,
+    ) -> Result<Vec<G2Affine>, ZkeyError> {
+        ZkeyFile::b2(self, pool, control, range)
+    }
+}
+
+/// Where the MSMs' bases come from: a key in memory, or its file a chunk at a time.
+enum Bases<'a> {
+    Memory(&'a Zkey),
+    File { file: &'a dyn Chunks, chunk: usize },
+}
+
+impl Bases<'_> {
+    /// `sum scalars_i vector_i` (as long as `scalars`: [`check`]).
+    fn g1(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        vector: ZkeyVector,
+        scalars: &[Canonical],
+    ) -> Result<G1Projective, ProveError> {
+        match self {
+            Self::Memory(key) => {
+                let points = match vector {
+                    ZkeyVector::A => &key.a,
+                    ZkeyVector::B1 => &key.b1,
+                    ZkeyVector::C => &key.c,
+                    ZkeyVector::H => &key.h,
+                };
+                Ok(curve::msm_chunked(pool, control, points, scalars)?)
+            }
+            Self::File { file, chunk } => {
+                let mut sum = G1Projective::identity();
+                for start in (0..scalars.len()).step_by(*chunk) {
+                    let end = scalars.len().min(start + chunk);
+                    let points = file.g1(pool, control, vector, start..end)?;
+                    sum += curve::msm_chunked(pool, control, &points, &scalars[start..end])?;
+                }
+                Ok(sum)
+            }
+        }
+    }
+
+    /// `sum scalars_i B2_i`.
+    fn b2(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        scalars: &[Canonical],
+    ) -> Result<G2Projective, ProveError> {
+        match self {
+            Self::Memory(key) => Ok(curve::msm_chunked(pool, control, &key.b2, scalars)?),
+            Self::File { file, chunk } => {
+                let mut sum = G2Projective::identity();
+                for start in (0..scalars.len()).step_by(*chunk) {
+                    let end = scalars.len().min(start + chunk);
+                    let points = file.b2(pool, control, start..end)?;
+                    sum += curve::msm_chunked(pool, control, &points, &scalars[start..end])?;
+                }
+                Ok(sum)
+            }
+        }
+    }
 }
 
 /// [`prove`] without the check of the proof.
@@ -265,6 +467,25 @@ fn prove_unchecked(
     pool: &Pool,
     control: &Control,
     key: &Zkey,
+    witness: &Witness,
+    blinding: &Blinding,
+) -> Result<Proven, ProveError> {
+    prove_from(
+        pool,
+        control,
+        &Head::of_key(key),
+        &Bases::Memory(key),
+        witness,
+        blinding,
+    )
+}
+
+/// The proof over either kind of key, unchecked.
+fn prove_from(
+    pool: &Pool,
+    control: &Control,
+    key: &Head<'_>,
+    bases: &Bases<'_>,
     witness: &Witness,
     blinding: &Blinding,
 ) -> Result<Proven, ProveError> {
@@ -296,14 +517,14 @@ fn prove_unchecked(
     drop(a);
     let scalars = canonical(pool, &quiet, w)?;
     let sums = Sums {
-        a: curve::msm_chunked(pool, control, &key.a, &scalars)?,
-        b1: curve::msm_chunked(pool, control, &key.b1, &scalars)?,
-        b2: curve::msm_chunked(pool, control, &key.b2, &scalars)?,
-        c: curve::msm_chunked(pool, control, &key.c, &scalars[first_private..])?,
-        h: curve::msm_chunked(pool, control, &key.h, &h_scalars)?,
+        a: bases.g1(pool, control, ZkeyVector::A, &scalars)?,
+        b1: bases.g1(pool, control, ZkeyVector::B1, &scalars)?,
+        b2: bases.b2(pool, control, &scalars)?,
+        c: bases.g1(pool, control, ZkeyVector::C, &scalars[first_private..])?,
+        h: bases.g1(pool, control, ZkeyVector::H, &h_scalars)?,
     };
     Ok(Proven {
-        proof: assemble(key, &sums, blinding),
+        proof: assemble(key.header, &sums, blinding),
         public: w[1..first_private].to_vec(),
     })
 }
@@ -319,8 +540,7 @@ struct Sums {
 
 /// The proof from the sums and the blinding, in snarkjs's order of additions; `r` and `s` by
 /// blst's constant-time multiplication.
-fn assemble(key: &Zkey, sums: &Sums, blinding: &Blinding) -> Proof {
-    let h = &key.header;
+fn assemble(h: &Header, sums: &Sums, blinding: &Blinding) -> Proof {
     let (r, s) = (blinding.r(), blinding.s());
     let pi_a = sums.a + h.alpha1 + G1Projective::from(h.delta1) * r;
     let pi_b = sums.b2 + h.beta2 + G2Projective::from(h.delta2) * s;
@@ -425,14 +645,14 @@ pub fn prove_reference(
     witness: &Witness,
     blinding: &Blinding,
 ) -> Result<Proven, ProveError> {
-    check(key, witness)?;
+    check(&Head::of_key(key), witness)?;
     let w = witness.values();
     let power = key.header.power;
     let n = key.domain_size();
     // The definition of A_T: sum over entries of c w, c = stored R^-2.
     let unscale = r_squared_inverse();
     let mut ab = [vec![Scalar::ZERO; n], vec![Scalar::ZERO; n]];
-    for (matrix, constraint, signal, value) in entries(key) {
+    for (matrix, constraint, signal, value) in entries(&key.coefficients) {
         ab[matrix][constraint] += value * unscale * w[signal];
     }
     let c_t: Vec<Scalar> = ab[0].iter().zip(&ab[1]).map(|(x, y)| *x * y).collect();
@@ -448,7 +668,7 @@ pub fn prove_reference(
         h: naive_msm(&key.h, &p),
     };
     Ok(Proven {
-        proof: assemble(key, &sums, blinding),
+        proof: assemble(&key.header, &sums, blinding),
         public: w[1..first_private].to_vec(),
     })
 }
@@ -567,6 +787,36 @@ mod tests {
             )
             .unwrap();
             assert_eq!(got, want, "power {power}, the current thread");
+            // Read by sections from the key's file, a chunk at a time: the same proof (a file
+            // holds a domain of 2 at least).
+            if power == 0 {
+                continue;
+            }
+            let pool = Pool::new(2).unwrap();
+            let mut bytes = Vec::new();
+            key.write(&pool, &Control::new(), &crate::zkey::ORDER, &mut bytes)
+                .unwrap();
+            for checks in [crate::KeyChecks::Subgroups, crate::KeyChecks::Curve] {
+                let file = ZkeyFile::open(
+                    &pool,
+                    &Control::new(),
+                    std::io::Cursor::new(&bytes),
+                    &crate::Limits::default(),
+                    checks,
+                )
+                .unwrap();
+                for chunk in [1, 3, 1 << 20] {
+                    let got = prove_file_unchecked(
+                        &pool,
+                        &Control::new(),
+                        (&file, chunk),
+                        &witness,
+                        &blinding,
+                    )
+                    .unwrap();
+                    assert_eq!(got, want, "power {power}, by sections of {chunk}");
+                }
+            }
         }
     }
 
@@ -643,15 +893,15 @@ mod tests {
             CircomR1cs::read(std::io::Cursor::new(file(wires, public, &constraints))).unwrap()
         };
         // 3 constraints, 2 public, the constant: 6 rows, a domain of 2^3.
-        assert!(circuit_fits(&key, &r1cs(9, (1, 1), 3)).is_ok());
+        assert!(circuit_fits(&key.header, &r1cs(9, (1, 1), 3)).is_ok());
         assert_eq!(
-            circuit_fits(&key, &r1cs(10, (1, 1), 3))
+            circuit_fits(&key.header, &r1cs(10, (1, 1), 3))
                 .unwrap_err()
                 .to_string(),
             "the proving key: wires: 9, the circuit's 10: a key of another circuit"
         );
-        assert!(circuit_fits(&key, &r1cs(9, (0, 1), 3)).is_err());
-        assert!(circuit_fits(&key, &r1cs(9, (1, 1), 6)).is_err());
+        assert!(circuit_fits(&key.header, &r1cs(9, (0, 1), 3)).is_err());
+        assert!(circuit_fits(&key.header, &r1cs(9, (1, 1), 6)).is_err());
         // A witness whose constant wire is not one.
         let mut values = random_witness(9, 14).values().to_vec();
         values[0] = Scalar::from(2u64);

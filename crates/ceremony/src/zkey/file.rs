@@ -55,7 +55,7 @@ const HEADER_LEN: u64 = 4 + 48 + 4 + 32 + 4 + 4 + 4 + 3 * 96 + 3 * 192;
 const CONTRIBUTION_FIXED: u64 = 3 * 96 + 192 + 64 + 4 + 4;
 
 /// Names of the point sections, for errors.
-fn name(id: u32) -> &'static str {
+pub(crate) fn name(id: u32) -> &'static str {
     match id {
         3 => "IC",
         5 => "A",
@@ -156,6 +156,135 @@ fn js_substring_64(s: &str) -> Vec<u8> {
     out.into_bytes()
 }
 
+/// How a read decodes each section's points.
+#[derive(Clone, Copy)]
+pub(crate) struct Decoders {
+    ic: G1Decode,
+    ab: G1Decode,
+    pub(crate) g2: G2Decode,
+    ch: G1Decode,
+}
+
+impl Decoders {
+    fn of(checks: Checks) -> Self {
+        let (ab, g2): (G1Decode, G2Decode) = if checks == Checks::Subgroups {
+            (g1_from_ptau, g2_from_ptau)
+        } else {
+            (g1_from_ptau_on_curve, g2_from_ptau_on_curve)
+        };
+        let (ic, ch): (G1Decode, G1Decode) = match checks {
+            Checks::Subgroups => (g1_from_ptau, g1_from_ptau),
+            Checks::VerifierSettles => (g1_from_ptau_on_curve, g1_from_ptau),
+            Checks::Prover => (g1_from_ptau, g1_from_ptau_on_curve),
+        };
+        Self { ic, ab, g2, ch }
+    }
+
+    /// The decoder of G1 section `id` (5, 6, 8 or 9).
+    pub(crate) fn g1(self, id: u32) -> G1Decode {
+        match id {
+            5 | 6 => self.ab,
+            8 | 9 => self.ch,
+            _ => unreachable!("invariant: sections 5, 6, 8 and 9 hold the G1 vectors"),
+        }
+    }
+}
+
+/// Sections 5-9's place in [`Head::vectors`].
+pub(crate) fn vector_index(id: u32) -> usize {
+    assert!(
+        (5..=9).contains(&id),
+        "invariant: sections 5-9 hold the vectors"
+    );
+    (id - 5) as usize
+}
+
+/// A `.zkey` read up to its vectors: sections 1-4 read and checked, sections 5-9 located and
+/// their sizes checked against the header.
+pub(crate) struct Head {
+    pub(crate) table: Table,
+    pub(crate) header: Header,
+    pub(crate) ic: Vec<G1Affine>,
+    pub(crate) coefficients: Vec<u8>,
+    /// Sections 5-9 ([`vector_index`]) and their point counts.
+    pub(crate) vectors: [(crate::binfile::Section, usize); 5],
+    pub(crate) decoders: Decoders,
+}
+
+/// Reads a `.zkey`'s [`Head`].
+pub(crate) fn read_head<R: Read + Seek>(
+    pool: &Pool,
+    control: &Control,
+    input: &mut R,
+    limits: &Limits,
+    checks: Checks,
+) -> Result<Head, ZkeyError> {
+    let decoders = Decoders::of(checks);
+    let table = Table::read(&mut *input, "snarkjs .zkey file", "zkey", 1)?;
+    let protocol = {
+        let s = table.sized(1, "protocol", 4)?;
+        SectionReader::new(&mut *input, s)?.u32(Location::value("protocol"))?
+    };
+    if protocol != 1 {
+        return Err(ZkeyError::Protocol(protocol));
+    }
+    let header = read_header(pool, control, &mut *input, &table, limits)?;
+    let (n_vars, n_public) = (header.n_vars, header.n_public);
+    let n = 1u32 << header.power;
+    let ic = {
+        let count = n_public + 1;
+        let section = table.sized(3, name(3), u64::from(count) * 96)?;
+        read_points(
+            (pool, control),
+            &mut *input,
+            section,
+            name(3),
+            (0, count as usize),
+            decoders.ic,
+        )?
+    };
+    let coefficients = {
+        let s = table.require(4, "coefficients")?;
+        let mut reader = SectionReader::new(&mut *input, s)?;
+        let count = reader.u32(Location::value("coefficient count"))?;
+        let expected = 4 + 44 * u64::from(count);
+        if s.size != expected {
+            return Err(crate::binfile::BinfileError::SectionSize {
+                id: 4,
+                name: "coefficients",
+                found: s.size,
+                expected,
+            }
+            .into());
+        }
+        let mut bytes = memory::try_filled(4 + 44 * count as usize, 0u8)
+            .map_err(ZkeyError::memory("the coefficients"))?;
+        bytes[..4].copy_from_slice(&count.to_le_bytes());
+        reader.fill(&mut bytes[4..], Location::value("coefficients"))?;
+        check_coefficients(&bytes, &header)?;
+        bytes
+    };
+    let mut vectors = [(crate::binfile::Section { offset: 0, size: 0 }, 0); 5];
+    for (id, count, width) in [
+        (5, n_vars, 96),
+        (6, n_vars, 96),
+        (7, n_vars, 192),
+        (8, n_vars - n_public - 1, 96),
+        (9, n, 96),
+    ] {
+        let section = table.sized(id, name(id), u64::from(count) * width)?;
+        vectors[vector_index(id)] = (section, count as usize);
+    }
+    Ok(Head {
+        table,
+        header,
+        ic,
+        coefficients,
+        vectors,
+        decoders,
+    })
+}
+
 impl Zkey {
     /// Reads and checks a `.zkey` (see the module's checks).
     ///
@@ -209,85 +338,39 @@ impl Zkey {
         limits: &Limits,
         checks: Checks,
     ) -> Result<Self, ZkeyError> {
-        let (decode_g1, decode_g2): (G1Decode, G2Decode) = if checks == Checks::Subgroups {
-            (g1_from_ptau, g2_from_ptau)
-        } else {
-            (g1_from_ptau_on_curve, g2_from_ptau_on_curve)
-        };
-        let (decode_ic, decode_ch): (G1Decode, G1Decode) = match checks {
-            Checks::Subgroups => (g1_from_ptau, g1_from_ptau),
-            Checks::VerifierSettles => (g1_from_ptau_on_curve, g1_from_ptau),
-            Checks::Prover => (g1_from_ptau, g1_from_ptau_on_curve),
-        };
-        let table = Table::read(&mut input, "snarkjs .zkey file", "zkey", 1)?;
-        let protocol = {
-            let s = table.sized(1, "protocol", 4)?;
-            SectionReader::new(&mut input, s)?.u32(Location::value("protocol"))?
-        };
-        if protocol != 1 {
-            return Err(ZkeyError::Protocol(protocol));
-        }
-        let header = read_header(pool, control, &mut input, &table, limits)?;
-        let (n_vars, n_public) = (header.n_vars, header.n_public);
-        let n = 1u32 << header.power;
+        let head = read_head(pool, control, &mut input, limits, checks)?;
         let runtime = (pool, control);
-        let g1 = |input: &mut R,
-                  id: u32,
-                  count: u32,
-                  decode: G1Decode|
-         -> Result<Vec<G1Affine>, ZkeyError> {
-            let section = table.sized(id, name(id), u64::from(count) * 96)?;
-            Ok(read_points(
+        let g1 = |input: &mut R, id: u32| {
+            let (section, count) = head.vectors[vector_index(id)];
+            read_points(
                 runtime,
                 input,
                 section,
                 name(id),
-                (0, count as usize),
-                decode,
-            )?)
+                (0, count),
+                head.decoders.g1(id),
+            )
         };
-        let ic = g1(&mut input, 3, n_public + 1, decode_ic)?;
-        let coefficients = {
-            let s = table.require(4, "coefficients")?;
-            let mut reader = SectionReader::new(&mut input, s)?;
-            let count = reader.u32(Location::value("coefficient count"))?;
-            let expected = 4 + 44 * u64::from(count);
-            if s.size != expected {
-                return Err(crate::binfile::BinfileError::SectionSize {
-                    id: 4,
-                    name: "coefficients",
-                    found: s.size,
-                    expected,
-                }
-                .into());
-            }
-            let mut bytes = memory::try_filled(4 + 44 * count as usize, 0u8)
-                .map_err(ZkeyError::memory("the coefficients"))?;
-            bytes[..4].copy_from_slice(&count.to_le_bytes());
-            reader.fill(&mut bytes[4..], Location::value("coefficients"))?;
-            check_coefficients(&bytes, &header)?;
-            bytes
-        };
-        let a = g1(&mut input, 5, n_vars, decode_g1)?;
-        let b1 = g1(&mut input, 6, n_vars, decode_g1)?;
+        let a = g1(&mut input, 5)?;
+        let b1 = g1(&mut input, 6)?;
         let b2 = {
-            let section = table.sized(7, "B2", u64::from(n_vars) * 192)?;
+            let (section, count) = head.vectors[vector_index(7)];
             read_points(
                 runtime,
                 &mut input,
                 section,
                 "B2",
-                (0, n_vars as usize),
-                decode_g2,
+                (0, count),
+                head.decoders.g2,
             )?
         };
-        let c = g1(&mut input, 8, n_vars - n_public - 1, decode_ch)?;
-        let h = g1(&mut input, 9, n, decode_ch)?;
-        let (circuit_hash, contributions) = read_contributions(&mut input, &table)?;
+        let c = g1(&mut input, 8)?;
+        let h = g1(&mut input, 9)?;
+        let (circuit_hash, contributions) = read_contributions(&mut input, &head.table)?;
         Ok(Self {
-            header,
-            ic,
-            coefficients,
+            header: head.header,
+            ic: head.ic,
+            coefficients: head.coefficients,
             a,
             b1,
             b2,
@@ -544,7 +627,7 @@ pub(crate) fn check_coefficients(bytes: &[u8], header: &Header) -> Result<(), Zk
     Ok(())
 }
 
-fn read_contributions<R: Read + Seek>(
+pub(crate) fn read_contributions<R: Read + Seek>(
     input: &mut R,
     table: &Table,
 ) -> Result<([u8; 64], Vec<Contribution>), ZkeyError> {

@@ -8,7 +8,7 @@ use std::io::Cursor;
 use blstrs::Scalar;
 use ff::Field;
 use lockstep_ceremony::circom::CircomR1cs;
-use lockstep_ceremony::zkey::{self, NEW_ORDER, ORDER, Zkey, ZkeyVerifyError};
+use lockstep_ceremony::zkey::{self, NEW_ORDER, ORDER, Zkey, ZkeyFile, ZkeyVerifyError};
 use lockstep_ceremony::{Limits, ptau};
 use lockstep_shard::{Control, Pool};
 use proptest::prelude::*;
@@ -323,8 +323,8 @@ fn a_prover_reads_a_key_in_full_by_default_and_a_trusted_key_s_bad_point_refuses
     ];
     let r1cs = CircomR1cs::read(Cursor::new(r1cs_file(6, (1, 1), &constraints))).unwrap();
     let mut key = zkey::new_serial(&r1cs, Cursor::new(&plain), &Limits::default()).unwrap();
-    // A on the constant wire, which every witness takes once: outside the subgroup.
-    key.a[0] = off_subgroup_point();
+    // A on wire 2 (5 in the witness below: no multiple of 5 clears the cofactor's part).
+    key.a[2] = off_subgroup_point();
     let bytes = key_bytes(&key, &ORDER);
     let pool = Pool::new(2).unwrap();
     let read = |checks| {
@@ -337,7 +337,7 @@ fn a_prover_reads_a_key_in_full_by_default_and_a_trusted_key_s_bad_point_refuses
         )
     };
     let named = read(KeyChecks::Subgroups).unwrap_err();
-    assert!(named.to_string().contains("A[0]"), "{named}");
+    assert!(named.to_string().contains("A[2]"), "{named}");
     let trusted = read(KeyChecks::Curve).unwrap();
     // 3 w1 w2 = w3 with w1 = 2, w2 = 5: the witness satisfies the circuit.
     let witness = Witness::from_values(
@@ -350,6 +350,36 @@ fn a_prover_reads_a_key_in_full_by_default_and_a_trusted_key_s_bad_point_refuses
         &pool,
         &Control::new(),
         &trusted,
+        &witness,
+        &Blinding::random(),
+    )
+    .unwrap_err();
+    assert!(matches!(refused, ProveError::KeyPoints), "{refused}");
+    // Read by sections: the point named in its chunk (of one point, by its place in A), or,
+    // trusted, the proof refused.
+    let open = |checks| {
+        ZkeyFile::open(
+            &pool,
+            &Control::new(),
+            Cursor::new(&bytes),
+            &Limits::default(),
+            checks,
+        )
+        .unwrap()
+    };
+    let named = snarkjs::prove_file_unchecked(
+        &pool,
+        &Control::new(),
+        (&open(KeyChecks::Subgroups), 1),
+        &witness,
+        &Blinding::random(),
+    )
+    .unwrap_err();
+    assert!(named.to_string().contains("A[2]"), "{named}");
+    let refused = snarkjs::prove_file(
+        &pool,
+        &Control::new(),
+        &open(KeyChecks::Curve),
         &witness,
         &Blinding::random(),
     )

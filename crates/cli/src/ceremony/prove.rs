@@ -10,7 +10,7 @@ use lockstep_ceremony::circom::{CircomR1cs, Witness};
 use lockstep_ceremony::groth16;
 use lockstep_ceremony::phase2::{KeyChecks, KeyFile, KeyVector, ProvingKey, VerifyingKey};
 use lockstep_ceremony::prove::{Blinding, gnark as gnark_prover, snarkjs};
-use lockstep_ceremony::zkey::Zkey;
+use lockstep_ceremony::zkey::{ZkeyFile, ZkeyVector};
 use lockstep_ceremony::{FileKind, Limits, SNIFF_LEN, points_at_most};
 
 use super::Context;
@@ -60,7 +60,8 @@ pub(super) fn snarkjs(ctx: &Context, files: &Files<'_>) -> anyhow::Result<()> {
     let len = input.get_ref().metadata().map(|m| m.len()).unwrap_or(0);
     let pool = ctx.pool(points_at_most(len))?;
     let step = ctx.session.step("reading the key", None, "points");
-    let key = Zkey::read_for_proving(
+    // Read by sections: A, B1, B2, C and H a chunk at a time as the MSMs take them.
+    let key = ZkeyFile::open(
         &pool,
         step.control(),
         input,
@@ -70,14 +71,18 @@ pub(super) fn snarkjs(ctx: &Context, files: &Files<'_>) -> anyhow::Result<()> {
     .with_context(|| format!("{}", zkey_path.display()))?;
     step.finish();
     if let Some((path, circuit)) = &circuit {
-        snarkjs::circuit_fits(&key, circuit)
+        snarkjs::circuit_fits(&key.header, circuit)
             .with_context(|| format!("{} with {}", zkey_path.display(), path.display()))?;
     }
     drop(circuit);
     // The MSMs' points: A, B1, B2 over the wires, C over the private ones, H over the domain.
-    let points = (3 * key.a.len() + key.c.len() + key.h.len()) as u64;
+    let points = [ZkeyVector::A, ZkeyVector::B1, ZkeyVector::C, ZkeyVector::H]
+        .map(|v| key.len(v) as u64)
+        .iter()
+        .sum::<u64>()
+        + key.b2_len() as u64;
     let step = ctx.session.step("proving", Some(points), "points");
-    let proven = snarkjs::prove(&pool, step.control(), &key, &witness, &Blinding::random())
+    let proven = snarkjs::prove_file(&pool, step.control(), &key, &witness, &Blinding::random())
         .with_context(|| {
             format!(
                 "proving with {} for {}",
