@@ -268,13 +268,9 @@ impl Bases<'_> {
                 Ok(curve::msm_chunked(pool, control, points, scalars)?)
             }
             Self::File { file, chunk } => {
-                let mut sum = G1Projective::identity();
-                for start in (0..scalars.len()).step_by(*chunk) {
-                    let end = scalars.len().min(start + chunk);
-                    let points = file.g1(pool, control, vector, start..end)?;
-                    sum += curve::msm_chunked(pool, control, &points, &scalars[start..end])?;
-                }
-                Ok(sum)
+                super::msm_by_chunks(pool, control, *chunk, scalars, |range| {
+                    file.g1(pool, control, vector, range)
+                })
             }
         }
     }
@@ -289,13 +285,9 @@ impl Bases<'_> {
         match self {
             Self::Memory(key) => Ok(curve::msm_chunked(pool, control, &key.b2, scalars)?),
             Self::File { file, chunk } => {
-                let mut sum = G2Projective::identity();
-                for start in (0..scalars.len()).step_by(*chunk) {
-                    let end = scalars.len().min(start + chunk);
-                    let points = file.g2(pool, control, start..end)?;
-                    sum += curve::msm_chunked(pool, control, &points, &scalars[start..end])?;
-                }
-                Ok(sum)
+                super::msm_by_chunks(pool, control, *chunk, scalars, |range| {
+                    file.g2(pool, control, range)
+                })
             }
         }
     }
