@@ -16,6 +16,14 @@ const R: [u64; 4] = [
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Canonical([u64; 4]);
 
+/// A witness's scalars are secrets: copies made for an MSM are wiped by their owner
+/// (`zeroize::Zeroizing<Vec<Canonical>>`).
+impl zeroize::Zeroize for Canonical {
+    fn zeroize(&mut self) {
+        self.0.zeroize();
+    }
+}
+
 /// A value at or above r where a scalar was expected.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("scalar {index} is not below the group order r")]

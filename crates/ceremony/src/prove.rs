@@ -195,3 +195,26 @@ where
     }
     Ok(sum)
 }
+
+/// Scalars derived from a witness (the constraint vectors on the domain, the quotient), wiped
+/// when dropped, on every path.
+pub(crate) struct Secret(pub(crate) Vec<Scalar>);
+
+impl Drop for Secret {
+    fn drop(&mut self) {
+        curve::wipe_scalars(&mut self.0);
+    }
+}
+
+impl std::ops::Deref for Secret {
+    type Target = Vec<Scalar>;
+    fn deref(&self) -> &Vec<Scalar> {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Secret {
+    fn deref_mut(&mut self) -> &mut Vec<Scalar> {
+        &mut self.0
+    }
+}

@@ -20,6 +20,13 @@ pub struct Witness {
     values: Vec<Scalar>,
 }
 
+/// A witness is secret: its values are wiped when it is dropped.
+impl Drop for Witness {
+    fn drop(&mut self) {
+        crate::curve::wipe_scalars(&mut self.values);
+    }
+}
+
 /// Values read per block.
 const BLOCK: usize = 4096;
 
@@ -41,24 +48,29 @@ impl Witness {
         let table = Table::read(&mut input, "circom .wtns witness", "wtns", 2)?;
         let n = count(&mut input, &table)?;
         let section = table.sized(2, "witness values", u64::from(n) * 32)?;
-        let mut values =
-            memory::try_with_capacity(n as usize).map_err(|refused| CircomError::Memory {
-                what: "the witness",
-                refused,
-            })?;
+        // Held by a witness from the start, so that a refusal midway wipes what was read.
+        let mut witness = Self {
+            values: memory::try_with_capacity(n as usize).map_err(|refused| {
+                CircomError::Memory {
+                    what: "the witness",
+                    refused,
+                }
+            })?,
+        };
         let mut reader = SectionReader::new(&mut input, section)?;
-        let mut buf = vec![0u8; BLOCK * 32];
+        // The witness's bytes, wiped when dropped on every path.
+        let mut buf = zeroize::Zeroizing::new(vec![0u8; BLOCK * 32]);
         let mut index = 0u64;
         while index < u64::from(n) {
             let take = usize::try_from(u64::from(n) - index).map_or(BLOCK, |left| left.min(BLOCK));
             reader.fill(&mut buf[..take * 32], Location::element("witness", index))?;
             for chunk in buf[..take * 32].chunks_exact(32) {
                 let value = scalar_le(chunk).ok_or(CircomError::Value { index })?;
-                values.push(value);
+                witness.values.push(value);
                 index += 1;
             }
         }
-        Ok(Self { values })
+        Ok(witness)
     }
 
     /// A witness of `values` (the constant 1 first), as a caller computed them.

@@ -16,8 +16,9 @@
 //!   that are neither committed nor commitments.
 //!
 //! # Secrets
-//! As snarkjs's prover (`prove/snarkjs.rs`): the witness and the solved wires are wiped when
-//! dropped; `r`, `s` multiply by blst's constant-time multiplication only; the MSMs and the
+//! As snarkjs's prover (`prove/snarkjs.rs`): the witness, the solved wires, their canonical
+//! copies for the MSMs and the vectors derived from them (the constraint vectors, the quotient)
+//! are wiped when dropped; `r`, `s` multiply by blst's constant-time multiplication only; the MSMs and the
 //! solver run in variable time over the witness, as gnark's do. The commitments' masks
 //! (gnark's `Randomize` hint) come from the OS.
 
@@ -30,9 +31,10 @@ use group::prime::PrimeCurveAffine;
 use group::{Curve, Group};
 use lockstep_bls12::Canonical;
 use lockstep_shard::{Control, Cut, Pool, memory};
+use zeroize::Zeroizing;
 
 use super::coset::Coset;
-use super::{Blinding, ProveError};
+use super::{Blinding, ProveError, Secret};
 use crate::codec::CodecError;
 use crate::curve;
 use crate::groth16::{COMMITMENT_DST, FOLD_DST, Proof, Witness};
@@ -320,8 +322,10 @@ fn prove_from(
     drop(commit);
 
     let h = quotient(pool, &quiet, r1cs, key.power, w)?;
-    let filtered = |skip: &dyn Fn(usize) -> bool| -> Result<Vec<Canonical>, ProveError> {
-        let mut out = memory::try_with_capacity(w.len()).map_err(ProveError::memory("scalars"))?;
+    let filtered = |skip: &dyn Fn(usize) -> bool| -> Result<Zeroizing<Vec<Canonical>>, ProveError> {
+        let mut out = Zeroizing::new(
+            memory::try_with_capacity(w.len()).map_err(ProveError::memory("scalars"))?,
+        );
         out.extend(
             w.iter()
                 .enumerate()
@@ -505,7 +509,8 @@ impl Hints for Commit<'_> {
             ));
         }
         let (basis, _) = &self.commitment_keys[index];
-        let scalars: Vec<Canonical> = committed.iter().map(Canonical::from_scalar).collect();
+        let scalars: Zeroizing<Vec<Canonical>> =
+            Zeroizing::new(committed.iter().map(Canonical::from_scalar).collect());
         let point = curve::msm_chunked(self.pool, self.control, basis, &scalars)
             .map_err(|e| e.to_string())?
             .to_affine();
@@ -546,7 +551,8 @@ impl Commit<'_> {
         let mut pok = G1Projective::identity();
         let mut power = Scalar::ONE;
         for ((_, sigma), committed) in self.commitment_keys.iter().zip(&self.committed) {
-            let scalars: Vec<Canonical> = committed.iter().map(Canonical::from_scalar).collect();
+            let scalars: Zeroizing<Vec<Canonical>> =
+                Zeroizing::new(committed.iter().map(Canonical::from_scalar).collect());
             let sum = curve::msm_chunked(self.pool, self.control, sigma, &scalars)?;
             pok += curve::g1_mult_public(&sum, &power);
             power *= challenge;
@@ -563,10 +569,15 @@ fn quotient(
     r1cs: &R1cs,
     power: u32,
     w: &[Scalar],
-) -> Result<Vec<Canonical>, ProveError> {
+) -> Result<Zeroizing<Vec<Canonical>>, ProveError> {
     let coset = Coset::gnark(power).map_err(ProveError::memory("the coset's tables"))?;
     let n = coset.size();
-    let zeros = || memory::try_filled(n, Scalar::ZERO).map_err(ProveError::memory("A, B and C"));
+    // The constraint vectors and the quotient come from the witness: wiped as they go.
+    let zeros = || {
+        memory::try_filled(n, Scalar::ZERO)
+            .map(Secret)
+            .map_err(ProveError::memory("A, B and C"))
+    };
     let (mut a, mut b, mut c) = (zeros()?, zeros()?, zeros()?);
     let m = r1cs.constraints();
     let eval = |terms: crate::r1cs::Terms<'_>| {
@@ -606,9 +617,9 @@ fn quotient(
     )?;
     drop((b, c));
     coset.contract(pool, control, &mut a)?;
-    Ok(pool.map_items(control, &a, |_, v| {
+    Ok(Zeroizing::new(pool.map_items(control, &a, |_, v| {
         Ok::<_, Infallible>(Canonical::from_scalar(v))
-    })?)
+    })?))
 }
 
 /// The proof from the definition, on the current thread: the commitments and every MSM one

@@ -13,7 +13,9 @@
 //!
 //! # Secrets
 //! The witness's private part and the blinding `r`, `s` ([`Blinding`], wiped when dropped) are
-//! secret. `r` and `s` are multiplied by blst's constant-time multiplication only. The MSMs run
+//! secret. The witness ([`Witness`], its file's bytes too), its canonical copies for the MSMs
+//! and the vectors derived from it (A, B, C on the domain, H) are wiped when dropped, on every
+//! path. `r` and `s` are multiplied by blst's constant-time multiplication only. The MSMs run
 //! over the witness in variable time (`lockstep-bls12`'s MSM skips zero digits and takes
 //! buckets by value), as every Groth16 prover's do (snarkjs's, gnark's, rapidsnark's): a
 //! prover's timing can say something about its witness to whoever times it; run it where its
@@ -30,9 +32,10 @@ use group::{Curve, Group};
 use lockstep_bls12::Canonical;
 use lockstep_shard::{Control, Pool, memory};
 use serde::Serialize;
+use zeroize::Zeroizing;
 
 use super::coset::Coset;
-use super::{Blinding, ProveError};
+use super::{Blinding, ProveError, Secret};
 use crate::circom::Witness;
 use crate::curve;
 use crate::zkey::vkey::{g1_json, g2_json, to_snarkjs_json};
@@ -194,9 +197,13 @@ fn entries(coefficients: &[u8]) -> impl Iterator<Item = (usize, usize, usize, Sc
 }
 
 /// `A_T`, `B_T` and `C_T`: the polynomials' values on the domain.
-fn values_on_domain(key: &Head<'_>, w: &[Scalar]) -> Result<[Vec<Scalar>; 3], ProveError> {
+fn values_on_domain(key: &Head<'_>, w: &[Scalar]) -> Result<[Secret; 3], ProveError> {
     let n = 1usize << key.header.power;
-    let zeros = || memory::try_filled(n, Scalar::ZERO).map_err(ProveError::memory("A, B and C"));
+    let zeros = || {
+        memory::try_filled(n, Scalar::ZERO)
+            .map(Secret)
+            .map_err(ProveError::memory("A, B and C"))
+    };
     let mut ab = [zeros()?, zeros()?];
     // Sums of stored values (c R^2) times w, scaled by R^-2 once per constraint.
     for (matrix, constraint, signal, value) in entries(key.coefficients) {
@@ -208,12 +215,12 @@ fn values_on_domain(key: &Head<'_>, w: &[Scalar]) -> Result<[Vec<Scalar>; 3], Pr
         ab[matrix][constraint] += term;
     }
     let unscale = r_squared_inverse();
-    for v in ab.iter_mut().flatten() {
+    for v in ab.iter_mut().flat_map(|v| v.iter_mut()) {
         *v *= unscale;
     }
     let [a, b] = ab;
-    let mut c = memory::try_with_capacity(n).map_err(ProveError::memory("A, B and C"))?;
-    c.extend(a.iter().zip(&b).map(|(x, y)| *x * y));
+    let mut c = Secret(memory::try_with_capacity(n).map_err(ProveError::memory("A, B and C"))?);
+    c.extend(a.iter().zip(b.iter()).map(|(x, y)| *x * y));
     Ok([a, b, c])
 }
 
@@ -222,10 +229,12 @@ fn canonical(
     pool: &Pool,
     control: &Control,
     values: &[Scalar],
-) -> Result<Vec<Canonical>, ProveError> {
-    Ok(pool.map_items(control, values, |_, v| {
-        Ok::<_, Infallible>(Canonical::from_scalar(v))
-    })?)
+) -> Result<Zeroizing<Vec<Canonical>>, ProveError> {
+    Ok(Zeroizing::new(pool.map_items(
+        control,
+        values,
+        |_, v| Ok::<_, Infallible>(Canonical::from_scalar(v)),
+    )?))
 }
 
 /// Proves for `witness` under `key` on `pool`, blinded by `blinding`; the same proof at every
@@ -504,6 +513,7 @@ fn prove_from(
             Ok::<_, Infallible>(())
         },
     )?;
+    // A, B, C and H come from the witness: wiped as they go (`Secret`).
     drop((b, c));
     let h_scalars = canonical(pool, &quiet, &a)?;
     drop(a);
