@@ -111,6 +111,15 @@ fn by_sections(whole: Option<&ProvingKey>, bytes: &[u8], limits: &Limits) {
                 commitment_keys: file.commitment_keys.clone(),
             };
             assert!(&sectioned == key, "a key read by sections differs");
+            let (mut whole_raw, mut sectioned_raw) = (Vec::new(), Vec::new());
+            key.write_raw(pool(), &control, &mut whole_raw)
+                .expect("writing to memory");
+            file.write_raw(pool(), &control, &mut sectioned_raw)
+                .expect("a key read by sections writes");
+            assert!(
+                whole_raw == sectioned_raw,
+                "a key written raw by sections differs"
+            );
         }
         (Some(_), Err(e)) => panic!("a key read whole fails by sections: {e}"),
         (None, Ok(_)) => panic!("a key refused whole reads by sections"),

@@ -40,8 +40,8 @@ pub use init::{
     BATCH_CONSTRAINTS, fit_phase1, initialize, initialize_batched, initialize_object,
     initialize_serial, initialize_timed,
 };
-pub use key_file::{KeyFile, KeyVector};
-pub use keys::{KeyEncoding, Origin, ProvingKey, VerifyingKey, check_sealable, seal};
+pub use key_file::KeyFile;
+pub use keys::{KeyEncoding, KeyVector, Origin, ProvingKey, VerifyingKey, check_sealable, seal};
 pub use verify::{Secret, VerifyError, verify_contribution, verify_descent};
 
 use crate::phase1::UpdateProof;

@@ -13,38 +13,10 @@ use std::ops::Range;
 use blstrs::{G1Affine, G2Affine};
 use lockstep_shard::{Control, Pool};
 
-use super::keys::{KeyPoint, Layout, Section, read_layout};
+use super::keys::{KeyPoint, KeyVector, Layout, RawSource, Section, read_layout, write_raw_from};
 use crate::codec::stream::{HashingReader, Seeking};
 use crate::codec::{CodecError, KeyChecks, Limits};
 use crate::phase2::KeyEncoding;
-
-/// One of a proving key's large vectors.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum KeyVector {
-    /// `[A_j(tau)]_1` of the wires whose `A` is finite.
-    A,
-    /// `[B_j(tau)]_1` of the wires whose `B` is finite.
-    B,
-    /// `[tau^i (tau^N - 1) / delta]_1`.
-    Z,
-    /// The private wires' `(beta A + alpha B + C) / delta`.
-    K,
-    /// `[B_j(tau)]_2` of the wires whose `B` is finite.
-    B2,
-}
-
-impl KeyVector {
-    /// The vector's name in errors (a whole read's).
-    fn name(self) -> &'static str {
-        match self {
-            Self::A => "G1 A",
-            Self::B => "G1 B",
-            Self::Z => "G1 Z",
-            Self::K => "G1 K",
-            Self::B2 => "G2 B",
-        }
-    }
-}
 
 /// A proving key opened for reading its large vectors a chunk at a time (see the module's
 /// documentation). Its small parts are fields, as [`super::ProvingKey`]'s.
@@ -192,5 +164,61 @@ impl<R: Read + Seek> KeyFile<R> {
             self.encoding,
             self.checks,
         )
+    }
+}
+
+impl<R: Read + Seek> KeyFile<R> {
+    /// Writes the key as [`super::ProvingKey::write_raw`] does (gnark's `WriteRawTo`), reading
+    /// its vectors a chunk at a time, each point checked as the key was opened to check them:
+    /// `groth16 prepare` for a key larger than memory. Returns the SHA-256 of the bytes.
+    ///
+    /// # Errors
+    /// A bad point (named), a read or write error, cancellation.
+    pub fn write_raw<W: std::io::Write>(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        out: W,
+    ) -> Result<[u8; 32], CodecError> {
+        write_raw_from(pool, control, out, self)
+    }
+}
+
+impl<R: Read + Seek> RawSource for KeyFile<R> {
+    fn parts(&self) -> super::keys::RawParts<'_> {
+        super::keys::RawParts {
+            power: self.power,
+            alpha_g1: self.alpha_g1,
+            beta_g1: self.beta_g1,
+            delta_g1: self.delta_g1,
+            beta_g2: self.beta_g2,
+            delta_g2: self.delta_g2,
+            infinity_a: &self.infinity_a,
+            infinity_b: &self.infinity_b,
+            commitment_keys: &self.commitment_keys,
+        }
+    }
+
+    fn count(&self, vector: KeyVector) -> usize {
+        KeyFile::count(self, vector)
+    }
+
+    fn g1(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        vector: KeyVector,
+        range: Range<usize>,
+    ) -> Result<std::borrow::Cow<'_, [G1Affine]>, CodecError> {
+        Ok(KeyFile::g1(self, pool, control, vector, range)?.into())
+    }
+
+    fn g2(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        range: Range<usize>,
+    ) -> Result<std::borrow::Cow<'_, [G2Affine]>, CodecError> {
+        Ok(KeyFile::g2(self, pool, control, range)?.into())
     }
 }

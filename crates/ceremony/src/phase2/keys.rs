@@ -465,7 +465,7 @@ impl ProvingKey {
         w.put(&self.beta_g2.to_compressed())?;
         w.put(&self.delta_g2.to_compressed())?;
         write_counted(pool, control, &mut w, &self.b2)?;
-        self.write_tail(&mut w)?;
+        write_tail(&self.parts(), &mut w)?;
         for (basis, sigma) in &self.commitment_keys {
             write_counted(pool, control, &mut w, basis)?;
             write_counted(pool, control, &mut w, sigma)?;
@@ -745,57 +745,197 @@ impl ProvingKey {
         control: &Control,
         out: W,
     ) -> Result<[u8; 32], CodecError> {
-        let mut w = HashingWriter::new(out);
-        let g1s = |w: &mut HashingWriter<W>, points: &[G1Affine]| -> Result<(), CodecError> {
-            w.put(&count(points.len()).to_be_bytes())?;
-            let encoded = pool
-                .map_items(control, points, |_, p| {
-                    Ok::<_, std::convert::Infallible>(p.to_uncompressed())
-                })
-                .map_err(crate::codec::stream::worker_failure)?;
-            for bytes in encoded {
-                w.put(&bytes)?;
-            }
-            Ok(())
-        };
-        w.put(&domain_bytes(self.power))?;
-        for p in [&self.alpha_g1, &self.beta_g1, &self.delta_g1] {
-            w.put(&p.to_uncompressed())?;
+        write_raw_from(pool, control, out, self)
+    }
+}
+
+/// One of a proving key's large vectors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyVector {
+    /// `[A_j(tau)]_1` of the wires whose `A` is finite.
+    A,
+    /// `[B_j(tau)]_1` of the wires whose `B` is finite.
+    B,
+    /// `[tau^i (tau^N - 1) / delta]_1`.
+    Z,
+    /// The private wires' `(beta A + alpha B + C) / delta`.
+    K,
+    /// `[B_j(tau)]_2` of the wires whose `B` is finite.
+    B2,
+}
+
+impl KeyVector {
+    /// The vector's name in errors (a whole read's).
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::A => "G1 A",
+            Self::B => "G1 B",
+            Self::Z => "G1 Z",
+            Self::K => "G1 K",
+            Self::B2 => "G2 B",
         }
-        for v in [&self.a, &self.b, &self.z, &self.k] {
-            g1s(&mut w, v)?;
+    }
+}
+
+/// A proving key's parts that [`write_raw_from`] writes around its five large vectors.
+pub(crate) struct RawParts<'a> {
+    pub(crate) power: u32,
+    pub(crate) alpha_g1: G1Affine,
+    pub(crate) beta_g1: G1Affine,
+    pub(crate) delta_g1: G1Affine,
+    pub(crate) beta_g2: G2Affine,
+    pub(crate) delta_g2: G2Affine,
+    pub(crate) infinity_a: &'a [bool],
+    pub(crate) infinity_b: &'a [bool],
+    pub(crate) commitment_keys: &'a [(Vec<G1Affine>, Vec<G1Affine>)],
+}
+
+/// A proving key a raw write reads: in memory, or from its file a chunk at a time.
+pub(crate) trait RawSource {
+    fn parts(&self) -> RawParts<'_>;
+    fn count(&self, vector: KeyVector) -> usize;
+    fn g1(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        vector: KeyVector,
+        range: std::ops::Range<usize>,
+    ) -> Result<std::borrow::Cow<'_, [G1Affine]>, CodecError>;
+    fn g2(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        range: std::ops::Range<usize>,
+    ) -> Result<std::borrow::Cow<'_, [G2Affine]>, CodecError>;
+}
+
+impl RawSource for ProvingKey {
+    fn parts(&self) -> RawParts<'_> {
+        RawParts {
+            power: self.power,
+            alpha_g1: self.alpha_g1,
+            beta_g1: self.beta_g1,
+            delta_g1: self.delta_g1,
+            beta_g2: self.beta_g2,
+            delta_g2: self.delta_g2,
+            infinity_a: &self.infinity_a,
+            infinity_b: &self.infinity_b,
+            commitment_keys: &self.commitment_keys,
         }
-        w.put(&self.beta_g2.to_uncompressed())?;
-        w.put(&self.delta_g2.to_uncompressed())?;
-        w.put(&count(self.b2.len()).to_be_bytes())?;
-        for p in &self.b2 {
-            w.put(&p.to_uncompressed())?;
-        }
-        self.write_tail(&mut w)?;
-        for (basis, sigma) in &self.commitment_keys {
-            g1s(&mut w, basis)?;
-            g1s(&mut w, sigma)?;
-        }
-        Ok(w.finish()?.0)
     }
 
-    /// The wire count, the infinity counts and flags, and the commitment count.
-    fn write_tail<W: Write>(&self, w: &mut HashingWriter<W>) -> Result<(), CodecError> {
-        let wires = self.infinity_a.len() as u64;
-        let infinite = |flags: &[bool]| flags.iter().filter(|&&f| f).count() as u64;
-        for v in [
-            wires,
-            infinite(&self.infinity_a),
-            infinite(&self.infinity_b),
-        ] {
-            w.put(&v.to_be_bytes())?;
+    fn count(&self, vector: KeyVector) -> usize {
+        self.vector(vector).map_or(self.b2.len(), <[G1Affine]>::len)
+    }
+
+    fn g1(
+        &self,
+        _: &Pool,
+        _: &Control,
+        vector: KeyVector,
+        range: std::ops::Range<usize>,
+    ) -> Result<std::borrow::Cow<'_, [G1Affine]>, CodecError> {
+        let points = self.vector(vector).expect("invariant: G2 B is read by g2");
+        Ok(points[range].into())
+    }
+
+    fn g2(
+        &self,
+        _: &Pool,
+        _: &Control,
+        range: std::ops::Range<usize>,
+    ) -> Result<std::borrow::Cow<'_, [G2Affine]>, CodecError> {
+        Ok(self.b2[range].into())
+    }
+}
+
+impl ProvingKey {
+    /// A G1 vector (`None` for G2 B).
+    fn vector(&self, vector: KeyVector) -> Option<&[G1Affine]> {
+        match vector {
+            KeyVector::A => Some(&self.a),
+            KeyVector::B => Some(&self.b),
+            KeyVector::Z => Some(&self.z),
+            KeyVector::K => Some(&self.k),
+            KeyVector::B2 => None,
         }
-        for flags in [&self.infinity_a, &self.infinity_b] {
-            let bytes: Vec<u8> = flags.iter().map(|&f| u8::from(f)).collect();
+    }
+}
+
+/// The wire count, the infinity counts and flags, and the commitment count.
+fn write_tail<W: Write>(parts: &RawParts<'_>, w: &mut HashingWriter<W>) -> Result<(), CodecError> {
+    let wires = parts.infinity_a.len() as u64;
+    let infinite = |flags: &[bool]| flags.iter().filter(|&&f| f).count() as u64;
+    for v in [
+        wires,
+        infinite(parts.infinity_a),
+        infinite(parts.infinity_b),
+    ] {
+        w.put(&v.to_be_bytes())?;
+    }
+    for flags in [parts.infinity_a, parts.infinity_b] {
+        let bytes: Vec<u8> = flags.iter().map(|&f| u8::from(f)).collect();
+        w.put(&bytes)?;
+    }
+    w.put(&count(parts.commitment_keys.len()).to_be_bytes())
+}
+
+/// Points a raw write reads at a time from a key's file.
+const RAW_CHUNK: usize = 1 << 16;
+
+/// Writes `key` as gnark's `ProvingKey.WriteRawTo` does, its vectors read [`RAW_CHUNK`] points
+/// at a time, and returns the SHA-256 of the bytes.
+pub(crate) fn write_raw_from<W: Write, K: RawSource + ?Sized>(
+    pool: &Pool,
+    control: &Control,
+    out: W,
+    key: &K,
+) -> Result<[u8; 32], CodecError> {
+    let mut w = HashingWriter::new(out);
+    let parts = key.parts();
+    let g1s = |w: &mut HashingWriter<W>, points: &[G1Affine]| -> Result<(), CodecError> {
+        let encoded = pool
+            .map_items(control, points, |_, p| {
+                Ok::<_, std::convert::Infallible>(p.to_uncompressed())
+            })
+            .map_err(crate::codec::stream::worker_failure)?;
+        for bytes in encoded {
             w.put(&bytes)?;
         }
-        w.put(&count(self.commitment_keys.len()).to_be_bytes())
+        Ok(())
+    };
+    w.put(&domain_bytes(parts.power))?;
+    for p in [&parts.alpha_g1, &parts.beta_g1, &parts.delta_g1] {
+        w.put(&p.to_uncompressed())?;
     }
+    for v in [KeyVector::A, KeyVector::B, KeyVector::Z, KeyVector::K] {
+        let n = key.count(v);
+        w.put(&count(n).to_be_bytes())?;
+        for start in (0..n).step_by(RAW_CHUNK) {
+            let points = key.g1(pool, control, v, start..n.min(start + RAW_CHUNK))?;
+            g1s(&mut w, &points)?;
+        }
+    }
+    w.put(&parts.beta_g2.to_uncompressed())?;
+    w.put(&parts.delta_g2.to_uncompressed())?;
+    let n = key.count(KeyVector::B2);
+    w.put(&count(n).to_be_bytes())?;
+    for start in (0..n).step_by(RAW_CHUNK) {
+        for p in key
+            .g2(pool, control, start..n.min(start + RAW_CHUNK))?
+            .iter()
+        {
+            w.put(&p.to_uncompressed())?;
+        }
+    }
+    write_tail(&parts, &mut w)?;
+    for (basis, sigma) in parts.commitment_keys {
+        for points in [basis, sigma] {
+            w.put(&count(points.len()).to_be_bytes())?;
+            g1s(&mut w, points)?;
+        }
+    }
+    Ok(w.finish()?.0)
 }
 
 impl VerifyingKey {

@@ -268,6 +268,20 @@ fn a_key_point_outside_its_subgroup_is_named_or_refuses_the_proof() {
     )
     .unwrap();
     assert_eq!((again, encoding), (key.clone(), KeyEncoding::Raw));
+    // Written raw from gnark's file read a chunk at a time (`groth16 prepare` past memory): the
+    // same bytes.
+    let file = KeyFile::open(
+        &pool,
+        &Control::new(),
+        std::fs::File::open(&c.pk).unwrap(),
+        &Limits::default(),
+        KeyChecks::Subgroups,
+    )
+    .unwrap();
+    let mut by_sections = Vec::new();
+    file.write_raw(&pool, &Control::new(), &mut by_sections)
+        .unwrap();
+    assert!(by_sections == raw, "a key written raw by sections differs");
     // A point on the curve outside the subgroup, in place of every K point.
     let outside = (1u8..=200)
         .find_map(|x| {

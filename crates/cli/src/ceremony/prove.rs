@@ -263,38 +263,77 @@ pub(super) fn gnark(ctx: &Context, files: &GnarkFiles<'_>) -> anyhow::Result<()>
     Ok(())
 }
 
-/// `groth16 prepare --pk --out`: gnark's key checked whole and written uncompressed.
+/// `groth16 prepare --pk --out`: gnark's key checked and written uncompressed, a chunk at a
+/// time.
 pub(super) fn prepare(ctx: &Context, pk: &Path, out: &Path) -> anyhow::Result<()> {
     let started = Instant::now();
     let mut outputs = ctx.stage(&[("--pk", pk)], &[("--out", out)])?;
     let opened = ctx.open("--pk", pk)?;
     opened.expect(FileKind::ProvingKey)?;
     let pool = ctx.pool_for(&opened)?;
-    let limits = Limits {
-        file_len: opened.len,
-        ..Limits::default()
+    let not_a_key = || format!("{}: not a gnark BLS12-381 proving key", pk.display());
+    let result = |wires: usize, hash: &[u8; 32]| {
+        format!(
+            "prepared: {wires} wires, every point checked in its subgroup, written uncompressed; sha256 {}\n",
+            super::context::hex(hash)
+        )
     };
-    let step = ctx
-        .session
-        .step("reading and checking the key", None, "points");
-    let (key, _) = ProvingKey::read_with(
-        &pool,
-        step.control(),
-        opened.reader,
-        &limits,
-        KeyChecks::Subgroups,
-    )
-    .with_context(|| format!("{}: not a gnark BLS12-381 proving key", pk.display()))?;
-    step.finish();
-    let points = (key.a.len() + 2 * key.b.len() + key.k.len() + key.z.len()) as u64;
-    let hash = ctx.write_output(&mut outputs, 0, points, |control, w| {
-        key.write_raw(&pool, control, w)
-    })?;
-    outputs.commit(&format!(
-        "prepared: {} wires, every point checked in its subgroup, written uncompressed; sha256 {}\n",
-        key.infinity_a.len(),
-        super::context::hex(&hash)
-    ))?;
+    // A file is read a chunk of its vectors at a time, each point checked as it is written (the
+    // key never whole in memory); a pipe, which cannot be sought in, whole.
+    let points = if opened.len.is_some() {
+        drop(opened);
+        let step = ctx.session.step("reading the key's head", None, "points");
+        let file = std::fs::File::open(pk).with_context(|| format!("opening {}", pk.display()))?;
+        let key = KeyFile::open(
+            &pool,
+            step.control(),
+            file,
+            &Limits::default(),
+            KeyChecks::Subgroups,
+        )
+        .with_context(not_a_key)?;
+        step.finish();
+        let points = [
+            KeyVector::A,
+            KeyVector::B,
+            KeyVector::B2,
+            KeyVector::K,
+            KeyVector::Z,
+        ]
+        .map(|v| key.count(v) as u64)
+        .iter()
+        .sum();
+        let hash = ctx
+            .write_output(&mut outputs, 0, points, |control, w| {
+                key.write_raw(&pool, control, w)
+            })
+            .with_context(not_a_key)?;
+        outputs.commit(&result(key.infinity_a.len(), &hash))?;
+        points
+    } else {
+        let limits = Limits {
+            file_len: opened.len,
+            ..Limits::default()
+        };
+        let step = ctx
+            .session
+            .step("reading and checking the key", None, "points");
+        let (key, _) = ProvingKey::read_with(
+            &pool,
+            step.control(),
+            opened.reader,
+            &limits,
+            KeyChecks::Subgroups,
+        )
+        .with_context(not_a_key)?;
+        step.finish();
+        let points = (key.a.len() + 2 * key.b.len() + key.k.len() + key.z.len()) as u64;
+        let hash = ctx.write_output(&mut outputs, 0, points, |control, w| {
+            key.write_raw(&pool, control, w)
+        })?;
+        outputs.commit(&result(key.infinity_a.len(), &hash))?;
+        points
+    };
     ctx.done("groth16 prepare", points, started, &pool);
     Ok(())
 }
