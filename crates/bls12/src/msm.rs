@@ -13,7 +13,8 @@
 //! inputs) and for a prover's witness, as every Groth16 prover runs it (gnark's, snarkjs's and
 //! blst's own Pippenger are variable-time too); never for key material: secrets such as a
 //! contribution's tau or a proof's blinding r and s are multiplied on blst's constant-time
-//! path instead.
+//! path instead. The scalars' copies the MSM makes (the GLV halves, the scalars past the 0/1
+//! grouping) are wiped when dropped.
 //!
 //! # Memory
 //! Besides the inputs: the endomorphism images of the points (one affine point each), the
@@ -32,6 +33,7 @@ use crate::digits::{MAX_WINDOW, Window, windows};
 use crate::field::Coordinate;
 use crate::glv;
 use crate::scalar::Canonical;
+use zeroize::Zeroizing;
 
 /// Why a multi-scalar multiplication did not run.
 #[derive(Debug, thiserror::Error)]
@@ -210,8 +212,11 @@ fn grouped<C: Curve>(
         .map_err(lockstep_shard::Error::<Infallible>::from)?;
     let mut rest_points = lockstep_shard::memory::try_with_capacity(rest)
         .map_err(lockstep_shard::Error::<Infallible>::from)?;
-    let mut rest_scalars = lockstep_shard::memory::try_with_capacity(rest)
-        .map_err(lockstep_shard::Error::<Infallible>::from)?;
+    // The scalars' copies, wiped when dropped.
+    let mut rest_scalars = Zeroizing::new(
+        lockstep_shard::memory::try_with_capacity(rest)
+            .map_err(lockstep_shard::Error::<Infallible>::from)?,
+    );
     for (p, k) in points.iter().zip(scalars) {
         if *k == Canonical::ONE {
             ones.push(*p);
@@ -306,20 +311,31 @@ fn split_scalars<C: Curve>(
     pool: &Pool,
     control: &Control,
     scalars: &[Canonical],
-) -> Result<Vec<u128>, lockstep_shard::Error<Infallible>> {
-    let pairs = pool.map_items(control, scalars, |_, k| {
-        let limbs = k.limbs();
-        if limbs[2] == 0 && limbs[3] == 0 {
-            // Already a half: split, a 128-bit scalar would put its high half (0 or 1) of a
-            // third of the points in one bucket.
-            return Ok::<_, Infallible>(((u128::from(limbs[1]) << 64) | u128::from(limbs[0]), 0));
-        }
-        let (high, low) = glv::split(limbs, C::EIGENVALUE);
-        Ok((low, high))
-    })?;
-    let mut halves = lockstep_shard::memory::try_with_capacity(2 * scalars.len())?;
-    halves.extend(pairs.iter().map(|p| p.0));
-    halves.extend(pairs.iter().map(|p| p.1));
+) -> Result<Zeroizing<Vec<u128>>, lockstep_shard::Error<Infallible>> {
+    // Written in place into storage wiped when dropped: the halves are the scalars' (a
+    // witness's) copies.
+    let n = scalars.len();
+    let mut halves = Zeroizing::new(lockstep_shard::memory::try_filled(2 * n, 0u128)?);
+    let (lows, highs) = halves.split_at_mut(n);
+    pool.for_each_block(
+        control,
+        (lows, highs),
+        lockstep_shard::Cut::Blocks(1 << 12),
+        |_, range, (lows, highs): (&mut [u128], &mut [u128])| {
+            for ((low, high), k) in lows.iter_mut().zip(highs.iter_mut()).zip(&scalars[range]) {
+                let limbs = k.limbs();
+                (*low, *high) = if limbs[2] == 0 && limbs[3] == 0 {
+                    // Already a half: split, a 128-bit scalar would put its high half (0 or 1)
+                    // of a third of the points in one bucket.
+                    ((u128::from(limbs[1]) << 64) | u128::from(limbs[0]), 0)
+                } else {
+                    let (high, low) = glv::split(limbs, C::EIGENVALUE);
+                    (low, high)
+                };
+            }
+            Ok::<_, Infallible>(())
+        },
+    )?;
     Ok(halves)
 }
 

@@ -218,3 +218,32 @@ impl std::ops::DerefMut for Secret {
         &mut self.0
     }
 }
+
+/// `values` as canonical scalars for an MSM, written in place into storage wiped when dropped
+/// (a witness's or a quotient's copies: no worker's partial output is left behind).
+///
+/// # Errors
+/// Memory for the copy, cancellation.
+fn canonical_secret(
+    pool: &lockstep_shard::Pool,
+    control: &lockstep_shard::Control,
+    values: &[Scalar],
+) -> Result<zeroize::Zeroizing<Vec<lockstep_bls12::Canonical>>, ProveError> {
+    use lockstep_bls12::Canonical;
+    let mut out = zeroize::Zeroizing::new(
+        lockstep_shard::memory::try_filled(values.len(), Canonical::ZERO)
+            .map_err(ProveError::memory("the MSM's scalars"))?,
+    );
+    pool.for_each_block(
+        control,
+        &mut out[..],
+        lockstep_shard::Cut::Blocks(1 << 12),
+        |_, range, out: &mut [Canonical]| {
+            for (o, v) in out.iter_mut().zip(&values[range]) {
+                *o = Canonical::from_scalar(v);
+            }
+            Ok::<_, std::convert::Infallible>(())
+        },
+    )?;
+    Ok(out)
+}

@@ -14,10 +14,16 @@ use super::{CircomError, header_section, scalar_le};
 use crate::binfile::{SectionReader, Table};
 use crate::codec::Location;
 
-/// A circom witness over BLS12-381's scalar field.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A circom witness over BLS12-381's scalar field (secret: its `Debug` shows its length only).
+#[derive(Clone, PartialEq, Eq)]
 pub struct Witness {
     values: Vec<Scalar>,
+}
+
+impl std::fmt::Debug for Witness {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Witness({} values)", self.values.len())
+    }
 }
 
 /// A witness is secret: its values are wiped when it is dropped.

@@ -163,10 +163,17 @@ impl<R: Read> HashingReader<R> {
 impl<R: Skip> HashingReader<R> {
     /// Steps over `bytes` bytes (unhashed: see [`finish`](Self::finish)), or fails with
     /// [`CodecError::Truncated`] naming `location` if the input is known to end first.
+    ///
+    /// A skip needs the input's length ([`with_end`](Self::with_end)): a file sought past its
+    /// end reads as ended, not as cut short.
     pub(crate) fn skip(&mut self, bytes: u64, location: Location) -> Result<(), CodecError> {
-        if let Some(end) = self.end
-            && end.saturating_sub(self.offset) < bytes
-        {
+        let Some(end) = self.end else {
+            return Err(CodecError::Io(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "stepping over a vector needs the input's length",
+            )));
+        };
+        if end.saturating_sub(self.offset) < bytes {
             return Err(CodecError::Truncated {
                 location,
                 offset: end,

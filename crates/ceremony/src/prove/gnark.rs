@@ -617,9 +617,7 @@ fn quotient(
     )?;
     drop((b, c));
     coset.contract(pool, control, &mut a)?;
-    Ok(Zeroizing::new(pool.map_items(control, &a, |_, v| {
-        Ok::<_, Infallible>(Canonical::from_scalar(v))
-    })?))
+    super::canonical_secret(pool, control, &a)
 }
 
 /// The proof from the definition, on the current thread: the commitments and every MSM one

@@ -32,7 +32,6 @@ use group::{Curve, Group};
 use lockstep_bls12::Canonical;
 use lockstep_shard::{Control, Pool, memory};
 use serde::Serialize;
-use zeroize::Zeroizing;
 
 use super::coset::Coset;
 use super::{Blinding, ProveError, Secret};
@@ -222,19 +221,6 @@ fn values_on_domain(key: &Head<'_>, w: &[Scalar]) -> Result<[Secret; 3], ProveEr
     let mut c = Secret(memory::try_with_capacity(n).map_err(ProveError::memory("A, B and C"))?);
     c.extend(a.iter().zip(b.iter()).map(|(x, y)| *x * y));
     Ok([a, b, c])
-}
-
-/// Canonical scalars of `values`, on the pool.
-fn canonical(
-    pool: &Pool,
-    control: &Control,
-    values: &[Scalar],
-) -> Result<Zeroizing<Vec<Canonical>>, ProveError> {
-    Ok(Zeroizing::new(pool.map_items(
-        control,
-        values,
-        |_, v| Ok::<_, Infallible>(Canonical::from_scalar(v)),
-    )?))
 }
 
 /// Proves for `witness` under `key` on `pool`, blinded by `blinding`; the same proof at every
@@ -515,9 +501,9 @@ fn prove_from(
     )?;
     // A, B, C and H come from the witness: wiped as they go (`Secret`).
     drop((b, c));
-    let h_scalars = canonical(pool, &quiet, &a)?;
+    let h_scalars = super::canonical_secret(pool, &quiet, &a)?;
     drop(a);
-    let scalars = canonical(pool, &quiet, w)?;
+    let scalars = super::canonical_secret(pool, &quiet, w)?;
     let sums = Sums {
         a: bases.g1(pool, control, ZkeyVector::A, &scalars)?,
         b1: bases.g1(pool, control, ZkeyVector::B1, &scalars)?,

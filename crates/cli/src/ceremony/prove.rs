@@ -178,9 +178,8 @@ pub(super) fn gnark(ctx: &Context, files: &GnarkFiles<'_>) -> anyhow::Result<()>
     // A file is read a chunk of its vectors at a time (the key never whole in memory); a pipe,
     // which cannot be sought in, whole.
     let (proof, points) = if opened.len.is_some() {
-        drop(opened);
-        let file = std::fs::File::open(files.pk)
-            .with_context(|| format!("opening {}", files.pk.display()))?;
+        // The file sniffed, not the path opened again (KeyFile::open rewinds it).
+        let (_, file) = opened.reader.into_inner().into_inner();
         let key = KeyFile::open(&pool, step.control(), file, &Limits::default(), checks)
             .with_context(not_a_key)?;
         step.finish();
@@ -281,9 +280,9 @@ pub(super) fn prepare(ctx: &Context, pk: &Path, out: &Path) -> anyhow::Result<()
     // A file is read a chunk of its vectors at a time, each point checked as it is written (the
     // key never whole in memory); a pipe, which cannot be sought in, whole.
     let points = if opened.len.is_some() {
-        drop(opened);
         let step = ctx.session.step("reading the key's head", None, "points");
-        let file = std::fs::File::open(pk).with_context(|| format!("opening {}", pk.display()))?;
+        // The file sniffed, not the path opened again (KeyFile::open rewinds it).
+        let (_, file) = opened.reader.into_inner().into_inner();
         let key = KeyFile::open(
             &pool,
             step.control(),
@@ -303,11 +302,12 @@ pub(super) fn prepare(ctx: &Context, pk: &Path, out: &Path) -> anyhow::Result<()
         .map(|v| key.count(v) as u64)
         .iter()
         .sum();
+        // A bad point is found as it is written: named with the file it came from.
         let hash = ctx
             .write_output(&mut outputs, 0, points, |control, w| {
                 key.write_raw(&pool, control, w)
             })
-            .with_context(not_a_key)?;
+            .with_context(|| format!("preparing {}", pk.display()))?;
         outputs.commit(&result(key.infinity_a.len(), &hash))?;
         points
     } else {
