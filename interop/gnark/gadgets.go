@@ -11,12 +11,30 @@ package main
 //	acc = acc + Select(z, inv, q) * B
 //	acc = acc + FromBinary(ToBinary(A + i, 16))   (the bits by gnark's nBits hint)
 //
-// then Y == acc and A <= 1000 (AssertIsLessOrEqual: bits and comparisons).
+// then Y == acc and A <= 1000 (AssertIsLessOrEqual: bits and comparisons). With -customhint
+// the circuit also takes 2A from a hint of its own (doubleHint), which gnark's solver runs once
+// registered and lockstep's refuses by name.
 
 import (
+	"math/big"
+
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark/constraint/solver"
 	"github.com/consensys/gnark/frontend"
 )
+
+// customHint adds doubleHint to the gadgets circuit (-customhint).
+var customHint bool
+
+// doubleHint is a hint no solver but gnark's (once registered) knows: 2 x.
+func doubleHint(_ *big.Int, inputs []*big.Int, outputs []*big.Int) error {
+	outputs[0].Lsh(inputs[0], 1)
+	return nil
+}
+
+func init() {
+	solver.RegisterHint(doubleHint)
+}
 
 type gadgetCircuit struct {
 	X      frontend.Variable `gnark:",public"`
@@ -46,6 +64,13 @@ func (c *gadgetCircuit) Define(api frontend.API) error {
 	}
 	api.AssertIsEqual(acc, c.Y)
 	api.AssertIsLessOrEqual(c.A, 1000)
+	if customHint {
+		doubled, err := api.Compiler().NewHint(doubleHint, 1, c.A)
+		if err != nil {
+			return err
+		}
+		api.AssertIsEqual(doubled[0], api.Mul(c.A, 2))
+	}
 	return nil
 }
 

@@ -13,7 +13,7 @@ package main
 //	prove -r1cs R -constraints K [-variant] -pk PK -x X -out PROOF -public PUB
 //	                                          a proof for the witness of X (K as given to r1cs), and its public witness
 //	setup -r1cs R -pk PK -vk VK               groth16.Setup's keys (one party's toxic waste: for tests)
-//	witness -constraints K [-variant] [-gadgets] -x X -out FULL -public PUB
+//	witness -constraints K [-variant] [-gadgets [-customhint]] -x X -out FULL -public PUB
 //	                                          the full and the public witness of X (gnark's binary format)
 //	gverify -vk VK -proof PROOF -public PUB  groth16.Verify
 //	p2bench -r1cs R -srs SEALED -reps N      best ns of Initialize, Contribute, VerifyPhase2 (one contribution)
@@ -190,6 +190,7 @@ func phase2Main(cmd string, args []string) bool {
 	publicPath := fs.String("public", "", "public witness file")
 	x := fs.Int64("x", 5, "the public input X")
 	fs.BoolVar(&gadgets, "gadgets", false, "r1cs, prove, witness: the gadgets circuit (gadgets.go)")
+	fs.BoolVar(&customHint, "customhint", false, "r1cs, prove, witness: with -gadgets, a hint of the circuit's own (gadgets.go)")
 	reps := fs.Int("reps", 3, "bench repetitions")
 	switch cmd {
 	case "r1cs", "p2init", "p2contribute", "p2verify", "setup", "prove", "witness", "gverify", "p2bench", "mulbench":

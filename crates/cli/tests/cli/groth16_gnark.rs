@@ -252,6 +252,13 @@ fn bad_witnesses_and_keys_are_named_and_nothing_is_written() {
     let d = dir.path();
     circuit(d, "chain", &["-constraints", "300"], &["5"]);
     circuit(d, "gadgets", &["-constraints", "400", "-gadgets"], &["5"]);
+    // The gadgets with a hint of the circuit's own (gnark's solver runs it once registered).
+    circuit(
+        d,
+        "custom",
+        &["-constraints", "400", "-gadgets", "-customhint"],
+        &["5"],
+    );
     // The same shape, other coefficients: its witness solves the chain's wires, and breaks
     // the last constraint, Y == acc.
     assert!(gnark(
@@ -295,6 +302,12 @@ fn bad_witnesses_and_keys_are_named_and_nothing_is_written() {
         "chain.r1cs",
         "variant.wit",
         "constraint 296 of 297 does not hold",
+    );
+    run(
+        "custom.pk",
+        "custom.r1cs",
+        "custom-5.wit",
+        "calls main.doubleHint (id 0x4be6b36e): not a hint lockstep's solver runs",
     );
     run(
         "chain.pk",
