@@ -99,6 +99,7 @@ fn by_sections(whole: Option<&Zkey>, data: &[u8], limits: &Limits) {
     let g1 = |v: ZkeyVector| file.g1(pool(), &control, v, 0..file.len(v));
     let read = (|| {
         Ok::<_, lockstep_ceremony::zkey::ZkeyError>((
+            file.coefficients()?,
             g1(ZkeyVector::A)?,
             g1(ZkeyVector::B1)?,
             file.b2(pool(), &control, 0..file.b2_len())?,
@@ -107,10 +108,10 @@ fn by_sections(whole: Option<&Zkey>, data: &[u8], limits: &Limits) {
         ))
     })();
     match (whole, read) {
-        (Some(key), Ok((a, b1, b2, c, h))) => assert!(
+        (Some(key), Ok((coefficients, a, b1, b2, c, h))) => assert!(
             file.header == key.header
                 && file.ic == key.ic
-                && file.coefficients == key.coefficients
+                && coefficients == key.coefficients
                 && (a, b1, b2, c, h)
                     == (
                         key.a.clone(),

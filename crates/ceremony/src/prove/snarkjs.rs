@@ -154,18 +154,20 @@ fn check(key: &Head<'_>, witness: &Witness) -> Result<(), ProveError> {
             "sections 5-7 hold {a}, {b1} and {b2} points for {wires} wires"
         )));
     }
-    // Section 4 as the reader checks it (a key built in memory has not been read).
-    let entries = key.coefficients.len().checked_sub(4).map(|len| len / 44);
-    let counted = key
-        .coefficients
-        .get(..4)
-        .map(|b| u32::from_le_bytes(b.try_into().expect("invariant: 4 bytes")) as usize);
-    if entries.is_none() || counted != entries || !(key.coefficients.len() - 4).is_multiple_of(44) {
-        return Err(ProveError::Key(
-            "section 4 is not a count and 44 bytes an entry".into(),
-        ));
+    // Section 4 as the reader checks it (a key built in memory has not been read; a key file's
+    // is checked as it is read).
+    if let Coefficients::Bytes(coefficients) = key.coefficients {
+        let entries = coefficients.len().checked_sub(4).map(|len| len / 44);
+        let counted = coefficients
+            .get(..4)
+            .map(|b| u32::from_le_bytes(b.try_into().expect("invariant: 4 bytes")) as usize);
+        if entries.is_none() || counted != entries || !(coefficients.len() - 4).is_multiple_of(44) {
+            return Err(ProveError::Key(
+                "section 4 is not a count and 44 bytes an entry".into(),
+            ));
+        }
+        crate::zkey::check_coefficients(coefficients, key.header)?;
     }
-    crate::zkey::check_coefficients(key.coefficients, key.header)?;
     if key.ic.len() != key.header.n_public as usize + 1 {
         return Err(ProveError::Key(format!(
             "section 3 holds {} points for {} public signals",
@@ -181,9 +183,9 @@ fn check(key: &Head<'_>, witness: &Witness) -> Result<(), ProveError> {
     Ok(())
 }
 
-/// The entries of section 4: (matrix, constraint, signal, stored value).
-fn entries(coefficients: &[u8]) -> impl Iterator<Item = (usize, usize, usize, Scalar)> + '_ {
-    coefficients[4..].chunks_exact(44).map(|e| {
+/// Section 4's entries (44 bytes each, no count): (matrix, constraint, signal, stored value).
+fn entries(entries: &[u8]) -> impl Iterator<Item = (usize, usize, usize, Scalar)> + '_ {
+    entries.chunks_exact(44).map(|e| {
         let word = |k: usize| {
             u32::from_le_bytes(e[4 * k..4 * k + 4].try_into().expect("invariant: 4 bytes")) as usize
         };
@@ -205,13 +207,19 @@ fn values_on_domain(key: &Head<'_>, w: &[Scalar]) -> Result<[Secret; 3], ProveEr
     };
     let mut ab = [zeros()?, zeros()?];
     // Sums of stored values (c R^2) times w, scaled by R^-2 once per constraint.
-    for (matrix, constraint, signal, value) in entries(key.coefficients) {
-        let x = w[signal];
-        if bool::from(x.is_zero()) {
-            continue;
+    let mut add = |block: &[u8]| {
+        for (matrix, constraint, signal, value) in entries(block) {
+            let x = w[signal];
+            if bool::from(x.is_zero()) {
+                continue;
+            }
+            let term = if x == Scalar::ONE { value } else { value * x };
+            ab[matrix][constraint] += term;
         }
-        let term = if x == Scalar::ONE { value } else { value * x };
-        ab[matrix][constraint] += term;
+    };
+    match key.coefficients {
+        Coefficients::Bytes(coefficients) => add(&coefficients[4..]),
+        Coefficients::File(file) => file.coefficient_blocks(&mut add)?,
     }
     let unscale = r_squared_inverse();
     for v in ab.iter_mut().flat_map(|v| v.iter_mut()) {
@@ -313,7 +321,7 @@ fn checked(key: &Head<'_>, proven: Proven) -> Result<Proven, ProveError> {
 struct Head<'a> {
     header: &'a Header,
     ic: &'a [G1Affine],
-    coefficients: &'a [u8],
+    coefficients: Coefficients<'a>,
     /// A, B1, B2, C and H's lengths.
     counts: [usize; 5],
 }
@@ -323,7 +331,7 @@ impl<'a> Head<'a> {
         Self {
             header: &key.header,
             ic: &key.ic,
-            coefficients: &key.coefficients,
+            coefficients: Coefficients::Bytes(&key.coefficients),
             counts: [
                 key.a.len(),
                 key.b1.len(),
@@ -338,7 +346,7 @@ impl<'a> Head<'a> {
         Self {
             header: &key.header,
             ic: &key.ic,
-            coefficients: &key.coefficients,
+            coefficients: Coefficients::File(key),
             counts: [
                 key.len(ZkeyVector::A),
                 key.len(ZkeyVector::B1),
@@ -361,8 +369,17 @@ impl<'a> Head<'a> {
     }
 }
 
+/// Section 4 as the prover reads it: a key's bytes in memory (the count, then the entries), or
+/// its file a block of entries at a time.
+#[derive(Clone, Copy)]
+enum Coefficients<'a> {
+    Bytes(&'a [u8]),
+    File(&'a dyn Chunks),
+}
+
 /// A `.zkey`'s chunks as the prover reads them (a [`ZkeyFile`] of any input).
 trait Chunks {
+    fn coefficient_blocks(&self, visit: &mut dyn FnMut(&[u8])) -> Result<(), ZkeyError>;
     fn g1(
         &self,
         pool: &Pool,
@@ -379,6 +396,9 @@ trait Chunks {
 }
 
 impl<R: Read + Seek> Chunks for ZkeyFile<R> {
+    fn coefficient_blocks(&self, visit: &mut dyn FnMut(&[u8])) -> Result<(), ZkeyError> {
+        ZkeyFile::coefficient_blocks(self, visit)
+    }
     fn g1(
         &self,
         pool: &Pool,
@@ -640,7 +660,7 @@ pub fn prove_reference(
     // The definition of A_T: sum over entries of c w, c = stored R^-2.
     let unscale = r_squared_inverse();
     let mut ab = [vec![Scalar::ZERO; n], vec![Scalar::ZERO; n]];
-    for (matrix, constraint, signal, value) in entries(&key.coefficients) {
+    for (matrix, constraint, signal, value) in entries(&key.coefficients[4..]) {
         ab[matrix][constraint] += value * unscale * w[signal];
     }
     let c_t: Vec<Scalar> = ab[0].iter().zip(&ab[1]).map(|(x, y)| *x * y).collect();
@@ -754,7 +774,9 @@ mod tests {
 
     #[test]
     fn the_proof_is_the_definition_s_at_every_worker_count() {
-        for (power, wires, public, seed) in [(0, 3, 1, 1), (3, 9, 2, 2), (6, 40, 3, 3)] {
+        for (power, wires, public, seed) in
+            [(0, 3, 1, 1), (3, 9, 2, 2), (6, 40, 3, 3), (10, 40, 3, 4)]
+        {
             let key = random_key(power, wires, public, seed);
             let witness = random_witness(wires, seed + 10);
             let blinding = Blinding::fixed(Scalar::from(5u64), -Scalar::from(9u64));
@@ -776,7 +798,7 @@ mod tests {
             .unwrap();
             assert_eq!(got, want, "power {power}, the current thread");
             // Read by sections from the key's file, a chunk at a time: the same proof (a file
-            // holds a domain of 2 at least).
+            // holds a domain of 2 at least; at 2^10, 5,120 coefficients span two blocks).
             if power == 0 {
                 continue;
             }

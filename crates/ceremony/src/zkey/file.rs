@@ -190,6 +190,9 @@ impl Decoders {
     }
 }
 
+/// Section 4's entries checked or read at a time by a streamed read.
+pub(crate) const COEFFICIENT_BLOCK: usize = 4096;
+
 /// Sections 5-9's place in [`Head::vectors`].
 pub(crate) fn vector_index(id: u32) -> usize {
     assert!(
@@ -205,7 +208,10 @@ pub(crate) struct Head {
     pub(crate) table: Table,
     pub(crate) header: Header,
     pub(crate) ic: Vec<G1Affine>,
-    pub(crate) coefficients: Vec<u8>,
+    /// Section 4 as stored, if read (`load_coefficients`); else checked and located only.
+    pub(crate) coefficients: Option<Vec<u8>>,
+    /// Section 4's body and its entry count.
+    pub(crate) coefficients_at: (crate::binfile::Section, u32),
     /// Sections 5-9 ([`vector_index`]) and their point counts.
     pub(crate) vectors: [(crate::binfile::Section, usize); 5],
     pub(crate) decoders: Decoders,
@@ -217,7 +223,7 @@ pub(crate) fn read_head<R: Read + Seek>(
     control: &Control,
     input: &mut R,
     limits: &Limits,
-    checks: Checks,
+    (checks, load_coefficients): (Checks, bool),
 ) -> Result<Head, ZkeyError> {
     let decoders = Decoders::of(checks);
     let table = Table::read(&mut *input, "snarkjs .zkey file", "zkey", 1)?;
@@ -243,7 +249,7 @@ pub(crate) fn read_head<R: Read + Seek>(
             decoders.ic,
         )?
     };
-    let coefficients = {
+    let (coefficients, coefficients_at) = {
         let s = table.require(4, "coefficients")?;
         let mut reader = SectionReader::new(&mut *input, s)?;
         let count = reader.u32(Location::value("coefficient count"))?;
@@ -257,12 +263,25 @@ pub(crate) fn read_head<R: Read + Seek>(
             }
             .into());
         }
-        let mut bytes = memory::try_filled(4 + 44 * count as usize, 0u8)
-            .map_err(ZkeyError::memory("the coefficients"))?;
-        bytes[..4].copy_from_slice(&count.to_le_bytes());
-        reader.fill(&mut bytes[4..], Location::value("coefficients"))?;
-        check_coefficients(&bytes, &header)?;
-        bytes
+        if load_coefficients {
+            let mut bytes = memory::try_filled(4 + 44 * count as usize, 0u8)
+                .map_err(ZkeyError::memory("the coefficients"))?;
+            bytes[..4].copy_from_slice(&count.to_le_bytes());
+            reader.fill(&mut bytes[4..], Location::value("coefficients"))?;
+            check_coefficients(&bytes, &header)?;
+            (Some(bytes), (s, count))
+        } else {
+            // Checked a block at a time, not kept: the prover reads it again as it sums.
+            let mut block = vec![0u8; 44 * COEFFICIENT_BLOCK];
+            let mut done = 0usize;
+            while done < count as usize {
+                let take = (count as usize - done).min(COEFFICIENT_BLOCK);
+                reader.fill(&mut block[..44 * take], Location::value("coefficients"))?;
+                check_entries(done, &block[..44 * take], &header)?;
+                done += take;
+            }
+            (None, (s, count))
+        }
     };
     let mut vectors = [(crate::binfile::Section { offset: 0, size: 0 }, 0); 5];
     for (id, count, width) in [
@@ -280,6 +299,7 @@ pub(crate) fn read_head<R: Read + Seek>(
         header,
         ic,
         coefficients,
+        coefficients_at,
         vectors,
         decoders,
     })
@@ -338,7 +358,7 @@ impl Zkey {
         limits: &Limits,
         checks: Checks,
     ) -> Result<Self, ZkeyError> {
-        let head = read_head(pool, control, &mut input, limits, checks)?;
+        let head = read_head(pool, control, &mut input, limits, (checks, true))?;
         let runtime = (pool, control);
         let g1 = |input: &mut R, id: u32| {
             let (section, count) = head.vectors[vector_index(id)];
@@ -370,7 +390,9 @@ impl Zkey {
         Ok(Self {
             header: head.header,
             ic: head.ic,
-            coefficients: head.coefficients,
+            coefficients: head
+                .coefficients
+                .expect("invariant: read_head loads section 4 when asked"),
             a,
             b1,
             b2,
@@ -589,7 +611,16 @@ fn read_header<R: Read + Seek>(
 /// Checks every coefficient entry: matrix 0 or 1, the constraint inside the domain, the signal
 /// a wire, the value below r.
 pub(crate) fn check_coefficients(bytes: &[u8], header: &Header) -> Result<(), ZkeyError> {
-    for (i, entry) in bytes[4..].chunks_exact(44).enumerate() {
+    check_entries(0, &bytes[4..], header)
+}
+
+/// [`check_coefficients`] over entries `first..` of section 4 (44 bytes each, no count).
+pub(crate) fn check_entries(
+    first: usize,
+    entries: &[u8],
+    header: &Header,
+) -> Result<(), ZkeyError> {
+    for (i, entry) in (first..).zip(entries.chunks_exact(44)) {
         let word = |k: usize| {
             u32::from_le_bytes(
                 entry[4 * k..4 * k + 4]

@@ -1,10 +1,10 @@
 //! A `.zkey` read section by section for proving, for a key larger than memory: opening reads
-//! and checks sections 1-4 (the header, IC and the coefficients) and the contributions, and
-//! checks sections 5-9's sizes; the prover then reads each of A, B1, B2, C and H a chunk at a
+//! and checks sections 1-3 (the header and IC) and the contributions, checks section 4's
+//! entries a block at a time and sections 5-9's sizes; the prover then reads each of A, B1, B2, C and H a chunk at a
 //! time, each chunk's points checked as a whole read checks them.
 //!
-//! Memory: the opened key holds its header, IC and section 4 (44 bytes a coefficient); a chunk
-//! of `n` points adds `n` points.
+//! Memory: the opened key holds its header and IC; section 4 is checked when opened and read
+//! again a block of 4,096 entries at a time; a chunk of `n` points adds `n` points.
 
 use std::cell::RefCell;
 use std::io::{Read, Seek};
@@ -13,10 +13,13 @@ use std::ops::Range;
 use blstrs::{G1Affine, G2Affine};
 use lockstep_shard::{Control, Pool};
 
-use super::file::{Checks, Decoders, Head, read_contributions, read_head, vector_index};
+use super::file::{
+    COEFFICIENT_BLOCK, Checks, Decoders, Head, check_entries, read_contributions, read_head,
+    vector_index,
+};
 use super::{Header, ZkeyError};
-use crate::binfile::read_points;
-use crate::codec::{KeyChecks, Limits};
+use crate::binfile::{SectionReader, read_points};
+use crate::codec::{KeyChecks, Limits, Location};
 
 /// One of a `.zkey`'s G1 vectors (B2, the G2 one, is read by [`ZkeyFile::b2`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,14 +56,14 @@ pub struct ZkeyFile<R> {
     pub header: Header,
     /// Section 3.
     pub ic: Vec<G1Affine>,
-    /// Section 4, as stored (the count, then 44 bytes an entry).
-    pub coefficients: Vec<u8>,
+    /// Section 4's body and entry count (checked when opened, read again a block at a time).
+    coefficients: (crate::binfile::Section, u32),
 }
 
 impl<R: Read + Seek> ZkeyFile<R> {
-    /// Opens the `.zkey` `input` holds: sections 1-4 and 10 read and checked as
-    /// [`Zkey::read_for_proving`](super::Zkey::read_for_proving) reads them, sections 5-9's
-    /// sizes checked, their points left to [`g1`](Self::g1) and [`b2`](Self::b2), which check
+    /// Opens the `.zkey` `input` holds: sections 1-3 and 10 read and checked as
+    /// [`Zkey::read_for_proving`](super::Zkey::read_for_proving) reads them, section 4's entries
+    /// checked a block at a time (not kept), sections 5-9's sizes checked, their points left to [`g1`](Self::g1) and [`b2`](Self::b2), which check
     /// them by `checks`.
     ///
     /// # Errors
@@ -80,10 +83,11 @@ impl<R: Read + Seek> ZkeyFile<R> {
             table,
             header,
             ic,
-            coefficients,
+            coefficients_at,
             vectors,
             decoders,
-        } = read_head(pool, control, &mut input, limits, checks)?;
+            ..
+        } = read_head(pool, control, &mut input, limits, (checks, false))?;
         read_contributions(&mut input, &table)?;
         Ok(Self {
             input: RefCell::new(input),
@@ -91,8 +95,50 @@ impl<R: Read + Seek> ZkeyFile<R> {
             decoders,
             header,
             ic,
-            coefficients,
+            coefficients: coefficients_at,
         })
+    }
+
+    /// Section 4's entry count.
+    pub fn coefficient_count(&self) -> u32 {
+        self.coefficients.1
+    }
+
+    /// Section 4's entries (44 bytes each, checked when the key was opened) in blocks of at
+    /// most [`COEFFICIENT_BLOCK`] entries, in order, each given to `visit`.
+    ///
+    /// # Errors
+    /// A read error (the file changed since it was opened: an entry no longer checks is named
+    /// as the opening would).
+    pub(crate) fn coefficient_blocks(&self, visit: &mut dyn FnMut(&[u8])) -> Result<(), ZkeyError> {
+        let (section, count) = self.coefficients;
+        let mut input = self.input.borrow_mut();
+        let mut reader = SectionReader::new(&mut *input, section)?;
+        reader.u32(Location::value("coefficient count"))?;
+        let mut block = vec![0u8; 44 * COEFFICIENT_BLOCK];
+        let mut done = 0usize;
+        while done < count as usize {
+            let take = (count as usize - done).min(COEFFICIENT_BLOCK);
+            let bytes = &mut block[..44 * take];
+            reader.fill(bytes, Location::value("coefficients"))?;
+            // Checked again: the file may have changed since it was opened, and the prover
+            // indexes its vectors by these entries.
+            check_entries(done, bytes, &self.header)?;
+            visit(bytes);
+            done += take;
+        }
+        Ok(())
+    }
+
+    /// Section 4 as [`Zkey::coefficients`](super::Zkey::coefficients) holds it (the count,
+    /// then the entries), read whole: for tests and comparisons.
+    ///
+    /// # Errors
+    /// As [`coefficient_blocks`](Self::coefficient_blocks).
+    pub fn coefficients(&self) -> Result<Vec<u8>, ZkeyError> {
+        let mut out = self.coefficients.1.to_le_bytes().to_vec();
+        self.coefficient_blocks(&mut |block| out.extend_from_slice(block))?;
+        Ok(out)
     }
 
     /// The number of points in section `id` (5-9).
