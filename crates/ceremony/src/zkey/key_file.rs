@@ -134,7 +134,7 @@ impl<R: Read + Seek> ZkeyFile<R> {
     /// then the entries), read whole: for tests and comparisons.
     ///
     /// # Errors
-    /// As [`coefficient_blocks`](Self::coefficient_blocks).
+    /// A read error, or an entry that no longer checks (the file changed since it was opened).
     pub fn coefficients(&self) -> Result<Vec<u8>, ZkeyError> {
         let mut out = self.coefficients.1.to_le_bytes().to_vec();
         self.coefficient_blocks(&mut |block| out.extend_from_slice(block))?;
