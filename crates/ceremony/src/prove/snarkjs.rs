@@ -192,7 +192,7 @@ fn entries(entries: &[u8]) -> impl Iterator<Item = (usize, usize, usize, Scalar)
         let value = Option::from(Scalar::from_bytes_le(
             e[12..].try_into().expect("invariant: 32 bytes"),
         ))
-        .expect("invariant: `check` checked every coefficient below r");
+        .expect("invariant: every coefficient was checked below r (`check`, or a key file's blocks as they are read)");
         (word(0), word(1), word(2), value)
     })
 }
@@ -316,8 +316,8 @@ fn checked(key: &Head<'_>, proven: Proven) -> Result<Proven, ProveError> {
     Ok(proven)
 }
 
-/// A `.zkey`'s parts the prover reads whole (the header, IC, section 4) and the lengths of
-/// sections 5-9.
+/// A `.zkey`'s parts the prover reads whole (the header, IC; section 4 in memory, or by blocks
+/// from the file) and the lengths of sections 5-9.
 struct Head<'a> {
     header: &'a Header,
     ic: &'a [G1Affine],
@@ -828,6 +828,31 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_key_file_s_bad_coefficient_past_the_first_block_is_named_by_its_place() {
+        // 5,120 entries at 2^10: entry 4,100 is in the second block of 4,096.
+        let mut key = random_key(10, 40, 3, 4);
+        let at = 4 + 44 * 4100;
+        key.coefficients[at..at + 4].copy_from_slice(&2u32.to_le_bytes());
+        let pool = Pool::new(2).unwrap();
+        let mut bytes = Vec::new();
+        key.write(&pool, &Control::new(), &crate::zkey::ORDER, &mut bytes)
+            .unwrap();
+        let refused = ZkeyFile::open(
+            &pool,
+            &Control::new(),
+            std::io::Cursor::new(&bytes),
+            &crate::Limits::default(),
+            crate::KeyChecks::Curve,
+        )
+        .err()
+        .expect("a bad coefficient refused when opened");
+        assert_eq!(
+            refused.to_string(),
+            "section 4, coefficient 4100: matrix 2 (0 = A, 1 = B)"
+        );
     }
 
     #[test]

@@ -202,8 +202,8 @@ pub(crate) fn vector_index(id: u32) -> usize {
     (id - 5) as usize
 }
 
-/// A `.zkey` read up to its vectors: sections 1-4 read and checked, sections 5-9 located and
-/// their sizes checked against the header.
+/// A `.zkey` read up to its vectors: sections 1-3 read and checked, section 4 checked (and
+/// read, if asked), sections 5-9 located and their sizes checked against the header.
 pub(crate) struct Head {
     pub(crate) table: Table,
     pub(crate) header: Header,

@@ -11,7 +11,7 @@ use std::io::{Read, Seek};
 use std::ops::Range;
 
 use blstrs::{G1Affine, G2Affine};
-use lockstep_shard::{Control, Pool};
+use lockstep_shard::{Control, Pool, memory};
 
 use super::file::{
     COEFFICIENT_BLOCK, Checks, Decoders, Head, check_entries, read_contributions, read_head,
@@ -134,9 +134,13 @@ impl<R: Read + Seek> ZkeyFile<R> {
     /// then the entries), read whole: for tests and comparisons.
     ///
     /// # Errors
-    /// A read error, or an entry that no longer checks (the file changed since it was opened).
+    /// Memory for the copy, a read error, or an entry that no longer checks (the file changed
+    /// since it was opened).
     pub fn coefficients(&self) -> Result<Vec<u8>, ZkeyError> {
-        let mut out = self.coefficients.1.to_le_bytes().to_vec();
+        let count = self.coefficients.1;
+        let mut out = memory::try_with_capacity(4 + 44 * count as usize)
+            .map_err(ZkeyError::memory("the coefficients"))?;
+        out.extend_from_slice(&count.to_le_bytes());
         self.coefficient_blocks(&mut |block| out.extend_from_slice(block))?;
         Ok(out)
     }
