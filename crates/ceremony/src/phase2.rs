@@ -42,6 +42,7 @@ pub use init::{
 };
 pub use key_file::KeyFile;
 pub use keys::{KeyEncoding, KeyVector, Origin, ProvingKey, VerifyingKey, check_sealable, seal};
+pub(crate) use keys::{RawParts, RawSource};
 pub use verify::{Secret, VerifyError, verify_contribution, verify_descent};
 
 use crate::phase1::UpdateProof;

@@ -175,15 +175,16 @@ where
 /// `sum scalars_i points_i` over a key's vector read `chunk` points at a time by `read` (the
 /// points at a range of the vector): the sum of the chunks' MSMs, the same point as one MSM
 /// over the whole vector.
-fn msm_by_chunks<P, E>(
+fn msm_by_chunks<P, C, E>(
     pool: &lockstep_shard::Pool,
     control: &lockstep_shard::Control,
     chunk: usize,
     scalars: &[lockstep_bls12::Canonical],
-    mut read: impl FnMut(std::ops::Range<usize>) -> Result<Vec<P>, E>,
+    mut read: impl FnMut(std::ops::Range<usize>) -> Result<C, E>,
 ) -> Result<P::Sum, ProveError>
 where
     P: curve::MsmPoint,
+    C: AsRef<[P]>,
     ProveError: From<E>,
 {
     use group::Group;
@@ -191,7 +192,7 @@ where
     for start in (0..scalars.len()).step_by(chunk) {
         let end = scalars.len().min(start + chunk);
         let points = read(start..end)?;
-        sum += curve::msm_chunked(pool, control, &points, &scalars[start..end])?;
+        sum += curve::msm_chunked(pool, control, points.as_ref(), &scalars[start..end])?;
     }
     Ok(sum)
 }

@@ -25,7 +25,7 @@
 use std::convert::Infallible;
 use std::io::{Read, Seek};
 
-use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use blstrs::{G1Affine, G1Projective, G2Projective, Scalar};
 use ff::Field;
 use group::prime::PrimeCurveAffine;
 use group::{Curve, Group};
@@ -35,10 +35,9 @@ use zeroize::Zeroizing;
 
 use super::coset::Coset;
 use super::{Blinding, ProveError, Secret};
-use crate::codec::CodecError;
 use crate::curve;
 use crate::groth16::{COMMITMENT_DST, FOLD_DST, Proof, Witness};
-use crate::phase2::{KeyFile, KeyVector, ProvingKey};
+use crate::phase2::{KeyFile, KeyVector, ProvingKey, RawParts, RawSource};
 use crate::r1cs::{Hints, R1cs, SolveError, solve};
 
 /// Proves for `witness` (gnark's full witness) of `r1cs` under `key` on `pool`, blinded by
@@ -80,13 +79,16 @@ pub fn prove_with_masks(
     blinding: &Blinding,
     mask: &mut dyn FnMut() -> Scalar,
 ) -> Result<Proof, ProveError> {
-    let head = Head::of_key(key);
+    let head = Head::of(key);
     prove_from(
         pool,
         control,
         r1cs,
         &head,
-        &Bases::Memory(key),
+        &Bases {
+            key,
+            chunk: curve::MSM_CHUNK_POINTS,
+        },
         (witness, blinding, mask),
     )
 }
@@ -132,24 +134,13 @@ pub fn prove_file_with_masks<R: Read + Seek>(
     mask: &mut dyn FnMut() -> Scalar,
 ) -> Result<Proof, ProveError> {
     assert!(chunk > 0, "invariant: chunks of at least one point");
-    let head = Head {
-        power: key.power,
-        alpha_g1: key.alpha_g1,
-        beta_g1: key.beta_g1,
-        delta_g1: key.delta_g1,
-        beta_g2: key.beta_g2,
-        delta_g2: key.delta_g2,
-        infinity_a: &key.infinity_a,
-        infinity_b: &key.infinity_b,
-        commitment_keys: &key.commitment_keys,
-        counts: VECTORS.map(|v| key.count(v)),
-    };
+    let head = Head::of(key);
     prove_from(
         pool,
         control,
         r1cs,
         &head,
-        &Bases::File { file: key, chunk },
+        &Bases { key, chunk },
         (witness, blinding, mask),
     )
 }
@@ -163,41 +154,27 @@ const VECTORS: [KeyVector; 5] = [
     KeyVector::B2,
 ];
 
-/// A proving key's parts the prover reads whole: its constants, flags and commitment keys,
-/// and the lengths of its five large vectors.
+/// A proving key's parts the prover reads whole (its constants, flags and commitment keys:
+/// [`RawParts`], which a raw write writes around the vectors too) and the lengths of its five
+/// large vectors.
 struct Head<'a> {
-    power: u32,
-    alpha_g1: G1Affine,
-    beta_g1: G1Affine,
-    delta_g1: G1Affine,
-    beta_g2: G2Affine,
-    delta_g2: G2Affine,
-    infinity_a: &'a [bool],
-    infinity_b: &'a [bool],
-    commitment_keys: &'a [(Vec<G1Affine>, Vec<G1Affine>)],
+    parts: RawParts<'a>,
     /// A, B, Z, K and G2 B's lengths ([`VECTORS`]).
     counts: [usize; 5],
 }
 
+impl<'a> std::ops::Deref for Head<'a> {
+    type Target = RawParts<'a>;
+    fn deref(&self) -> &RawParts<'a> {
+        &self.parts
+    }
+}
+
 impl<'a> Head<'a> {
-    fn of_key(key: &'a ProvingKey) -> Self {
+    fn of<K: RawSource>(key: &'a K) -> Self {
         Self {
-            power: key.power,
-            alpha_g1: key.alpha_g1,
-            beta_g1: key.beta_g1,
-            delta_g1: key.delta_g1,
-            beta_g2: key.beta_g2,
-            delta_g2: key.delta_g2,
-            infinity_a: &key.infinity_a,
-            infinity_b: &key.infinity_b,
-            commitment_keys: &key.commitment_keys,
-            counts: [
-                key.a.len(),
-                key.b.len(),
-                key.z.len(),
-                key.k.len(),
-                key.b2.len(),
-            ],
+            parts: key.parts(),
+            counts: VECTORS.map(|v| key.count(v)),
         }
     }
 
@@ -206,47 +183,11 @@ impl<'a> Head<'a> {
     }
 }
 
-/// A key's chunks as the prover reads them (a [`KeyFile`] of any input).
-trait Chunks {
-    fn g1(
-        &self,
-        pool: &Pool,
-        control: &Control,
-        vector: KeyVector,
-        range: std::ops::Range<usize>,
-    ) -> Result<Vec<G1Affine>, CodecError>;
-    fn g2(
-        &self,
-        pool: &Pool,
-        control: &Control,
-        range: std::ops::Range<usize>,
-    ) -> Result<Vec<G2Affine>, CodecError>;
-}
-
-impl<R: Read + Seek> Chunks for KeyFile<R> {
-    fn g1(
-        &self,
-        pool: &Pool,
-        control: &Control,
-        vector: KeyVector,
-        range: std::ops::Range<usize>,
-    ) -> Result<Vec<G1Affine>, CodecError> {
-        KeyFile::g1(self, pool, control, vector, range)
-    }
-    fn g2(
-        &self,
-        pool: &Pool,
-        control: &Control,
-        range: std::ops::Range<usize>,
-    ) -> Result<Vec<G2Affine>, CodecError> {
-        KeyFile::g2(self, pool, control, range)
-    }
-}
-
-/// Where the MSMs' bases come from: a key in memory, or its file a chunk at a time.
-enum Bases<'a> {
-    Memory(&'a ProvingKey),
-    File { file: &'a dyn Chunks, chunk: usize },
+/// Where the MSMs' bases come from: a key in memory (its vectors lent) or its file (read), a
+/// chunk of `chunk` points at a time.
+struct Bases<'a> {
+    key: &'a dyn RawSource,
+    chunk: usize,
 }
 
 impl Bases<'_> {
@@ -258,23 +199,9 @@ impl Bases<'_> {
         vector: KeyVector,
         scalars: &[Canonical],
     ) -> Result<G1Projective, ProveError> {
-        match self {
-            Self::Memory(key) => {
-                let points = match vector {
-                    KeyVector::A => &key.a,
-                    KeyVector::B => &key.b,
-                    KeyVector::Z => &key.z,
-                    KeyVector::K => &key.k,
-                    KeyVector::B2 => unreachable!("invariant: G2 B is summed by g2"),
-                };
-                Ok(curve::msm_chunked(pool, control, points, scalars)?)
-            }
-            Self::File { file, chunk } => {
-                super::msm_by_chunks(pool, control, *chunk, scalars, |range| {
-                    file.g1(pool, control, vector, range)
-                })
-            }
-        }
+        super::msm_by_chunks(pool, control, self.chunk, scalars, |range| {
+            self.key.g1(pool, control, vector, range)
+        })
     }
 
     /// `sum scalars_i B2_i`.
@@ -284,14 +211,9 @@ impl Bases<'_> {
         control: &Control,
         scalars: &[Canonical],
     ) -> Result<G2Projective, ProveError> {
-        match self {
-            Self::Memory(key) => Ok(curve::msm_chunked(pool, control, &key.b2, scalars)?),
-            Self::File { file, chunk } => {
-                super::msm_by_chunks(pool, control, *chunk, scalars, |range| {
-                    file.g2(pool, control, range)
-                })
-            }
-        }
+        super::msm_by_chunks(pool, control, self.chunk, scalars, |range| {
+            self.key.g2(pool, control, range)
+        })
     }
 }
 
@@ -635,7 +557,7 @@ pub fn prove_reference(
     blinding: &Blinding,
     mask: &mut dyn FnMut() -> Scalar,
 ) -> Result<Proof, ProveError> {
-    key_fits(r1cs, &Head::of_key(key))?;
+    key_fits(r1cs, &Head::of(key))?;
     let sum = |points: &[G1Affine], scalars: &mut dyn Iterator<Item = Scalar>| {
         points
             .iter()
