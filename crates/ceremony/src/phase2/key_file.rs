@@ -104,6 +104,11 @@ impl<R: Read + Seek> KeyFile<R> {
         self.sections[vector as usize].count
     }
 
+    /// The points of the five large vectors: a proof's MSM points (its progress total).
+    pub fn msm_points(&self) -> u64 {
+        self.sections.iter().map(|s| s.count as u64).sum()
+    }
+
     /// `vector`'s points at `range` (a G1 vector), each checked as opening said.
     ///
     /// # Errors

@@ -850,6 +850,11 @@ impl RawSource for ProvingKey {
 }
 
 impl ProvingKey {
+    /// The points of the five large vectors: a proof's MSM points (its progress total).
+    pub fn msm_points(&self) -> u64 {
+        (self.a.len() + self.b.len() + self.z.len() + self.k.len() + self.b2.len()) as u64
+    }
+
     /// A G1 vector (`None` for G2 B).
     fn vector(&self, vector: KeyVector) -> Option<&[G1Affine]> {
         match vector {

@@ -8,7 +8,7 @@ use std::time::Instant;
 use anyhow::Context as _;
 use lockstep_ceremony::circom::{CircomR1cs, Witness};
 use lockstep_ceremony::groth16;
-use lockstep_ceremony::phase2::{KeyChecks, KeyFile, KeyVector, ProvingKey, VerifyingKey};
+use lockstep_ceremony::phase2::{KeyChecks, KeyFile, ProvingKey, VerifyingKey};
 use lockstep_ceremony::prove::{Blinding, gnark as gnark_prover, snarkjs};
 use lockstep_ceremony::zkey::{ZkeyFile, ZkeyVector};
 use lockstep_ceremony::{FileKind, Limits, SNIFF_LEN, points_at_most};
@@ -183,16 +183,7 @@ pub(super) fn gnark(ctx: &Context, files: &GnarkFiles<'_>) -> anyhow::Result<()>
         let key = KeyFile::open(&pool, step.control(), file, &Limits::default(), checks)
             .with_context(not_a_key)?;
         step.finish();
-        let points = [
-            KeyVector::A,
-            KeyVector::B,
-            KeyVector::B2,
-            KeyVector::K,
-            KeyVector::Z,
-        ]
-        .map(|v| key.count(v) as u64)
-        .iter()
-        .sum();
+        let points = key.msm_points();
         let step = ctx.session.step("proving", Some(points), "points");
         let proof = gnark_prover::prove_file(
             &pool,
@@ -213,8 +204,7 @@ pub(super) fn gnark(ctx: &Context, files: &GnarkFiles<'_>) -> anyhow::Result<()>
         let (key, _) = ProvingKey::read_with(&pool, step.control(), opened.reader, &limits, checks)
             .with_context(not_a_key)?;
         step.finish();
-        // The MSMs' points: A, B (G1 and G2), K, Z.
-        let points = (key.a.len() + 2 * key.b.len() + key.k.len() + key.z.len()) as u64;
+        let points = key.msm_points();
         let step = ctx.session.step("proving", Some(points), "points");
         let proof = gnark_prover::prove(
             &pool,
@@ -292,16 +282,7 @@ pub(super) fn prepare(ctx: &Context, pk: &Path, out: &Path) -> anyhow::Result<()
         )
         .with_context(not_a_key)?;
         step.finish();
-        let points = [
-            KeyVector::A,
-            KeyVector::B,
-            KeyVector::B2,
-            KeyVector::K,
-            KeyVector::Z,
-        ]
-        .map(|v| key.count(v) as u64)
-        .iter()
-        .sum();
+        let points = key.msm_points();
         // A bad point is found as it is written: named with the file it came from.
         let hash = ctx
             .write_output(&mut outputs, 0, points, |control, w| {
@@ -327,7 +308,7 @@ pub(super) fn prepare(ctx: &Context, pk: &Path, out: &Path) -> anyhow::Result<()
         )
         .with_context(not_a_key)?;
         step.finish();
-        let points = (key.a.len() + 2 * key.b.len() + key.k.len() + key.z.len()) as u64;
+        let points = key.msm_points();
         let hash = ctx.write_output(&mut outputs, 0, points, |control, w| {
             key.write_raw(&pool, control, w)
         })?;
