@@ -41,6 +41,9 @@ pub(crate) trait Curve: 'static {
 
     /// The affine form of one point (one inversion: for rare cases only).
     fn to_affine(point: &Self::Projective) -> Self::Affine;
+
+    /// The affine forms of a block of points, one inversion for the block.
+    fn batch_to_affine(points: &[Self::Projective], out: &mut [Self::Affine]);
 }
 
 /// G1 over Fp; `phi(x, y) = (beta x, y)`.
@@ -82,6 +85,10 @@ impl Curve for G1 {
     fn to_affine(point: &G1Projective) -> G1Affine {
         point.to_affine()
     }
+
+    fn batch_to_affine(points: &[G1Projective], out: &mut [G1Affine]) {
+        crate::ffi::g1_to_affine(points, out);
+    }
 }
 
 impl Curve for G2 {
@@ -117,6 +124,10 @@ impl Curve for G2 {
 
     fn to_affine(point: &G2Projective) -> G2Affine {
         point.to_affine()
+    }
+
+    fn batch_to_affine(points: &[G2Projective], out: &mut [G2Affine]) {
+        crate::ffi::g2_to_affine(points, out);
     }
 }
 

@@ -19,10 +19,11 @@ use lockstep_bls12::{Canonical, ffi};
 
 pub(crate) use lockstep_bls12::ffi::{
     Refusal, expand_message_xmd, fp_standard, g1_from_draw, g1_from_montgomery,
-    g1_from_montgomery_checked, g1_mult_public, g1_to_affine, g1_uncompress_checked, g2_from_draw,
-    g2_from_montgomery, g2_from_montgomery_checked, g2_mult_public, g2_to_affine,
-    g2_uncompress_checked, pairing_coefficients, wipe_scalar,
+    g1_from_montgomery_checked, g1_to_affine, g1_uncompress_checked, g2_from_draw,
+    g2_from_montgomery, g2_from_montgomery_checked, g2_to_affine, g2_uncompress_checked,
+    pairing_coefficients, wipe_scalar,
 };
+pub(crate) use lockstep_bls12::g1_mul_public;
 
 /// Points per call of the parallel MSM at most: past 2^20 Pippenger gains little a point, and
 /// the MSM's own memory (endomorphism images and scalar halves, about 130 bytes a G1 point and

@@ -314,7 +314,7 @@ pub fn verify(vk: &VerifyingKey, proof: &Proof, public: &[Scalar]) -> Result<(),
     }
     let mut k = G1Projective::from(vk.k[0]);
     for (x, point) in inputs.iter().zip(&vk.k[1..]) {
-        k += curve::g1_mult_public(&G1Projective::from(point), x);
+        k += curve::g1_mul_public(&G1Projective::from(point), x);
     }
     for c in &proof.commitments {
         k += c;

@@ -38,7 +38,6 @@ pub mod binfile;
 pub mod circom;
 pub mod codec;
 mod curve;
-pub mod fft;
 mod file_kind;
 pub mod groth16;
 pub mod phase1;
@@ -53,6 +52,8 @@ pub use codec::{
     CodecError, DEFAULT_MAX_POWER, KeyChecks, Limits, Location, PointProblem, contribution_len,
 };
 pub use file_kind::{FileKind, SNIFF_LEN, points_at_most};
+/// The group FFT lives in the curve core; re-exported where the ceremony's callers found it.
+pub use lockstep_bls12::fft;
 
 /// The ceremony's shard grain: a worker gets at least 128 points, milliseconds of curve work (a
 /// G1 decode with its subgroup check takes tens of microseconds, a G2 one and an update more),

@@ -122,34 +122,70 @@ fn gnark(harness: &Path, r1cs: &Path, srs: &Path, procs: usize) -> anyhow::Resul
 }
 
 /// The primitive the transforms spend their time in, on both sides: ns per G1 and G2 scalar
-/// multiplication by a random 255-bit scalar (projective; blst's constant-time GLV/GLS, the same
-/// routine the transforms call over 255-bit twiddles), best of 3 runs of 1,000 in a row, beside
-/// gnark-crypto's `ScalarMultiplication` through the harness's `mulbench`.
+/// multiplication by a random 255-bit scalar (projective): blst's constant-time GLV/GLS (what
+/// the serial reference calls), ours (`lockstep_bls12::g1_mul_public_batch`, what the
+/// transforms call, in batches of 32 as their blocks are), and gnark-crypto's
+/// `ScalarMultiplication` through the harness's `mulbench`; best of 3 runs of 1,024 in a row.
 fn multiplications(harness: &Path, out: &mut impl Write) -> anyhow::Result<()> {
     use ff::Field;
     use group::Group;
+    const RUN: u32 = 1024;
+    const BATCH: usize = 32;
+    const ROUNDS: u32 = RUN / 32;
     let scalar = blstrs::Scalar::random(rand_core::OsRng);
-    let mut best = [Duration::MAX; 2];
+    let scalars = vec![scalar; BATCH];
+    // [blst G1, blst G2, ours G1, ours G2]
+    let mut best = [Duration::MAX; 4];
     for _ in 0..3 {
         let (g1, p) = timed(|| {
             let mut p = blstrs::G1Projective::generator();
-            for _ in 0..1000 {
+            for _ in 0..RUN {
                 p *= scalar;
             }
             Ok(p)
         })?;
         let (g2, q) = timed(|| {
             let mut q = blstrs::G2Projective::generator();
-            for _ in 0..1000 {
+            for _ in 0..RUN {
                 q *= scalar;
             }
             Ok(q)
         })?;
+        let (ours1, p1) = timed(|| {
+            let mut batch: Vec<_> = (1..=BATCH as u64)
+                .map(|i| blstrs::G1Projective::generator() * blstrs::Scalar::from(i))
+                .collect();
+            for _ in 0..ROUNDS {
+                lockstep_bls12::g1_mul_public_batch(&mut batch, &scalars);
+            }
+            Ok(batch[0])
+        })?;
+        let (ours2, q2) = timed(|| {
+            let mut batch: Vec<_> = (1..=BATCH as u64)
+                .map(|i| blstrs::G2Projective::generator() * blstrs::Scalar::from(i))
+                .collect();
+            for _ in 0..ROUNDS {
+                lockstep_bls12::g2_mul_public_batch(&mut batch, &scalars);
+            }
+            Ok(batch[0])
+        })?;
+        // Ours multiplied the generator (its batch's first point) RUN / BATCH times.
+        let power = scalar.pow_vartime([u64::from(ROUNDS)]);
+        anyhow::ensure!(
+            p1 == blstrs::G1Projective::generator() * power
+                && q2 == blstrs::G2Projective::generator() * power,
+            "ours and blst's multiplications differ"
+        );
         anyhow::ensure!(
             !bool::from(p.is_identity() | q.is_identity()),
             "a degenerate run"
         );
-        best = [best[0].min(g1 / 1000), best[1].min(g2 / 1000)];
+        best = [
+            best[0].min(g1 / RUN),
+            best[1].min(g2 / RUN),
+            best[2].min(ours1 / RUN),
+            best[3].min(ours2 / RUN),
+        ];
     }
     let mut theirs = [None; 2];
     for (stage, time) in harness_stages(harness, &["mulbench", "-reps", "3"], 1)? {
@@ -161,23 +197,25 @@ fn multiplications(harness: &Path, out: &mut impl Write) -> anyhow::Result<()> {
     }
     writeln!(
         out,
-        "\nscalar multiplication, one core, us per operation (best of 3 runs of 1,000)"
+        "\nscalar multiplication, one core, us per operation (best of 3 runs of 1,024)"
     )?;
     writeln!(
         out,
-        "{:<6} {:>10} {:>12} {:>11}",
-        "group", "blst", "gnark-crypto", "gnark/blst"
+        "{:<6} {:>10} {:>10} {:>12} {:>10} {:>11}",
+        "group", "blst", "ours", "gnark-crypto", "blst/ours", "gnark/ours"
     )?;
     for (i, group) in ["G1", "G2"].iter().enumerate() {
         writeln!(
             out,
-            "{group:<6} {:>10.1} {:>12} {:>11}",
+            "{group:<6} {:>10.1} {:>10.1} {:>12} {:>10} {:>11}",
             best[i].as_secs_f64() * 1e6,
+            best[i + 2].as_secs_f64() * 1e6,
             theirs[i].map_or_else(
                 || "-".to_owned(),
                 |t| format!("{:.1}", t.as_secs_f64() * 1e6)
             ),
-            ratio(theirs[i], Some(best[i]))
+            ratio(Some(best[i]), Some(best[i + 2])),
+            ratio(theirs[i], Some(best[i + 2]))
         )?;
     }
     Ok(())

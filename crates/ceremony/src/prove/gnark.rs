@@ -476,7 +476,7 @@ impl Commit<'_> {
             let scalars: Zeroizing<Vec<Canonical>> =
                 Zeroizing::new(committed.iter().map(Canonical::from_scalar).collect());
             let sum = curve::msm_chunked(self.pool, self.control, sigma, &scalars)?;
-            pok += curve::g1_mult_public(&sum, &power);
+            pok += curve::g1_mul_public(&sum, &power);
             power *= challenge;
         }
         Ok(pok.to_affine())

@@ -626,7 +626,7 @@ pub fn verify_with(
     }
     let mut x = G1Projective::from(vk.ic[0]);
     for (value, point) in public.iter().zip(&vk.ic[1..]) {
-        x += curve::g1_mult_public(&G1Projective::from(point), value);
+        x += curve::g1_mul_public(&G1Projective::from(point), value);
     }
     let holds = curve::pairing_product_is_one(&[
         (proof.a, proof.b),

@@ -13,8 +13,10 @@
 //! of butterflies; its two halves then recurse as two branches of half the budget each (stage
 //! `s`: `2^s` branches of `budget / 2^s` workers), serially once a branch has one worker. A
 //! butterfly owns its two points, so no two tasks write the same point. The twiddles are public
-//! constants: they are multiplied by blst's multiplication over their bit length
-//! ([`FftGroup::mul_public`], variable time in that length; never used on a secret).
+//! constants: a block's points are multiplied together by the variable-time multiplication of
+//! [`crate::public_mul`] ([`FftGroup::mul_public_batch`]: GLV or the four-way split, NAF digits, the
+//! block's tables sharing one inversion; never used on a secret). The serial reference
+//! multiplies by blstrs' constant-time multiplication instead, so each checks the other.
 //!
 //! # Memory
 //! The transform runs in place over one projective copy of the `N` input points (144 bytes a
@@ -22,14 +24,14 @@
 //! and the twiddle table holds `N / 2` scalars.
 
 use std::convert::Infallible;
-use std::ops::{Add, AddAssign, Sub, SubAssign};
+use std::ops::{Add, AddAssign, Range, Sub, SubAssign};
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::{Field, PrimeField};
 use group::Group;
 use lockstep_shard::{Control, Cut, Error, Pool, memory};
 
-use crate::curve;
+use crate::ffi;
 
 /// gnark-crypto's `fr.Generator` root of unity of order 2^32 (decimal, from `generator.go`).
 const ROOT_OF_UNITY_2_32: &str =
@@ -47,7 +49,7 @@ const SNARKJS_ROOT_OF_UNITY_2_32: &str =
 ///
 /// # Panics
 /// If `power` is above 32.
-pub(crate) fn snarkjs_omega(power: u32) -> Scalar {
+pub fn snarkjs_omega(power: u32) -> Scalar {
     assert!(power <= 32, "invariant: a domain of 2^0 to 2^32");
     Scalar::from_str_vartime(SNARKJS_ROOT_OF_UNITY_2_32)
         .expect("invariant: a constant")
@@ -58,7 +60,7 @@ pub(crate) fn snarkjs_omega(power: u32) -> Scalar {
 ///
 /// # Panics
 /// If `power` is above 32.
-pub(crate) fn gnark_omega(power: u32) -> Scalar {
+pub fn gnark_omega(power: u32) -> Scalar {
     assert!(power <= 32, "invariant: a domain of 2^0 to 2^32");
     Scalar::from_str_vartime(ROOT_OF_UNITY_2_32)
         .expect("invariant: a constant")
@@ -168,9 +170,12 @@ pub trait FftGroup:
     fn from_affine(point: &Self::Affine) -> Self;
     /// The affine forms of a block of points, with one inversion for the block.
     fn to_affine_block(points: &[Self], out: &mut [Self::Affine]);
-    /// `self * scalar` for a public scalar (twiddles, coefficients): the fast path, variable
-    /// time in the scalar.
+    /// `self * scalar` for a public scalar (coefficients): the fast path, variable time in the
+    /// scalar.
     fn mul_public(&self, scalar: &Scalar) -> Self;
+    /// `points[i] * scalars[i]` in place for public scalars (twiddles): the fast path, a batch
+    /// sharing its tables' inversion.
+    fn mul_public_batch(points: &mut [Self], scalars: &[Scalar]);
     /// `self * scalar` by blstrs' multiplication (blst's constant-time one over 255 bits): what
     /// the serial references use, so that they check the fast path rather than share it.
     fn mul_reference(&self, scalar: &Scalar) -> Self;
@@ -182,10 +187,13 @@ impl FftGroup for G1Projective {
         G1Projective::from(point)
     }
     fn to_affine_block(points: &[Self], out: &mut [G1Affine]) {
-        curve::g1_to_affine(points, out);
+        ffi::g1_to_affine(points, out);
     }
     fn mul_public(&self, scalar: &Scalar) -> Self {
-        curve::g1_mult_public(self, scalar)
+        crate::g1_mul_public(self, scalar)
+    }
+    fn mul_public_batch(points: &mut [Self], scalars: &[Scalar]) {
+        crate::g1_mul_public_batch(points, scalars);
     }
     fn mul_reference(&self, scalar: &Scalar) -> Self {
         self * scalar
@@ -198,10 +206,13 @@ impl FftGroup for G2Projective {
         G2Projective::from(point)
     }
     fn to_affine_block(points: &[Self], out: &mut [G2Affine]) {
-        curve::g2_to_affine(points, out);
+        ffi::g2_to_affine(points, out);
     }
     fn mul_public(&self, scalar: &Scalar) -> Self {
-        curve::g2_mult_public(self, scalar)
+        crate::g2_mul_public(self, scalar)
+    }
+    fn mul_public_batch(points: &mut [Self], scalars: &[Scalar]) {
+        crate::g2_mul_public_batch(points, scalars);
     }
     fn mul_reference(&self, scalar: &Scalar) -> Self {
         self * scalar
@@ -220,7 +231,7 @@ pub fn lagrange_serial<G: FftGroup>(domain: &Domain, powers: &[G::Affine]) -> Ve
         return powers[..1].to_vec();
     }
     let mut a: Vec<G> = powers[..n].iter().map(G::from_affine).collect();
-    dif_serial(&mut a, &domain.twiddles_inv, 1, G::mul_reference);
+    dif_serial(&mut a, &domain.twiddles_inv, 1, reference_batch::<G>);
     bit_reverse(&mut a);
     for p in &mut a {
         *p = p.mul_reference(&domain.n_inv);
@@ -266,11 +277,12 @@ pub fn lagrange<G: FftGroup>(
         (&mut *lo, &mut *hi),
         Cut::Blocks(BUTTERFLY_BLOCK),
         |_, range, (xs, ys): (&mut [G], &mut [G])| {
-            for (i, (x, y)) in range.zip(xs.iter_mut().zip(ys.iter_mut())) {
-                let (p, q) = (*x, *y);
-                *x = (p + q).mul_public(&n_inv);
-                *y = (p - q).mul_public(&scaled[i]);
+            for (x, y) in xs.iter_mut().zip(ys.iter_mut()) {
+                (*x, *y) = (*x + *y, *x - *y);
             }
+            let n_invs = [n_inv; BUTTERFLY_BLOCK];
+            G::mul_public_batch(xs, &n_invs[..xs.len()]);
+            G::mul_public_batch(ys, &scaled[range]);
             Ok::<_, Infallible>(())
         },
     )?;
@@ -313,33 +325,69 @@ fn halves<G: FftGroup>(
     Ok(())
 }
 
-/// One butterfly: `(a, b) <- (a + b, (a - b) * twiddle)`, the multiplication skipped for the
-/// first (twiddle one).
-fn butterfly<G: FftGroup>(a: &mut G, b: &mut G, twiddle: Option<&Scalar>, mul: Mul<G>) {
-    let (x, y) = (*a, *b);
-    *a = x + y;
-    *b = match twiddle {
-        Some(t) => mul(&(x - y), t),
-        None => x - y,
-    };
+/// One pass of butterflies at positions `range` of a sub-transform: `(a, b) <- (a + b,
+/// (a - b) * twiddle)`, twiddle `i * stride` at position `i`, the multiplication skipped at
+/// position 0 (twiddle one). The block's multiplications go to `mul` together.
+fn butterflies<G: FftGroup>(
+    range: Range<usize>,
+    xs: &mut [G],
+    ys: &mut [G],
+    twiddles: &[Scalar],
+    stride: usize,
+    mul: MulBatch<G>,
+) {
+    let first = usize::from(range.start == 0);
+    let scalars: Vec<Scalar> = range.skip(first).map(|i| twiddles[i * stride]).collect();
+    for (x, y) in xs.iter_mut().zip(ys.iter_mut()) {
+        (*x, *y) = (*x + *y, *x - *y);
+    }
+    mul(&mut ys[first..], &scalars);
 }
 
-/// A multiplication by a public scalar: [`FftGroup::mul_public`] or the reference's.
-type Mul<G> = fn(&G, &Scalar) -> G;
+/// Multiplications by public scalars, a block at a time: [`FftGroup::mul_public_batch`] or the
+/// reference's.
+type MulBatch<G> = fn(&mut [G], &[Scalar]);
+
+/// The serial reference's multiplications: blstrs' own, one at a time.
+fn reference_batch<G: FftGroup>(points: &mut [G], scalars: &[Scalar]) {
+    for (p, s) in points.iter_mut().zip(scalars) {
+        *p = p.mul_reference(s);
+    }
+}
 
 /// The decimation-in-frequency FFT over `a`, twiddles `omega^-(i * stride)`, output bit-reversed.
-fn dif_serial<G: FftGroup>(a: &mut [G], twiddles: &[Scalar], stride: usize, mul: Mul<G>) {
-    let n = a.len();
-    if n < 2 {
-        return;
+///
+/// Level by level rather than depth first (the sub-transforms are independent, so the points
+/// are the same): each level's multiplications, `n / 2` less one a sub-transform, go to `mul`
+/// together, so a small sub-transform's last levels still share their tables' inversions.
+fn dif_serial<G: FftGroup>(a: &mut [G], twiddles: &[Scalar], stride: usize, mul: MulBatch<G>) {
+    let mut m = a.len() / 2;
+    let mut stride = stride;
+    let mut products: Vec<G> = Vec::with_capacity(m);
+    let mut scalars: Vec<Scalar> = Vec::with_capacity(m);
+    while m >= 1 {
+        products.clear();
+        scalars.clear();
+        for chunk in a.chunks_exact_mut(2 * m) {
+            let (lo, hi) = chunk.split_at_mut(m);
+            for (i, (x, y)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
+                (*x, *y) = (*x + *y, *x - *y);
+                if i > 0 {
+                    products.push(*y);
+                    scalars.push(twiddles[i * stride]);
+                }
+            }
+        }
+        mul(&mut products, &scalars);
+        let mut product = products.iter();
+        for chunk in a.chunks_exact_mut(2 * m) {
+            for y in &mut chunk[m + 1..] {
+                *y = *product.next().expect("invariant: a product a twiddle");
+            }
+        }
+        m /= 2;
+        stride *= 2;
     }
-    let m = n / 2;
-    let (lo, hi) = a.split_at_mut(m);
-    for (i, (x, y)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
-        butterfly(x, y, (i > 0).then(|| &twiddles[i * stride]), mul);
-    }
-    dif_serial(lo, twiddles, 2 * stride, mul);
-    dif_serial(hi, twiddles, 2 * stride, mul);
 }
 
 /// [`dif_serial`] with each pass on the pool's budget and the halves as two branches.
@@ -352,7 +400,7 @@ fn dif<G: FftGroup>(
 ) -> Result<(), Error<Infallible>> {
     let n = a.len();
     if n <= SERIAL_BELOW {
-        dif_serial(a, twiddles, stride, G::mul_public);
+        dif_serial(a, twiddles, stride, G::mul_public_batch);
         return Ok(());
     }
     let m = n / 2;
@@ -362,9 +410,7 @@ fn dif<G: FftGroup>(
         (&mut *lo, &mut *hi),
         Cut::Blocks(BUTTERFLY_BLOCK),
         |_, range, (xs, ys): (&mut [G], &mut [G])| {
-            for (i, (x, y)) in range.zip(xs.iter_mut().zip(ys.iter_mut())) {
-                butterfly(x, y, (i > 0).then(|| &twiddles[i * stride]), G::mul_public);
-            }
+            butterflies(range, xs, ys, twiddles, stride, G::mul_public_batch);
             Ok::<_, Infallible>(())
         },
     )?;
@@ -479,6 +525,47 @@ mod tests {
         for (k, (g, w)) in got.iter().zip(&want).enumerate() {
             assert_eq!(*g, (G1Projective::generator() * w).to_affine(), "L_{k}");
             assert_ne!(*w, Scalar::ZERO, "the fixture is dense");
+        }
+    }
+
+    fn pools() -> Vec<Pool> {
+        let mut pools = vec![Pool::current_thread()];
+        pools.extend([1, 2, 3, 5].map(|w| Pool::new(w).unwrap()));
+        pools
+    }
+
+    #[test]
+    fn the_parallel_transform_equals_the_serial_reference_at_every_worker_count() {
+        use rand_chacha::ChaCha20Rng;
+        use rand_core::SeedableRng;
+        let mut rng = ChaCha20Rng::seed_from_u64(5);
+        // 2^7: the first pass crosses blocks of 32 butterflies, the next runs as branches, the
+        // last sub-transforms of 64 run level by level; 2^1 and 2^0 are the edge domains.
+        for power in [0, 1, 7] {
+            let domain = Domain::snarkjs(power);
+            let g1: Vec<G1Affine> = (0..domain.size())
+                .map(|_| G1Projective::random(&mut rng).to_affine())
+                .collect();
+            let g2: Vec<G2Affine> = (0..domain.size())
+                .map(|_| G2Projective::random(&mut rng).to_affine())
+                .collect();
+            let want1 = lagrange_serial::<G1Projective>(&domain, &g1);
+            let want2 = lagrange_serial::<G2Projective>(&domain, &g2);
+            for pool in pools() {
+                let control = Control::new();
+                let got1 = lagrange::<G1Projective>(&pool, &control, &domain, &g1).unwrap();
+                assert!(
+                    got1 == want1,
+                    "G1 at 2^{power} on {} workers",
+                    pool.workers()
+                );
+                let got2 = lagrange::<G2Projective>(&pool, &control, &domain, &g2).unwrap();
+                assert!(
+                    got2 == want2,
+                    "G2 at 2^{power} on {} workers",
+                    pool.workers()
+                );
+            }
         }
     }
 }
