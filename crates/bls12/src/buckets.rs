@@ -263,7 +263,7 @@ where
             }
             State::Filled => {
                 let (bx, by) = self.slots[b];
-                if bx == addition.x {
+                if bx.equals(&addition.x) {
                     // The same point (doubled) or its negative (the bucket empties); rare, so
                     // outside the batch, through the projective form.
                     let point = C::from_coordinates(bx, by);

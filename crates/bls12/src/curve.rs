@@ -6,7 +6,6 @@ use std::ops::AddAssign;
 
 use blst::{blst_fp, blst_fp2};
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
-use group::prime::PrimeCurveAffine;
 use group::{Curve as _, Group};
 
 use crate::buckets::Lanes;
@@ -65,7 +64,9 @@ impl Curve for G1 {
     #[inline]
     fn coordinates(point: &G1Affine) -> Option<(blst_fp, blst_fp)> {
         let raw = point.as_ref();
-        (!bool::from(point.is_identity())).then_some((raw.x, raw.y))
+        // blst's infinity is the all-zero point (`blst_p1_affine_is_inf` tests exactly that;
+        // (0, 0) is not on the curve): tested inline, not by a call per point.
+        (!(raw.x.is_zero() && raw.y.is_zero())).then_some((raw.x, raw.y))
     }
 
     #[inline]
@@ -100,7 +101,8 @@ impl Curve for G2 {
     #[inline]
     fn coordinates(point: &G2Affine) -> Option<(blst_fp2, blst_fp2)> {
         let raw = point.as_ref();
-        (!bool::from(point.is_identity())).then_some((raw.x, raw.y))
+        // As G1's: blst's infinity is the all-zero point.
+        (!(raw.x.is_zero() && raw.y.is_zero())).then_some((raw.x, raw.y))
     }
 
     #[inline]
@@ -134,6 +136,7 @@ impl Curve for G2 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use group::prime::PrimeCurveAffine;
     use blstrs::Scalar;
     use ff::PrimeField;
     use rand_chacha::ChaCha20Rng;
@@ -162,5 +165,18 @@ mod tests {
             G2::endomorphism(&G2Affine::identity()),
             G2Affine::identity()
         );
+    }
+
+    #[test]
+    fn the_identity_has_no_coordinates_and_points_have_theirs() {
+        let mut rng = ChaCha20Rng::seed_from_u64(9);
+        assert!(G1::coordinates(&G1Affine::identity()).is_none());
+        assert!(G2::coordinates(&G2Affine::identity()).is_none());
+        for _ in 0..4 {
+            let p = G1Projective::random(&mut rng).to_affine();
+            assert_eq!(G1::coordinates(&p).map(|(x, _)| x), Some(p.as_ref().x));
+            let q = G2Projective::random(&mut rng).to_affine();
+            assert_eq!(G2::coordinates(&q).map(|(x, _)| x), Some(q.as_ref().x));
+        }
     }
 }

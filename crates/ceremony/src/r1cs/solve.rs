@@ -169,6 +169,9 @@ struct State<'a> {
     r1cs: &'a R1cs,
     wires: Solved,
     solved: Vec<bool>,
+    /// The inverses of the coefficients a solved term has had, by id (a circuit has few
+    /// distinct coefficients, and an inversion costs hundreds of multiplications).
+    inverses: std::collections::HashMap<u32, Option<Scalar>>,
 }
 
 impl State<'_> {
@@ -185,6 +188,19 @@ impl State<'_> {
             sum += self.r1cs.coefficient_value(t.coeff) * self.wires.wires[t.wire as usize];
         }
         Ok(sum)
+    }
+
+    /// `1 / coefficient` (`None` for zero): one and minus one are their own, others are
+    /// inverted once each.
+    fn coefficient_inverse(&mut self, id: u32) -> Option<Scalar> {
+        match self.r1cs.coefficient(id) {
+            super::Coefficient::One => Some(Scalar::ONE),
+            super::Coefficient::MinusOne => Some(-Scalar::ONE),
+            _ => *self
+                .inverses
+                .entry(id)
+                .or_insert_with(|| Option::from(self.r1cs.coefficient_value(id).invert())),
+        }
     }
 
     fn set(&mut self, wire: usize, value: Scalar) -> Result<(), String> {
@@ -242,13 +258,12 @@ impl State<'_> {
             }
             _ => a * b - c,
         };
-        let coeff = Option::<Scalar>::from(self.r1cs.coefficient_value(term.coeff).invert())
-            .ok_or_else(|| {
-                malformed(format!(
-                    "wire {} is to be solved, but its coefficient is zero",
-                    term.wire
-                ))
-            })?;
+        let coeff = self.coefficient_inverse(term.coeff).ok_or_else(|| {
+            malformed(format!(
+                "wire {} is to be solved, but its coefficient is zero",
+                term.wire
+            ))
+        })?;
         self.set(term.wire as usize, term_value * coeff)
             .map_err(malformed)
     }
@@ -452,6 +467,7 @@ pub fn solve(
         r1cs,
         wires: Solved { wires: values },
         solved,
+        inverses: std::collections::HashMap::new(),
     };
     let mut calls = r1cs.hints.iter().map(|&(_, before)| before).enumerate();
     let mut next = calls.next();
