@@ -136,9 +136,9 @@ impl Curve for G2 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use group::prime::PrimeCurveAffine;
     use blstrs::Scalar;
     use ff::PrimeField;
+    use group::prime::PrimeCurveAffine;
     use rand_chacha::ChaCha20Rng;
     use rand_core::SeedableRng;
 
