@@ -10,7 +10,8 @@
 //! - `expand_message_xmd` (RFC 9380) and wide reduction into the scalar field, as gnark's
 //!   `fr.Hash` does.
 //! - Wiping a secret scalar with a volatile write.
-//! - Multiplication by a public scalar over its bit length (R1CS coefficients, FFT twiddles).
+//! - Multiplication by a public scalar over its bit length ([`crate::public_mul`] takes scalars
+//!   of up to 128 bits here, one at a time).
 //!
 //! Soundness rests on one fact checked at compile time below: blstrs' point and scalar types
 //! are `#[repr(transparent)]` wrappers of blst's (`G1Affine(blst_p1_affine)`,

@@ -539,9 +539,11 @@ mod tests {
         use rand_chacha::ChaCha20Rng;
         use rand_core::SeedableRng;
         let mut rng = ChaCha20Rng::seed_from_u64(5);
-        // 2^7: the first pass crosses blocks of 32 butterflies, the next runs as branches, the
-        // last sub-transforms of 64 run level by level; 2^1 and 2^0 are the edge domains.
-        for power in [0, 1, 7] {
+        // 2^8: the first pass crosses blocks of 32 butterflies, the second (halves of 128)
+        // runs as parallel passes in blocks starting at 0 and 32, the sub-transforms of 64 run
+        // level by level; 2^7 goes from the first pass straight to those; 2^1 and 2^0 are the
+        // edge domains.
+        for power in [0, 1, 7, 8] {
             let domain = Domain::snarkjs(power);
             let g1: Vec<G1Affine> = (0..domain.size())
                 .map(|_| G1Projective::random(&mut rng).to_affine())

@@ -49,9 +49,12 @@ pub trait Coordinate: Copy + Default + PartialEq + Send + Sync + 'static {
     /// `1 / self`, zero for zero (variable time).
     #[must_use]
     fn inverse(&self) -> Self;
-    /// Whether this equals `other`: limb by limb, inlined (the derived `==` on limb arrays is
-    /// a call into libc's `memcmp`, 4% of a whole prove's time in the MSM's bucket scheduling).
-    fn equals(&self, other: &Self) -> bool;
+    /// Whether this equals `other`. blst's two fields implement it limb by limb, inlined (the
+    /// derived `==` on limb arrays is a call into libc's `memcmp`, 4% of a whole prove's time in
+    /// the MSM's bucket scheduling); the default is `==`.
+    fn equals(&self, other: &Self) -> bool {
+        self == other
+    }
     /// Whether this is zero.
     fn is_zero(&self) -> bool {
         self.equals(&Self::default())

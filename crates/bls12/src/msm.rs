@@ -9,8 +9,8 @@
 //!
 //! # Secrets
 //! Variable time: which buckets fill, which additions collide, and the digits skipped depend on
-//! the scalars. For public scalars (verifiers' random coefficients, FFT twiddles, public
-//! inputs) and for a prover's witness, as every Groth16 prover runs it (gnark's, snarkjs's and
+//! the scalars. For public scalars (verifiers' random coefficients, public inputs) and for a
+//! prover's witness, as every Groth16 prover runs it (gnark's, snarkjs's and
 //! blst's own Pippenger are variable-time too); never for key material: secrets such as a
 //! contribution's tau or a proof's blinding r and s are multiplied on blst's constant-time
 //! path instead. The scalars' copies the MSM makes (the GLV halves, the scalars past the 0/1

@@ -1,5 +1,8 @@
 //! Multiplication of points by **public** scalars in variable time: the group FFT's twiddles, a
 //! constraint's coefficients. Never for a secret: the time taken follows the scalar's digits.
+//! Points in the prime-order subgroup only: the endomorphisms act as their eigenvalues there and
+//! nowhere else, so a point off it gives a wrong product (every caller's points are
+//! subgroup-checked: keys, SRS points, sums of them).
 //!
 //! - **G1: the GLV split.** `k = k0 + k1 lambda` with both parts below 2^128 (`glv.rs`),
 //!   and `kP = k0 P + k1 phi(P)`: 128 doublings, not 255.
@@ -17,7 +20,8 @@
 //! blst's own multiplication (`blst_p1_mult`) is constant time: a fixed window and an addition
 //! at every window, whatever the digit. These save the additions of zero digits and use mixed
 //! additions; the same-run figures are the first table of `lockstep-bench ceremony --phase 2`
-//! (1.15x blst's in G1 and 1.25x in G2, 2026-12-07). The group
+//! (1.15x blst's in G1 and 1.25x in G2, 2026-12-07, one scalar; the widths' figures below are
+//! another run's, on random scalars). The group
 //! operations themselves are blst's (through blstrs): doubling, additions that handle equal
 //! points and the identity, batch conversion. Tested against blstrs' multiplication below.
 
@@ -255,9 +259,10 @@ fn odd_multiples<C: Curve>(points: &[C::Projective], width: u32) -> Vec<C::Proje
 /// The points of a batch this size share one inversion (their tables' conversion).
 const BATCH: usize = 32;
 
-/// `points[i] * scalars[i]` in place in G1, for **public** scalars (variable time), a batch of
-/// points sharing one field inversion. The same points blstrs' constant-time multiplication
-/// gives, whatever the points (the identity, equal points) and scalars (zero, r - 1).
+/// `points[i] * scalars[i]` in place in G1, for **public** scalars (variable time) and points in
+/// the prime-order subgroup, a batch of points sharing one field inversion. The same points
+/// blstrs' constant-time multiplication gives, whatever the subgroup's points (the identity,
+/// equal points) and scalars (zero, r - 1).
 ///
 /// # Panics
 /// If the slices' lengths differ.
@@ -319,8 +324,9 @@ fn bit_length(limbs: &[u64; 4]) -> u32 {
     })
 }
 
-/// `point * scalar` in G1 for a **public** scalar, variable time: blst's multiplication over
-/// the scalar's bit length up to 128 bits, [`g1_mul_public_batch`] of one above.
+/// `point * scalar` in G1 for a **public** scalar and a point in the prime-order subgroup,
+/// variable time: blst's multiplication over the scalar's bit length up to 128 bits,
+/// [`g1_mul_public_batch`] of one above.
 pub fn g1_mul_public(point: &G1Projective, scalar: &Scalar) -> G1Projective {
     if bit_length(&limbs(scalar)) <= SHORT_BITS {
         return ffi::g1_mult_public(point, scalar);

@@ -27,7 +27,8 @@
 //! Key material travels: OS randomness and the contributor's entropy -> `Secrets::random` ->
 //! `contribute` (update proofs, then the SRS update on the workers) -> dropped. Phase 2's delta
 //! and sigmas travel the same way through [`phase2::Secrets`]. Multiplications by secrets use
-//! blst's constant-time multiplication; the variable-time one (over a scalar's bit length) is
+//! blst's constant-time multiplication; the variable-time one (`lockstep_bls12::public_mul`: GLV
+//! or the four-way `psi` split with NAF digits, or blst's over the bit length up to 128 bits) is
 //! used on public scalars only (FFT twiddles, R1CS coefficients, public inputs).
 //!
 //! # Unsafe code

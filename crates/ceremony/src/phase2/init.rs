@@ -85,7 +85,7 @@ struct Update {
 }
 
 /// `acc += c * p`, as gnark's `accumulateG1/G2`: additions for the reserved coefficients, a
-/// multiplication by the (public) coefficient over its bit length otherwise.
+/// variable-time multiplication by the (public) coefficient otherwise ([`FftGroup::mul_public`]).
 fn accumulate<G: FftGroup>(acc: &mut G, c: Coefficient<'_>, p: &G::Affine, reference: bool) {
     match c {
         Coefficient::Zero => {}
