@@ -259,6 +259,31 @@ fn odd_multiples<C: Curve>(points: &[C::Projective], width: u32) -> Vec<C::Proje
 /// The points of a batch this size share one inversion (their tables' conversion).
 const BATCH: usize = 32;
 
+/// The loop both groups share: a block of [`BATCH`] points' odd multiples made affine with one
+/// inversion, then `multiply(scalar, table)` for each point with its own table.
+///
+/// # Panics
+/// If the slices' lengths differ.
+fn in_batches<C: Curve>(
+    points: &mut [C::Projective],
+    scalars: &[Scalar],
+    width: u32,
+    multiply: impl Fn(&Scalar, &[C::Affine]) -> C::Projective,
+) where
+    C::Affine: Default,
+{
+    assert_eq!(points.len(), scalars.len(), "invariant: a scalar a point");
+    let per = 1usize << (width - 2);
+    for (points, scalars) in points.chunks_mut(BATCH).zip(scalars.chunks(BATCH)) {
+        let projective = odd_multiples::<C>(points, width);
+        let mut table = vec![C::Affine::default(); projective.len()];
+        C::batch_to_affine(&projective, &mut table);
+        for ((point, scalar), table) in points.iter_mut().zip(scalars).zip(table.chunks(per)) {
+            *point = multiply(scalar, table);
+        }
+    }
+}
+
 /// `points[i] * scalars[i]` in place in G1, for **public** scalars (variable time) and points in
 /// the prime-order subgroup, a batch of points sharing one field inversion. The same points
 /// blstrs' constant-time multiplication gives, whatever the subgroup's points (the identity,
@@ -267,22 +292,15 @@ const BATCH: usize = 32;
 /// # Panics
 /// If the slices' lengths differ.
 pub fn g1_mul_public_batch(points: &mut [G1Projective], scalars: &[Scalar]) {
-    assert_eq!(points.len(), scalars.len(), "invariant: a scalar a point");
-    for (points, scalars) in points.chunks_mut(BATCH).zip(scalars.chunks(BATCH)) {
-        let per = 1usize << (G1_WIDTH - 2);
-        let projective = odd_multiples::<G1>(points, G1_WIDTH);
-        let mut table = vec![blstrs::G1Affine::default(); projective.len()];
-        G1::batch_to_affine(&projective, &mut table);
-        for ((point, scalar), table) in points.iter_mut().zip(scalars).zip(table.chunks(per)) {
-            let (k1, k0) = glv::split(&limbs(scalar), LAMBDA);
-            let images: Vec<_> = table.iter().map(G1::endomorphism).collect();
-            let parts = [
-                Part::new(k0, G1_WIDTH, false),
-                Part::new(k1, G1_WIDTH, false),
-            ];
-            *point = combine::<G1>(&parts, &[table, &images]);
-        }
-    }
+    in_batches::<G1>(points, scalars, G1_WIDTH, |scalar, table| {
+        let (k1, k0) = glv::split(&limbs(scalar), LAMBDA);
+        let images: Vec<_> = table.iter().map(G1::endomorphism).collect();
+        let parts = [
+            Part::new(k0, G1_WIDTH, false),
+            Part::new(k1, G1_WIDTH, false),
+        ];
+        combine::<G1>(&parts, &[table, &images])
+    });
 }
 
 /// [`g1_mul_public_batch`] in G2 (the four-way split).
@@ -290,26 +308,19 @@ pub fn g1_mul_public_batch(points: &mut [G1Projective], scalars: &[Scalar]) {
 /// # Panics
 /// If the slices' lengths differ.
 pub fn g2_mul_public_batch(points: &mut [G2Projective], scalars: &[Scalar]) {
-    assert_eq!(points.len(), scalars.len(), "invariant: a scalar a point");
-    for (points, scalars) in points.chunks_mut(BATCH).zip(scalars.chunks(BATCH)) {
-        let per = 1usize << (G2_WIDTH - 2);
-        let projective = odd_multiples::<G2>(points, G2_WIDTH);
-        let mut table = vec![blstrs::G2Affine::default(); projective.len()];
-        G2::batch_to_affine(&projective, &mut table);
-        for ((point, scalar), table) in points.iter_mut().zip(scalars).zip(table.chunks(per)) {
-            let [k0, k1, k2, k3] = split_z(limbs(scalar));
-            let psi1: Vec<_> = table.iter().map(psi).collect();
-            let psi2: Vec<_> = table.iter().map(G2::endomorphism).collect();
-            let psi3: Vec<_> = psi2.iter().map(psi).collect();
-            let parts = [
-                Part::new(u128::from(k0), G2_WIDTH, false),
-                Part::new(u128::from(k1), G2_WIDTH, true),
-                Part::new(u128::from(k2), G2_WIDTH, false),
-                Part::new(u128::from(k3), G2_WIDTH, true),
-            ];
-            *point = combine::<G2>(&parts, &[table, &psi1, &psi2, &psi3]);
-        }
-    }
+    in_batches::<G2>(points, scalars, G2_WIDTH, |scalar, table| {
+        let [k0, k1, k2, k3] = split_z(limbs(scalar));
+        let psi1: Vec<_> = table.iter().map(psi).collect();
+        let psi2: Vec<_> = table.iter().map(G2::endomorphism).collect();
+        let psi3: Vec<_> = psi2.iter().map(psi).collect();
+        let parts = [
+            Part::new(u128::from(k0), G2_WIDTH, false),
+            Part::new(u128::from(k1), G2_WIDTH, true),
+            Part::new(u128::from(k2), G2_WIDTH, false),
+            Part::new(u128::from(k3), G2_WIDTH, true),
+        ];
+        combine::<G2>(&parts, &[table, &psi1, &psi2, &psi3])
+    });
 }
 
 /// Scalars of at most this many bits go to blst's multiplication over their bit length
