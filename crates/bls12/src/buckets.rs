@@ -119,6 +119,13 @@ where
         }
     }
 
+    /// Reads bucket `bucket` into the cache ahead of an addition to it (a hint: no effect on
+    /// any sum).
+    #[inline]
+    pub(crate) fn prefetch(&self, bucket: u32) {
+        crate::ffi::prefetch(&self.slots[bucket as usize]);
+    }
+
     /// Adds the point `(x, y)` to bucket `bucket`.
     #[inline]
     pub(crate) fn add(&mut self, bucket: u32, x: C::Base, y: C::Base) {

@@ -18,8 +18,9 @@
 //!
 //! # Memory
 //! Besides the inputs: the endomorphism images of the points (one affine point each), the
-//! halves (16 bytes a point, twice), and per running task `2^(c-1)` affine buckets with a
-//! state byte (97 bytes each in G1, 193 in G2; 2^15 buckets at 2^20 points: 3.2 MB in G1).
+//! halves (16 bytes a point, twice), and per running task `2^(w-1)` affine buckets for its
+//! window of `w` bits, with a state byte (97 bytes each in G1, 193 in G2; at most 2^16 buckets,
+//! chosen from 2^20 points up: 6.4 MB in G1, 12.6 MB in G2).
 
 use std::convert::Infallible;
 
@@ -29,7 +30,7 @@ use lockstep_shard::{Control, Pool, split};
 
 use crate::buckets::Buckets;
 use crate::curve::{Curve, G1, G2};
-use crate::digits::{MAX_WINDOW, Window, windows};
+use crate::digits::{self, MAX_WINDOW, windows};
 use crate::field::Coordinate;
 use crate::glv;
 use crate::scalar::Canonical;
@@ -51,43 +52,71 @@ pub enum MsmError {
     Run(#[from] lockstep_shard::Error<Infallible>),
 }
 
-/// The cost of one batch-affine bucket addition, in units where reducing one bucket (a mixed
-/// and a projective addition) costs [`REDUCE_COST`]; measured on this machine kind by
-/// `lockstep-bench groth16` (G1: about 5.8 M against 27 M for a bucket).
-const ADD_COST: u64 = 6;
+/// The cost of one batch-affine bucket addition, in units where reducing one bucket costs
+/// [`REDUCE_COST`].
+const ADD_COST: u64 = 10;
 
-/// The cost of reducing one bucket, in [`ADD_COST`]'s units.
-const REDUCE_COST: u64 = 27;
+/// The cost of one bucket of a window (its reduction, and the cache its slot takes from every
+/// addition), in [`ADD_COST`]'s units. Read from the calibration below at 2^19 points, one worker
+/// (2026-12-07, Intel Xeon, 2 MB L2): a window of 2^20 G1 halves took 160 ms with 3,891 buckets
+/// on average (10 windows) and 177 ms with 36,864 (8 windows), so a bucket costs about 3.3
+/// additions (0.50 us against 0.15 us); in G2 about 2.1 (0.90 against 0.42 us). G1's figure
+/// is taken for both: it keeps the widths where G2's measured best are too.
+const REDUCE_COST: u64 = 33;
 
-/// The widest window a plan takes: past it the buckets (2^12 of them, 400 KB in G1, 800 KB in
-/// G2) outgrow this machine kind's 1 MB L2 cache and every addition slows more than the fewer
-/// windows save. Measured by the calibration below at 2^16 and 2^19 points, one worker: G1 at
-/// 2^19 takes 2,081 ms at 13 bits against 2,361 ms at 14 (the same windows and additions) and
-/// 2,360 / 2,498 / 2,646 ms at 15 / 16 / 17 (10% and 20% fewer additions); G2 at 2^19 9,245 ms
-/// at 13 against 10,324 at 14, and at 2^16 1,092 ms against 1,352 / 1,291 / 1,318 at 14 / 15 /
-/// 16.
-const WIDEST_PLANNED: u32 = 13;
+/// The widest window a plan takes: 2^16 buckets (6.4 MB in G1, 12.6 MB in G2 a running task,
+/// times the workers). Wider saves few additions at the sizes measured and costs more than it
+/// saves: at 2^19 points, one worker, 7 windows (19 and 18 bits) took 1,543 ms in G1 against
+/// 1,413 for 8 (17 and 16 bits), 1,459 for 9 (15, 14) and 1,601 for 10 (13, 12); G2 4,190,
+/// 3,788, 4,128 and 4,439 ms.
+const WIDEST_PLANNED: u32 = 17;
 
 /// Additions per batch: one inversion (about 100 multiplications) shared by enough additions
 /// that it costs under one multiplication each, few enough that the batch's buckets rarely
 /// collide.
 const BATCH: usize = 256;
 
+/// Digits read (and their buckets prefetched) ahead of their additions.
+const AHEAD: usize = 16;
+
 /// Entries between two stop checks and progress reports in a task.
 const STRIDE: usize = 4096;
 
-/// How one MSM is cut: windows of `c` bits, `ranges` point ranges per window.
+/// How one MSM is cut: `windows` windows over halves of `bits` bits, the widest `c` bits
+/// (the bits spread evenly: widths differ by at most one bit), `ranges` point ranges per window.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Plan {
-    /// Window width in bits.
+    /// The widest window's width in bits.
     pub c: u32,
     /// Windows.
     pub windows: u32,
     /// Point ranges each window is cut into (one task each).
     pub ranges: usize,
+    /// The halves' bit length the windows cover (a final carry besides).
+    pub bits: u32,
 }
 
 impl Plan {
+    /// `windows` windows over halves of `bits` bits (at most 128), each cut into `ranges`.
+    ///
+    /// # Panics
+    /// If the windows would be wider than 21 bits or more than `bits + 1` (an invariant of the
+    /// callers).
+    #[must_use]
+    pub fn new(bits: u32, windows: u32, ranges: usize) -> Self {
+        let c = digits::widest(bits, windows);
+        assert!(
+            bits <= 128 && (1..=bits + 1).contains(&windows) && c <= MAX_WINDOW,
+            "invariant: 1 to bits + 1 windows of at most 21 bits"
+        );
+        Self {
+            c,
+            windows,
+            ranges: ranges.max(1),
+            bits,
+        }
+    }
+
     /// The cheapest plan by the cost model for `entries` non-zero halves of at most `bits`
     /// bits on `workers` workers: the time of the slowest worker, every task costing its
     /// additions plus its bucket reduction.
@@ -97,18 +126,21 @@ impl Plan {
     #[must_use]
     pub fn choose(entries: usize, bits: u32, workers: usize) -> Self {
         let workers = workers.max(1);
+        let bits = bits.clamp(1, 128);
         let mut best: Option<(u64, Plan)> = None;
-        for c in 2..=WIDEST_PLANNED.min(MAX_WINDOW) {
-            let windows = windows(bits.max(1), c);
+        let fewest = windows(bits, WIDEST_PLANNED.min(MAX_WINDOW));
+        let most = windows(bits, 2);
+        for k in fewest..=most {
+            let c = digits::widest(bits, k);
             let most_ranges = if workers == 1 { 1 } else { 4 * workers };
             for ranges in 1..=most_ranges {
-                let tasks = windows as usize * ranges;
+                let tasks = k as usize * ranges;
                 let rounds = tasks.div_ceil(workers) as u64;
                 let per_task =
                     (entries.div_ceil(ranges) as u64) * ADD_COST + (1u64 << (c - 1)) * REDUCE_COST;
                 let cost = rounds * per_task;
                 if best.is_none_or(|(b, _)| cost < b) {
-                    best = Some((cost, Plan { c, windows, ranges }));
+                    best = Some((cost, Plan::new(bits, k, ranges)));
                 }
             }
         }
@@ -262,26 +294,40 @@ pub(crate) fn run_plan<C: Curve>(
     let n = points.len();
     let total = halves.len();
     let point = |i: usize| if i < n { &points[i] } else { &images[i - n] };
+    let layout = digits::layout(plan.bits, plan.windows);
     let ranges = split::balanced(total, plan.ranges);
-    let mut tasks = Vec::with_capacity(plan.windows as usize * ranges.len());
-    for j in 0..plan.windows {
+    let mut tasks = Vec::with_capacity(layout.len() * ranges.len());
+    for j in 0..layout.len() {
         for range in &ranges {
-            tasks.push((j as usize * total + range.start, (j, range.clone())));
+            tasks.push((j * total + range.start, (j, range.clone())));
         }
     }
-    let buckets = 1usize << (plan.c - 1);
     let sums = pool.map_tasks(control, tasks, |check, (j, range)| {
-        let window = Window::new(plan.c, j);
+        let window = layout[j];
+        let buckets = 1usize << (window.width() - 1);
         let mut acc = Buckets::<C>::new(buckets, BATCH.min(buckets / 4 + 1), vector);
         for chunk in split::fixed(range.len(), STRIDE) {
             let first = range.start + chunk.start;
-            for (i, &half) in (first..).zip(&halves[first..range.start + chunk.end]) {
-                let (magnitude, negative) = window.digit(half);
-                if magnitude == 0 {
-                    continue;
+            // Digits a block ahead of their additions, their buckets prefetched: past L1 the
+            // buckets' reads are the additions' latency.
+            let mut ahead = [(0usize, 0u32, false); AHEAD];
+            for (start, block) in (first..)
+                .step_by(AHEAD)
+                .zip(halves[first..range.start + chunk.end].chunks(AHEAD))
+            {
+                let mut count = 0;
+                for (i, &half) in (start..).zip(block) {
+                    let (magnitude, negative) = window.digit(half);
+                    if magnitude != 0 {
+                        acc.prefetch(magnitude - 1);
+                        ahead[count] = (i, magnitude, negative);
+                        count += 1;
+                    }
                 }
-                if let Some((x, y)) = C::coordinates(point(i)) {
-                    acc.add(magnitude - 1, x, if negative { y.neg() } else { y });
+                for &(i, magnitude, negative) in &ahead[..count] {
+                    if let Some((x, y)) = C::coordinates(point(i)) {
+                        acc.add(magnitude - 1, x, if negative { y.neg() } else { y });
+                    }
                 }
             }
             check.advance(chunk.len() as u64);
@@ -291,13 +337,14 @@ pub(crate) fn run_plan<C: Curve>(
         }
         Ok::<_, Infallible>((j, acc.sum()))
     })?;
-    let mut windows = vec![C::Projective::identity(); plan.windows as usize];
+    let mut windows = vec![C::Projective::identity(); layout.len()];
     for (j, sum) in sums {
-        windows[j as usize] += &sum;
+        windows[j] += &sum;
     }
+    // Horner's rule from the top window down: times 2^(w_j), then window j's sum.
     let mut acc = C::Projective::identity();
-    for sum in windows.iter().rev() {
-        for _ in 0..plan.c {
+    for (sum, window) in windows.iter().zip(&layout).rev() {
+        for _ in 0..window.width() {
             acc = acc.double();
         }
         acc += sum;
@@ -566,11 +613,7 @@ mod tests {
         for c in 2..=MAX_WINDOW {
             for ranges in if c <= 16 { &[1, 2, 7][..] } else { &[1][..] } {
                 let ranges = *ranges;
-                let plan = Plan {
-                    c,
-                    windows: windows(128, c),
-                    ranges,
-                };
+                let plan = Plan::new(128, windows(128, c), ranges);
                 for vector in [false, true] {
                     let got =
                         run_plan::<G1>(&pool, &control, &points, &images, &halves, plan, vector)
@@ -594,11 +637,7 @@ mod tests {
         let images = endomorphism_images::<G2>(&pool, &control, &points).unwrap();
         for c in [2, 5, 8, 11, 13, 16] {
             for ranges in [1, 3] {
-                let plan = Plan {
-                    c,
-                    windows: windows(128, c),
-                    ranges,
-                };
+                let plan = Plan::new(128, windows(128, c), ranges);
                 for vector in [false, true] {
                     let got =
                         run_plan::<G2>(&pool, &control, &points, &images, &halves, plan, vector)
@@ -647,12 +686,9 @@ mod calibration {
         let control = Control::new();
         let halves = split_scalars::<C>(&pool, &control, scalars).unwrap();
         let images = endomorphism_images::<C>(&pool, &control, points).unwrap();
-        for c in 10..=19 {
-            let plan = Plan {
-                c,
-                windows: windows(128, c),
-                ranges: 1,
-            };
+        for k in 7..=13 {
+            let plan = Plan::new(128, k, 1);
+            let c = plan.c;
             let mut best = f64::MAX;
             for _ in 0..3 {
                 let started = std::time::Instant::now();
@@ -660,10 +696,15 @@ mod calibration {
                 best = best.min(started.elapsed().as_secs_f64() * 1e3);
             }
             let adds = plan.windows as usize * halves.len();
-            let buckets = plan.windows as usize * (1usize << (c - 1));
+            let buckets: usize = digits::layout(128, k)
+                .iter()
+                .map(|w| 1usize << (w.width() - 1))
+                .sum();
             #[allow(clippy::print_stdout, reason = "the calibration's report")]
             {
-                println!("c {c:>2}: {best:8.1} ms, {adds} additions, {buckets} buckets");
+                println!(
+                    "{k:>2} windows, widest {c:>2}: {best:8.1} ms, {adds} additions, {buckets} buckets"
+                );
             }
         }
     }
