@@ -19,10 +19,10 @@ mod phase2;
 pub(crate) mod zkey;
 
 /// The stages, as the gnark harness names them.
-const STAGES: [&str; 5] = ["new", "contribute", "read", "verify", "seal"];
+pub(crate) const STAGES: [&str; 5] = ["new", "contribute", "read", "verify", "seal"];
 
 /// Best time per stage (`None`: not run).
-type Times = [Option<Duration>; 5];
+pub(crate) type Times = [Option<Duration>; 5];
 
 fn keep(best: &mut Times, times: Times) {
     keep_best(best, &times);
@@ -138,7 +138,7 @@ fn harness_stages<S: AsRef<std::ffi::OsStr>>(
 }
 
 /// gnark through the harness at `procs` GOMAXPROCS.
-fn gnark(harness: &Path, power: u32, procs: usize) -> anyhow::Result<Times> {
+pub(crate) fn gnark(harness: &Path, power: u32, procs: usize) -> anyhow::Result<Times> {
     let args = [
         "bench".to_owned(),
         "-power".to_owned(),

@@ -1,6 +1,8 @@
 //! `lockstep-bench groth16`: multi-scalar multiplication in G1 and G2, ns a point, ours at each
 //! worker count beside gnark-crypto's `MultiExp` (the gnark harness's `msmbench`, GOMAXPROCS
-//! and NbTasks at the same count) and blst's single-threaded Pippenger, ratios from one run.
+//! and NbTasks at the same count) and blst's single-threaded Pippenger, ratios from one run;
+//! then Groth16 prove beside snarkjs and gnark ([`prove`], [`gnark_prove`]) and phase 1
+//! verification beside gnark ([`phase1_verify`]).
 //!
 //! Points are random and distinct on both sides (ours: a random start plus a random step again
 //! and again; gnark's: the generator times random scalars), scalars uniformly random.
@@ -22,6 +24,7 @@ use lockstep_shard::{Control, Pool};
 use crate::BenchGroth16Args;
 
 mod gnark_prove;
+mod phase1_verify;
 mod prove;
 
 /// Best time of `repeats` runs of `body`.
@@ -162,6 +165,13 @@ pub(crate) fn run(
                 gnark_prove::run(args, workers, harness, note)
             }
             _ => Ok(()),
+        })
+        .and_then(|()| {
+            if args.no_verify || args.verify_powers.is_empty() {
+                Ok(())
+            } else {
+                phase1_verify::run(args, workers, harness.as_deref(), note)
+            }
         });
     if let Some(harness) = harness {
         let _ = std::fs::remove_file(harness);

@@ -216,6 +216,17 @@ pub(crate) struct BenchGroth16Args {
     /// snarkjs proves up to this size only (2^18 takes it minutes).
     #[arg(long, default_value_t = 16, value_name = "L")]
     pub(crate) snarkjs_max_log: u32,
+    /// Skip the phase 1 verify table.
+    #[arg(long)]
+    pub(crate) no_verify: bool,
+    /// Phase 1 verification (one contribution) at these powers, ours beside gnark v0.15's.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "14,16",
+        value_name = "P,..."
+    )]
+    pub(crate) verify_powers: Vec<u32>,
     /// The lockstep binary --prove-logs runs (`cargo build --release -p lockstep-cli`).
     #[arg(long, default_value = "target/release/lockstep", value_name = "FILE")]
     pub(crate) lockstep: PathBuf,

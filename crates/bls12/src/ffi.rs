@@ -485,7 +485,7 @@ macro_rules! field_ops {
             out
         }
 
-        #[doc = concat!("`1 / a` in blst's `", stringify!($raw), "` (zero for zero), in variable time: never for secrets.")]
+        #[doc = concat!("`1 / a` in blst's `", stringify!($raw), "` (zero for zero), by blst's `eucl_inverse`, which despite its name runs in constant time (`ct_inverse_mod_384`).")]
         #[must_use]
         pub fn $inverse(a: &$raw) -> $raw {
             let mut out = <$raw>::default();
@@ -500,7 +500,7 @@ field_ops!(
     blst::blst_fp,
     fp_mul,
     fp_sqr,
-    fp_inverse_vartime,
+    fp_inverse,
     blst_fp_mul,
     blst_fp_sqr,
     blst_fp_eucl_inverse
@@ -509,7 +509,7 @@ field_ops!(
     blst::blst_fp2,
     fp2_mul,
     fp2_sqr,
-    fp2_inverse_vartime,
+    fp2_inverse,
     blst_fp2_mul,
     blst_fp2_sqr,
     blst_fp2_eucl_inverse

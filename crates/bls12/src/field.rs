@@ -145,7 +145,7 @@ impl Coordinate for blst_fp {
         fp_neg(self)
     }
     fn inverse(&self) -> Self {
-        ffi::fp_inverse_vartime(self)
+        ffi::fp_inverse(self)
     }
     #[inline]
     fn equals(&self, other: &Self) -> bool {
@@ -187,7 +187,7 @@ impl Coordinate for blst_fp2 {
         }
     }
     fn inverse(&self) -> Self {
-        ffi::fp2_inverse_vartime(self)
+        ffi::fp2_inverse(self)
     }
     #[inline]
     fn equals(&self, other: &Self) -> bool {
