@@ -137,14 +137,19 @@ fn harness_stages<S: AsRef<std::ffi::OsStr>>(
     Ok(stages)
 }
 
-/// gnark through the harness at `procs` GOMAXPROCS.
-pub(crate) fn gnark(harness: &Path, power: u32, procs: usize) -> anyhow::Result<Times> {
+/// gnark through the harness at `procs` GOMAXPROCS, each stage the best of `reps` runs.
+pub(crate) fn gnark(
+    harness: &Path,
+    power: u32,
+    procs: usize,
+    reps: usize,
+) -> anyhow::Result<Times> {
     let args = [
         "bench".to_owned(),
         "-power".to_owned(),
         power.to_string(),
         "-reps".to_owned(),
-        "1".to_owned(),
+        reps.max(1).to_string(),
     ];
     let mut times: Times = [None; 5];
     for (stage, time) in harness_stages(harness, &args, procs)? {
@@ -290,7 +295,7 @@ pub(crate) fn run(
                     note(&format!(
                         "power {power}, round {round}: gnark GOMAXPROCS={procs}..."
                     ));
-                    record(format!("gnark{procs}"), gnark(harness, power, procs)?);
+                    record(format!("gnark{procs}"), gnark(harness, power, procs, 1)?);
                 }
                 if power <= args.snarkjs_max_power {
                     note(&format!("power {power}, round {round}: snarkjs..."));

@@ -123,6 +123,7 @@ where
     /// any sum).
     #[inline]
     pub(crate) fn prefetch(&self, bucket: u32) {
+        crate::ffi::prefetch(&self.states[bucket as usize]);
         crate::ffi::prefetch(&self.slots[bucket as usize]);
     }
 

@@ -9,8 +9,8 @@
 //! many as unsigned digits need.
 //!
 //! # Widths
-//! [`layout`] spreads the bits evenly: `k` windows of `floor(B / k)` or `ceil(B / k)` bits for
-//! `B` bits and a carry, never a top window of a few bits. Windows of one width `c` over 128
+//! [`layout`] spreads the bits evenly: `k` windows of `floor(B / k)` or `ceil(B / k)` bits,
+//! `B` the halves' bits plus one for the final carry, never a top window of a few bits. Windows of one width `c` over 128
 //! bits leave the top one `128 - c (k - 1)` bits (2 at `c = 14`, none but the carry at 16):
 //! every half's digit then falls in a handful of buckets, a batch of them collides and each
 //! collision is a projective addition, one window costing several.

@@ -591,20 +591,22 @@ pub(crate) fn vector_to_lanes(vector: std::arch::x86_64::__m512i) -> [u64; 8] {
     unsafe { std::mem::transmute::<std::arch::x86_64::__m512i, [u64; 8]>(vector) }
 }
 
-/// Asks the CPU to bring the cache lines of `value` into its nearest cache: a hint only, with no
+/// Asks the CPU to bring every cache line of `value` into its nearest cache: a hint only, with no
 /// effect on any result (a bucket about to be added to, read ahead of its addition).
 #[inline]
 pub(crate) fn prefetch<T>(value: &T) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        const LINE: usize = 64;
         let first = std::ptr::from_ref(value).cast::<i8>();
-        let last = first.wrapping_add(size_of::<T>().saturating_sub(1));
-        // SAFETY: a prefetch never faults and reads nothing into the program's state; both
-        // addresses lie within (or at the last byte of) a live reference.
-        unsafe {
-            _mm_prefetch::<_MM_HINT_T0>(first);
-            _mm_prefetch::<_MM_HINT_T0>(last);
+        let size = size_of::<T>().max(1);
+        // The lines from the one holding the first byte to the one holding the last.
+        let lines = (first.addr() % LINE + size).div_ceil(LINE);
+        for line in 0..lines {
+            // SAFETY: a prefetch never faults and changes nothing the program can observe; the
+            // addresses are computed with wrapping arithmetic and never dereferenced.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(first.wrapping_add(line * LINE)) };
         }
     }
     #[cfg(not(target_arch = "x86_64"))]

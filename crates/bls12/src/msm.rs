@@ -4,8 +4,8 @@
 //!
 //! # Determinism
 //! Every task's sum is an exact group element, and the window sums are combined in a fixed
-//! order, so the result is the same point at every worker count and every plan (window width,
-//! ranges, batch size); the plan changes the cost only.
+//! order, so the result is the same point at every worker count and every plan (window count
+//! and widths, ranges, batch size); the plan changes the cost only.
 //!
 //! # Secrets
 //! Variable time: which buckets fill, which additions collide, and the digits skipped depend on
@@ -20,7 +20,7 @@
 //! Besides the inputs: the endomorphism images of the points (one affine point each), the
 //! halves (16 bytes a point, twice), and per running task `2^(w-1)` affine buckets for its
 //! window of `w` bits, with a state byte (97 bytes each in G1, 193 in G2; at most 2^16 buckets,
-//! chosen from 2^20 points up: 6.4 MB in G1, 12.6 MB in G2).
+//! planned from about 2^19 points up: 6.4 MB in G1, 12.6 MB in G2).
 
 use std::convert::Infallible;
 
@@ -61,7 +61,8 @@ const ADD_COST: u64 = 10;
 /// (2026-12-07, Intel Xeon, 2 MB L2): a window of 2^20 G1 halves took 160 ms with 3,891 buckets
 /// on average (10 windows) and 177 ms with 36,864 (8 windows), so a bucket costs about 3.3
 /// additions (0.50 us against 0.15 us); in G2 about 2.1 (0.90 against 0.42 us). G1's figure
-/// is taken for both: it keeps the widths where G2's measured best are too.
+/// is taken for both; with it the plan takes 8 windows at 2^19 points on one worker, the
+/// measured best of both groups.
 const REDUCE_COST: u64 = 33;
 
 /// The widest window a plan takes: 2^16 buckets (6.4 MB in G1, 12.6 MB in G2 a running task,
@@ -104,11 +105,12 @@ impl Plan {
     /// callers).
     #[must_use]
     pub fn new(bits: u32, windows: u32, ranges: usize) -> Self {
-        let c = digits::widest(bits, windows);
         assert!(
-            bits <= 128 && (1..=bits + 1).contains(&windows) && c <= MAX_WINDOW,
-            "invariant: 1 to bits + 1 windows of at most 21 bits"
+            bits <= 128 && (1..=bits + 1).contains(&windows),
+            "invariant: halves of at most 128 bits, 1 to bits + 1 windows"
         );
+        let c = digits::widest(bits, windows);
+        assert!(c <= MAX_WINDOW, "invariant: windows of at most 21 bits");
         Self {
             c,
             windows,
@@ -118,8 +120,9 @@ impl Plan {
     }
 
     /// The cheapest plan by the cost model for `entries` non-zero halves of at most `bits`
-    /// bits on `workers` workers: the time of the slowest worker, every task costing its
-    /// additions plus its bucket reduction.
+    /// bits on `workers` workers: the rounds of tasks the slowest worker runs, a task costing
+    /// its additions plus its window's buckets (on average over the windows: their widths
+    /// differ by one bit).
     ///
     /// # Panics
     /// Never: some plan is always found (an invariant checked on the way).
@@ -131,13 +134,16 @@ impl Plan {
         let fewest = windows(bits, WIDEST_PLANNED.min(MAX_WINDOW));
         let most = windows(bits, 2);
         for k in fewest..=most {
-            let c = digits::widest(bits, k);
+            let buckets: u64 = digits::layout(bits, k)
+                .iter()
+                .map(|w| 1u64 << (w.width() - 1))
+                .sum();
             let most_ranges = if workers == 1 { 1 } else { 4 * workers };
             for ranges in 1..=most_ranges {
                 let tasks = k as usize * ranges;
                 let rounds = tasks.div_ceil(workers) as u64;
-                let per_task =
-                    (entries.div_ceil(ranges) as u64) * ADD_COST + (1u64 << (c - 1)) * REDUCE_COST;
+                let per_task = (entries.div_ceil(ranges) as u64) * ADD_COST
+                    + buckets * REDUCE_COST / u64::from(k);
                 let cost = rounds * per_task;
                 if best.is_none_or(|(b, _)| cost < b) {
                     best = Some((cost, Plan::new(bits, k, ranges)));
@@ -609,11 +615,15 @@ mod tests {
         let control = Control::new();
         let halves = split_scalars::<G1>(&pool, &control, &scalars).unwrap();
         let images = endomorphism_images::<G1>(&pool, &control, &points).unwrap();
-        // Past 16 bits the buckets, not the points, are the work: one range.
-        for c in 2..=MAX_WINDOW {
+        // Window counts from the fewest (7: 19 and 18 bits) to 24, then on to the most (129: a
+        // bit each); past 16 bits the buckets, not the points, are the work: one range.
+        let counts = (windows(128, MAX_WINDOW)..=24).chain([26, 33, 43, 64, 65, 100, 129]);
+        for k in counts {
+            let c = digits::widest(128, k);
             for ranges in if c <= 16 { &[1, 2, 7][..] } else { &[1][..] } {
                 let ranges = *ranges;
-                let plan = Plan::new(128, windows(128, c), ranges);
+                let plan = Plan::new(128, k, ranges);
+                assert_eq!(plan.c, c);
                 for vector in [false, true] {
                     let got =
                         run_plan::<G1>(&pool, &control, &points, &images, &halves, plan, vector)
@@ -669,9 +679,10 @@ mod tests {
 }
 
 /// The cost model's calibration on this machine: `cargo test --release -p lockstep-bls12 --
-/// --ignored calibrate --nocapture` times one worker at every window width on 2^16 random
-/// points (`CALIBRATE_LOG=20` for 2^20; G1 and G2) and prints the time, the additions and the buckets of each plan, from
-/// which `ADD_COST` and `REDUCE_COST` are read.
+/// --ignored calibrate --nocapture` times one worker at 7 to 13 windows (19 to 10 bits) on
+/// 2^16 random points (`CALIBRATE_LOG=19` for 2^19, where the constants were read; G1 and G2)
+/// and prints the time, the additions and the buckets of each plan, from which `ADD_COST` and
+/// `REDUCE_COST` are read.
 #[cfg(test)]
 mod calibration {
     use super::*;

@@ -29,15 +29,17 @@ pub(super) fn run(
         .iter()
         .position(|s| *s == "verify")
         .expect("invariant: verify is one of the harness's stages");
+    if let Some(power) = args.verify_powers.iter().find(|p| !(1..=20).contains(*p)) {
+        anyhow::bail!("--verify-powers: 1 to 20, not {power}");
+    }
+    let (_, widest) = pools
+        .iter()
+        .max_by_key(|(w, _)| *w)
+        .expect("invariant: at least one worker count");
     let mut rows = Vec::new();
     for &power in &args.verify_powers {
-        anyhow::ensure!(
-            (1..=20).contains(&power),
-            "--verify-powers: 1 to 20, not {power}"
-        );
         note(&format!("phase 1 verify 2^{power}: a contribution..."));
         let control = Control::new();
-        let (_, widest) = pools.last().expect("invariant: at least one worker count");
         let initial = Phase1::initial(power)?;
         let hash = initial.write(widest, &control, &mut std::io::sink())?;
         let next = phase1::contribute(
@@ -62,7 +64,7 @@ pub(super) fn run(
                     note(&format!(
                         "phase 1 verify 2^{power}: gnark GOMAXPROCS={w}..."
                     ));
-                    crate::ceremony::gnark(harness, power, *w)?[verify]
+                    crate::ceremony::gnark(harness, power, *w, args.repeats)?[verify]
                 }
                 None => None,
             });
@@ -72,7 +74,7 @@ pub(super) fn run(
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
-        "\nPhase 1 verify, ms, ours best of {} (gnark v0.15 Phase1 Verify, one run, GOMAXPROCS at the worker count)",
+        "\nPhase 1 verify, ms, best of {} (gnark v0.15's Phase1 Verify through the harness, GOMAXPROCS at the worker count)",
         args.repeats.max(1)
     )?;
     write!(out, "{:<6}", "power")?;
