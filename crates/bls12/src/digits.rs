@@ -10,10 +10,11 @@
 //!
 //! # Widths
 //! [`layout`] spreads the bits evenly: `k` windows of `floor(B / k)` or `ceil(B / k)` bits,
-//! `B` the halves' bits plus one for the final carry, never a top window of a few bits. Windows of one width `c` over 128
-//! bits leave the top one `128 - c (k - 1)` bits (2 at `c = 14`, none but the carry at 16):
-//! every half's digit then falls in a handful of buckets, a batch of them collides and each
-//! collision is a projective addition, one window costing several.
+//! `B` the halves' bits plus one for the final carry, never a top window of a few bits.
+//! Windows of one width `c` over 128 bits leave the top one `128 - c (k - 1)` bits (2 at
+//! `c = 14`, none but the carry at 16): every half's digit then falls in a handful of buckets,
+//! a batch of them collides and each collision is a projective addition, one window costing
+//! several.
 
 /// The widest window: digits and bucket indices fit `u32` with room, and `2^(c-1)` buckets of
 /// G2 points (192 bytes each) stay within 400 MB.

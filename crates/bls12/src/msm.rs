@@ -104,7 +104,7 @@ impl Plan {
     /// If the windows would be wider than 21 bits or more than `bits + 1` (an invariant of the
     /// callers).
     #[must_use]
-    pub fn new(bits: u32, windows: u32, ranges: usize) -> Self {
+    pub(crate) fn new(bits: u32, windows: u32, ranges: usize) -> Self {
         assert!(
             bits <= 128 && (1..=bits + 1).contains(&windows),
             "invariant: halves of at most 128 bits, 1 to bits + 1 windows"
