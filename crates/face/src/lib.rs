@@ -16,6 +16,8 @@
 //! - [`psi`]: a PSI party ([`PsiParty`]) and its helper ([`PsiHelper`]) as a front end holds
 //!   them, their steps' arguments and results as plain types, the one-call request, the parts'
 //!   split and the sample data.
+//! - [`openmined`]: OpenMined PSI's own `server` and `client` ([`openmined::Server`],
+//!   [`openmined::Client`]), for a module that stands in for `openmined.psi`.
 //! - [`plan`]: a plan run's arguments (shapes by dtype name, a byte budget, a worker count) and
 //!   its layout as numbers.
 //! - [`Coded`]: a refusal as every front end reports it, a stable code and the engine's words.
@@ -27,6 +29,7 @@
 mod error;
 pub mod fields;
 pub mod number;
+pub mod openmined;
 pub mod plan;
 pub mod progress;
 pub mod psi;

@@ -32,7 +32,20 @@ pub trait Callback: 'static {
     /// # Errors
     /// What the callback threw.
     fn call(&self, done: f64, total: f64) -> Result<(), Self::Thrown>;
+
+    /// Called on the caller's thread about every [`IDLE`] while a [`relayed`] step runs and
+    /// reports nothing new: a Python binding checks for a pending signal (Ctrl-C) here, which
+    /// its interpreter cannot while the step holds no lock of its. An `Err` cancels the step.
+    ///
+    /// # Errors
+    /// What the check raised.
+    fn idle(&self) -> Result<(), Self::Thrown> {
+        Ok(())
+    }
 }
+
+/// How often a [`relayed`] step's caller wakes when nothing is reported.
+pub const IDLE: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// The engine a step belongs to, which names a refused re-entry in its own words and code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,6 +57,16 @@ pub enum Domain {
 }
 
 impl Domain {
+    fn panicked(self) -> Coded {
+        match self {
+            Self::Psi => Coded::new(
+                "PSI_INTERNAL",
+                "the step panicked (a bug: please report it)",
+            ),
+            Self::Plan => Coded::new("PLAN_RUNTIME", "the run panicked (a bug: please report it)"),
+        }
+    }
+
     fn reentered(self) -> Coded {
         match self {
             Self::Psi => Coded::new(
@@ -134,6 +157,105 @@ pub fn with_progress<C: Callback, T, E: Into<Coded>>(
         return Err(Failure::Thrown(error));
     }
     result.map_err(|error| Failure::Coded(error.into()))
+}
+
+/// What a [`relayed`] step's thread sends its caller.
+enum Relay {
+    /// A report: done, total.
+    Report(u64, u64),
+    /// The step has ended.
+    Ended,
+}
+
+/// Runs `step` on a thread of its own under a control whose progress reaches `callback` on
+/// **this** thread, which waits for the step and calls nothing else: the form for a binding that
+/// lets go of its interpreter's lock while a step runs (Python's GIL), so the step's workers never
+/// wait for it, and takes it back only to run the callback. Reports are coalesced (the latest
+/// wins while the callback runs); [`Callback::idle`] is called when nothing arrives for
+/// [`IDLE`]. The rules are [`with_progress`]'s: no re-entry on this thread, a throw (from
+/// `call` or `idle`) cancels the step and comes back in place of its error.
+///
+/// # Errors
+/// As [`with_progress`]; a step that panicked is `PSI_INTERNAL` or `PLAN_RUNTIME` by `domain`
+/// (an engine bug, never a caller's input: the engines do not panic on input).
+pub fn relayed<C: Callback, T: Send, E: Into<Coded> + Send>(
+    domain: Domain,
+    callback: &C,
+    step: impl FnOnce(&Control) -> Result<T, E> + Send,
+) -> Result<T, Failure<C::Thrown>> {
+    let _running = Running::enter(domain)?;
+    let cancel = CancelToken::new();
+    let (send, receive) = std::sync::mpsc::channel::<Relay>();
+    let reports = send.clone();
+    let control = Control::new()
+        .with_cancel(cancel.clone())
+        .with_progress(Progress::new(move |report| {
+            // The caller may have stopped listening (it threw): a report then goes nowhere.
+            let _ = reports.send(Relay::Report(
+                report.done,
+                report.total.unwrap_or(report.done),
+            ));
+        }));
+    let mut thrown: Option<C::Thrown> = None;
+    let outcome = std::thread::scope(|scope| {
+        let worker = scope.spawn(move || {
+            let result = step(&control);
+            drop(control);
+            let _ = send.send(Relay::Ended);
+            result
+        });
+        loop {
+            let next = match receive.recv_timeout(IDLE) {
+                Ok(Relay::Ended) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+                Ok(Relay::Report(done, total)) => {
+                    // The latest report waiting, unless the step has ended meanwhile.
+                    let mut last = Some((done, total));
+                    let mut ended = false;
+                    for beat in receive.try_iter() {
+                        match beat {
+                            Relay::Report(d, t) => last = Some((d, t)),
+                            Relay::Ended => ended = true,
+                        }
+                    }
+                    if thrown.is_none()
+                        && let Some((done, total)) = last
+                    {
+                        #[allow(
+                            clippy::cast_precision_loss,
+                            reason = "counts of items a caller's arrays hold, below 2^53"
+                        )]
+                        let called = callback.call(done as f64, total as f64);
+                        if let Err(error) = called {
+                            thrown = Some(error);
+                            cancel.cancel();
+                        }
+                    }
+                    if ended {
+                        break;
+                    }
+                    continue;
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) if thrown.is_none() => {
+                    callback.idle()
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => continue,
+            };
+            if thrown.is_none()
+                && let Err(error) = next
+            {
+                thrown = Some(error);
+                cancel.cancel();
+            }
+        }
+        worker.join()
+    });
+    if let Some(error) = thrown {
+        return Err(Failure::Thrown(error));
+    }
+    match outcome {
+        Ok(result) => result.map_err(|error| Failure::Coded(error.into())),
+        Err(_) => Err(Failure::Coded(domain.panicked())),
+    }
 }
 
 #[cfg(test)]
@@ -227,6 +349,113 @@ mod tests {
         });
         match outcome {
             Err(Failure::Coded(coded)) => assert_eq!(coded, Coded::new("PSI_INPUT", "no key")),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// A callback for relayed steps: records its calls and the threads it ran on.
+    struct Caller {
+        calls: RefCell<Vec<(f64, f64)>>,
+        idles: Cell<u32>,
+        threads: RefCell<Vec<std::thread::ThreadId>>,
+        throw_at: Option<f64>,
+        throw_idle: bool,
+    }
+
+    fn caller(throw_at: Option<f64>, throw_idle: bool) -> Caller {
+        Caller {
+            calls: RefCell::default(),
+            idles: Cell::new(0),
+            threads: RefCell::default(),
+            throw_at,
+            throw_idle,
+        }
+    }
+
+    impl Callback for Caller {
+        type Thrown = &'static str;
+
+        fn call(&self, done: f64, total: f64) -> Result<(), &'static str> {
+            self.calls.borrow_mut().push((done, total));
+            self.threads.borrow_mut().push(std::thread::current().id());
+            match self.throw_at {
+                Some(at) if done >= at => Err("stop"),
+                _ => Ok(()),
+            }
+        }
+
+        fn idle(&self) -> Result<(), &'static str> {
+            self.idles.set(self.idles.get() + 1);
+            if self.throw_idle {
+                Err("interrupted")
+            } else {
+                Ok(())
+            }
+        }
+    }
+
+    /// A step of `n` items on a pool of two, one item every `pause`.
+    fn pooled(control: &Control, n: u64, pause: std::time::Duration) -> Result<u64, Coded> {
+        let pool = lockstep_shard::Pool::new(2).unwrap();
+        control.progress().start(Some(n));
+        let items: Vec<u64> = (0..n).collect();
+        let out = pool
+            .map_blocks(control, &items, 1, |_, block| {
+                std::thread::sleep(pause);
+                block.iter().map(|&x| Ok::<u64, String>(x)).collect()
+            })
+            .map_err(|e| Coded::new("PSI_CANCELLED", e.to_string()))?;
+        Ok(out.len() as u64)
+    }
+
+    #[test]
+    fn a_relayed_step_reports_on_the_caller_s_thread_and_ends_with_its_result() {
+        let callback = caller(None, false);
+        let here = std::thread::current().id();
+        let done = relayed(Domain::Psi, &callback, |c| {
+            pooled(c, 20, std::time::Duration::from_millis(2))
+        })
+        .unwrap();
+        assert_eq!(done, 20);
+        let calls = callback.calls.borrow();
+        assert!(!calls.is_empty());
+        assert!(calls.windows(2).all(|w| w[0].0 <= w[1].0));
+        assert!(callback.threads.borrow().iter().all(|&t| t == here));
+    }
+
+    #[test]
+    fn a_throw_or_an_idle_check_cancels_a_relayed_step_and_a_panic_is_coded() {
+        let callback = caller(Some(1.0), false);
+        let outcome = relayed(Domain::Psi, &callback, |c| {
+            pooled(c, 400, std::time::Duration::from_millis(2))
+        });
+        assert!(
+            matches!(outcome, Err(Failure::Thrown("stop"))),
+            "{outcome:?}"
+        );
+        let calls = callback.calls.borrow();
+        let throwing = calls.iter().filter(|&&(done, _)| done >= 1.0).count();
+        assert_eq!(throwing, 1, "not called again after it threw: {calls:?}");
+        assert!(calls.last().unwrap().0 < 400.0, "cancelled before the end");
+
+        let quiet = caller(None, true);
+        let outcome = relayed(Domain::Psi, &quiet, |c| {
+            std::thread::sleep(IDLE * 3);
+            pooled(c, 4, std::time::Duration::ZERO)
+        });
+        assert!(
+            matches!(outcome, Err(Failure::Thrown("interrupted"))),
+            "{outcome:?}"
+        );
+        assert_eq!(quiet.idles.get(), 1);
+
+        let outcome = relayed(
+            Domain::Plan,
+            &caller(None, false),
+            |_| -> Result<(), Coded> { panic!("a bug") },
+        );
+        match outcome {
+            Err(Failure::Coded(coded)) => assert_eq!(coded.code, "PLAN_RUNTIME"),
             other => panic!("{other:?}"),
         }
     }

@@ -27,6 +27,8 @@
 //!   the split, the per-part maps and the merges, byte-identical to one instance.
 //! - [`party`]: a party as a front end holds it (the wasm module, the Node addon): its key kept
 //!   inside, both roles' steps whole or in parts, values packed, stable error codes.
+//! - [`compat`]: OpenMined's own API rules (empty sets, its intersection's order and count),
+//!   for a front end that stands in for `openmined.psi`.
 //! - [`sample`]: built-in sample data (two organisations' record files).
 //! - [`GRAIN`]: how many keys a worker must get.
 //!
@@ -60,6 +62,7 @@
 
 mod backend;
 mod bloom;
+pub mod compat;
 mod curve;
 mod error;
 mod field;

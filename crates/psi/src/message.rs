@@ -14,7 +14,7 @@
 //! before the bytes after it are read. Whether a request's or response's element lies on the
 //! curve is checked when it is multiplied.
 
-mod decode;
+pub(crate) mod decode;
 mod encode;
 pub(crate) mod proto;
 mod scanner;

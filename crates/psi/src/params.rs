@@ -103,6 +103,17 @@ impl SetupParams {
         if starter_count == 0 {
             return Err(PsiError::EmptySet("starter's"));
         }
+        self.sized(starter_count)
+    }
+
+    /// [`sizing`](Self::sizing) for a starter set that may be empty, as OpenMined's API sizes
+    /// one ([`compat`](crate::compat)): the rate and joiner count checked, then the sizes.
+    ///
+    /// # Errors
+    /// [`PsiError::FalsePositiveRate`], [`PsiError::JoinerCount`], [`PsiError::GcsTooLarge`],
+    /// [`PsiError::SetupTooLarge`].
+    pub(crate) fn sized(&self, starter_count: usize) -> Result<Sizing, PsiError> {
+        self.validate()?;
         #[allow(
             clippy::cast_precision_loss,
             reason = "as OpenMined computes it, in doubles"

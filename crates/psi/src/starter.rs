@@ -92,7 +92,18 @@ impl Starter {
         masked: Vec<Element>,
         params: &SetupParams,
     ) -> Result<Setup, PsiError> {
-        match params.sizing(masked.len())? {
+        let sizing = params.sizing(masked.len())?;
+        Self::setup_sized(pool, control, masked, sizing)
+    }
+
+    /// The setup message over `masked` at `sizing` (checked by the caller).
+    pub(crate) fn setup_sized(
+        pool: &Pool,
+        control: &Control,
+        masked: Vec<Element>,
+        sizing: Sizing,
+    ) -> Result<Setup, PsiError> {
+        match sizing {
             Sizing::Raw => {
                 // Each shard sorts its range by (bytes, index); the merge takes ties from the
                 // lower shard, so the result is the global (bytes, index) order.

@@ -217,6 +217,16 @@ fn buffered(reader: impl Read) -> BufReader<impl Read> {
 
 /// Decodes a request (see the module documentation for what is refused).
 pub(crate) fn request(reader: impl Read, limits: Limits) -> Result<Request, PsiError> {
+    let request = request_or_empty(reader, limits)?;
+    if request.elements.is_empty() {
+        return Err(PsiError::EmptySet("request's"));
+    }
+    Ok(request)
+}
+
+/// Decodes a request that may have no elements, as OpenMined's API makes one for an empty set
+/// ([`compat`](crate::compat)).
+pub(crate) fn request_or_empty(reader: impl Read, limits: Limits) -> Result<Request, PsiError> {
     let mut d = Decoder::new(buffered(reader), MessageKind::Request, limits)?;
     let mut reveal = false;
     let mut elements = Vec::new();
@@ -232,9 +242,6 @@ pub(crate) fn request(reader: impl Read, limits: Limits) -> Result<Request, PsiE
             }
             _ => d.skip(field, wire_type, None)?,
         }
-    }
-    if elements.is_empty() {
-        return Err(PsiError::EmptySet("request's"));
     }
     Ok(Request {
         mode: if reveal { Mode::Reveal } else { Mode::SizeOnly },

@@ -1,0 +1,21 @@
+"""lockstep: private set intersection (a drop-in for `openmined.psi`) and numeric plans over
+numpy arrays, computed in parallel with output byte-identical to one thread at every worker count.
+
+- `lockstep.psi`: OpenMined PSI's `server` and `client` (`import lockstep.psi as psi` in place of
+  `import private_set_intersection.python as psi`), the same bytes, with `workers=` and
+  `progress=` on every step.
+- `lockstep.plan`: typed-array compute plans (format v1) run over numpy arrays without a copy.
+
+Every refusal raises `LockstepError` (a `RuntimeError`) with the engine's stable `code`:
+`PsiError` for PSI, `PlanError` for plans. Every step lets go of the GIL while it computes.
+"""
+
+from lockstep import _native
+from lockstep._errors import LockstepError, PlanError, PsiError
+
+__version__ = "0.1.0"
+
+#: The version of the engines' face this module was built from (the Node addon's `abiVersion`).
+ABI_VERSION: int = _native.ABI_VERSION
+
+__all__ = ["ABI_VERSION", "LockstepError", "PlanError", "PsiError", "__version__"]

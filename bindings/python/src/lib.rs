@@ -1,0 +1,33 @@
+//! lockstep's engines for Python: the extension module `lockstep._native` under the package
+//! `lockstep` (python/lockstep/), built into a wheel by maturin (`scripts/build-python`).
+//!
+//! A binding of [`lockstep_face`], as the Node addon and the wasm module are: each class and
+//! function here converts Python's types to the face's plain ones and back, and holds no rule of
+//! its own; the Python package around it shapes the calls (`lockstep.psi` as `openmined.psi`'s
+//! module, `lockstep.plan` over numpy arrays) and raises the engines' stable codes as
+//! `lockstep.PsiError` and `lockstep.PlanError`.
+//!
+//! - `psi`: OpenMined's `server` and `client` ([`lockstep_face::openmined`]).
+//! - `plan`: a plan run over numpy arrays without a copy.
+//! - `relay`: the interpreter's lock let go for every step, the step's progress and Ctrl-C
+//!   taken back on the calling thread ([`lockstep_face::progress::relayed`]).
+//! - `errors`: a refusal as the package's exception, carrying its code.
+
+use pyo3::prelude::*;
+
+mod errors;
+mod plan;
+mod psi;
+mod relay;
+
+/// The module: the face's ABI version, the PSI classes and the plan class.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("ABI_VERSION", lockstep_face::ABI_VERSION)?;
+    m.add("MAX_WORKERS", lockstep_face::openmined::MAX_WORKERS)?;
+    m.add_class::<psi::Server>()?;
+    m.add_class::<psi::Client>()?;
+    m.add_function(wrap_pyfunction!(psi::check_message, m)?)?;
+    m.add_class::<plan::Plan>()?;
+    Ok(())
+}

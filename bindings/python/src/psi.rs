@@ -1,0 +1,264 @@
+//! OpenMined's `server` and `client` ([`lockstep_face::openmined`]) as the classes
+//! `lockstep._native.Server` and `Client`; `lockstep.psi` wraps them in `openmined.psi`'s shape
+//! and its message classes.
+//!
+//! Values come as any iterable of `str` (UTF-8 encoded, as `openmined.psi` encodes them) or
+//! `bytes`, copied into one buffer while the lock is held; messages as `bytes`, read in place.
+//!
+//! # Where key material travels
+//! A key passed to `from_key` is copied out of the caller's `bytes` (an immutable Python object
+//! this module cannot wipe) into a buffer wiped after the face has read it; the face keeps it
+//! as its README says. `export_key` returns a new `bytes` object: the caller's to keep or drop.
+
+use lockstep_face::Coded;
+use lockstep_face::openmined::{self, workers};
+use lockstep_face::progress::Domain;
+use lockstep_psi::Backend;
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyString};
+use zeroize::Zeroizing;
+
+use crate::{errors, relay};
+
+/// Both parties mask on OpenSSL's P-256, the fastest backend (the same bytes as the portable).
+const BACKEND: Backend = Backend::Native;
+
+/// Values packed into one buffer: `bytes[ends[i - 1]..ends[i]]` is value `i`.
+struct Packed {
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl Packed {
+    /// The values of `iterable`, each a `str` or `bytes`.
+    ///
+    /// # Errors
+    /// `TypeError` naming the first value of another type, or a non-iterable.
+    fn of(iterable: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let mut packed = Self {
+            bytes: Vec::new(),
+            ends: Vec::new(),
+        };
+        if iterable.is_instance_of::<PyString>() || iterable.is_instance_of::<PyBytes>() {
+            return Err(PyTypeError::new_err(
+                "values: a list of str or bytes, not a single str or bytes",
+            ));
+        }
+        for (i, item) in iterable.try_iter()?.enumerate() {
+            let item = item?;
+            if let Ok(text) = item.cast::<PyString>() {
+                packed.bytes.extend_from_slice(text.to_cow()?.as_bytes());
+            } else if let Ok(bytes) = item.cast::<PyBytes>() {
+                packed.bytes.extend_from_slice(bytes.as_bytes());
+            } else {
+                return Err(PyTypeError::new_err(format!(
+                    "values[{i}]: a str or bytes, not {}",
+                    item.get_type().name()?
+                )));
+            }
+            packed.ends.push(packed.bytes.len());
+        }
+        Ok(packed)
+    }
+
+    fn values(&self) -> Vec<&[u8]> {
+        let mut start = 0;
+        self.ends
+            .iter()
+            .map(|&end| {
+                let value = &self.bytes[start..end];
+                start = end;
+                value
+            })
+            .collect()
+    }
+}
+
+/// The key in `key`, copied into a buffer the face wipes.
+fn key_bytes(key: &[u8]) -> Zeroizing<Vec<u8>> {
+    Zeroizing::new(key.to_vec())
+}
+
+/// The pool for a step over `items` values on `asked` workers.
+fn pool_for(asked: u32, items: usize) -> Result<std::sync::Arc<lockstep_shard::Pool>, Coded> {
+    relay::pool(workers(asked, items)?, "PSI_INTERNAL")
+}
+
+/// OpenMined's `server`, its key inside.
+#[pyclass(module = "lockstep._native", name = "Server")]
+pub struct Server(openmined::Server);
+
+#[pymethods]
+impl Server {
+    /// A server with a fresh key (`CreateWithNewKey`), answering requests of `reveal`'s mode.
+    #[staticmethod]
+    fn generate(py: Python<'_>, reveal: bool) -> PyResult<Self> {
+        openmined::Server::generate(reveal, BACKEND)
+            .map(Self)
+            .map_err(|e| errors::coded(py, &e))
+    }
+
+    /// A server with the key's big-endian bytes (`CreateFromKey`).
+    #[staticmethod]
+    fn from_key(py: Python<'_>, key: &[u8], reveal: bool) -> PyResult<Self> {
+        openmined::Server::import(&mut key_bytes(key), reveal, BACKEND)
+            .map(Self)
+            .map_err(|e| errors::coded(py, &e))
+    }
+
+    /// Whether it answers revealing requests.
+    fn reveal(&self, py: Python<'_>) -> PyResult<bool> {
+        self.0.reveal().map_err(|e| errors::coded(py, &e))
+    }
+
+    /// The key's 32 big-endian bytes (`GetPrivateKeyBytes`).
+    fn export_key<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let key = self.0.export_key().map_err(|e| errors::coded(py, &e))?;
+        Ok(PyBytes::new(py, key.as_ref()))
+    }
+
+    /// Drops the key (wiped); later calls raise `PsiError` (`PSI_USAGE`).
+    fn close(&mut self) {
+        self.0.free();
+    }
+
+    /// `CreateSetupMessage`'s bytes: `values` in a setup of `format`.
+    #[pyo3(signature = (values, format, fpr, joiner_count, workers = 0, progress = None))]
+    #[allow(clippy::too_many_arguments, reason = "the Python call's keywords")]
+    fn setup<'py>(
+        &self,
+        py: Python<'py>,
+        values: &Bound<'py, PyAny>,
+        format: &str,
+        fpr: f64,
+        joiner_count: i64,
+        workers: u32,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let packed = Packed::of(values)?;
+        let server = &self.0;
+        let bytes = relay::run(py, Domain::Psi, progress, |control| {
+            let values = packed.values();
+            let pool = pool_for(workers, values.len())?;
+            server.setup(&pool, control, &values, format, fpr, joiner_count)
+        })?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    /// `ProcessRequest`'s bytes: the request masked again.
+    #[pyo3(signature = (request, workers = 0, progress = None))]
+    fn respond<'py>(
+        &self,
+        py: Python<'py>,
+        request: &[u8],
+        workers: u32,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let server = &self.0;
+        let bytes = relay::run(py, Domain::Psi, progress, |control| {
+            let pool = pool_for(workers, request.len() / lockstep_psi::ELEMENT_LEN)?;
+            server.respond(&pool, control, request)
+        })?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+}
+
+/// OpenMined's `client`, its key inside.
+#[pyclass(module = "lockstep._native", name = "Client")]
+pub struct Client(openmined::Client);
+
+#[pymethods]
+impl Client {
+    /// A client with a fresh key (`CreateWithNewKey`) asking for `reveal`'s mode.
+    #[staticmethod]
+    fn generate(py: Python<'_>, reveal: bool) -> PyResult<Self> {
+        openmined::Client::generate(reveal, BACKEND)
+            .map(Self)
+            .map_err(|e| errors::coded(py, &e))
+    }
+
+    /// A client with the key's big-endian bytes (`CreateFromKey`).
+    #[staticmethod]
+    fn from_key(py: Python<'_>, key: &[u8], reveal: bool) -> PyResult<Self> {
+        openmined::Client::import(&mut key_bytes(key), reveal, BACKEND)
+            .map(Self)
+            .map_err(|e| errors::coded(py, &e))
+    }
+
+    /// Whether it asks for the intersection itself.
+    fn reveal(&self, py: Python<'_>) -> PyResult<bool> {
+        self.0.reveal().map_err(|e| errors::coded(py, &e))
+    }
+
+    /// The key's 32 big-endian bytes (`GetPrivateKeyBytes`).
+    fn export_key<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let key = self.0.export_key().map_err(|e| errors::coded(py, &e))?;
+        Ok(PyBytes::new(py, key.as_ref()))
+    }
+
+    /// Drops the key (wiped); later calls raise `PsiError` (`PSI_USAGE`).
+    fn close(&mut self) {
+        self.0.free();
+    }
+
+    /// `CreateRequest`'s bytes: `values` masked, in order.
+    #[pyo3(signature = (values, workers = 0, progress = None))]
+    fn request<'py>(
+        &self,
+        py: Python<'py>,
+        values: &Bound<'py, PyAny>,
+        workers: u32,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let packed = Packed::of(values)?;
+        let client = &self.0;
+        let bytes = relay::run(py, Domain::Psi, progress, |control| {
+            let values = packed.values();
+            let pool = pool_for(workers, values.len())?;
+            client.request(&pool, control, &values)
+        })?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    /// `GetIntersection`: the indexes found, in OpenMined's order.
+    #[pyo3(signature = (setup, response, workers = 0, progress = None))]
+    fn intersect(
+        &self,
+        py: Python<'_>,
+        setup: &[u8],
+        response: &[u8],
+        workers: u32,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<Vec<u64>> {
+        let client = &self.0;
+        relay::run(py, Domain::Psi, progress, |control| {
+            let pool = pool_for(workers, response.len() / lockstep_psi::ELEMENT_LEN)?;
+            client.intersect(&pool, control, setup, response)
+        })
+    }
+
+    /// `GetIntersectionSize`: how many were found.
+    #[pyo3(signature = (setup, response, workers = 0, progress = None))]
+    fn intersection_size(
+        &self,
+        py: Python<'_>,
+        setup: &[u8],
+        response: &[u8],
+        workers: u32,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<u64> {
+        let client = &self.0;
+        relay::run(py, Domain::Psi, progress, |control| {
+            let pool = pool_for(workers, response.len() / lockstep_psi::ELEMENT_LEN)?;
+            client.intersection_size(&pool, control, setup, response)
+        })
+    }
+}
+
+/// Raises `PsiError` (`PSI_MESSAGE`) unless `data` is a `kind` message (`"setup"`,
+/// `"request"`, `"response"`).
+#[pyfunction]
+pub(crate) fn check_message(py: Python<'_>, kind: &str, data: &[u8]) -> PyResult<()> {
+    openmined::check_message(kind, data).map_err(|e| errors::coded(py, &e))
+}

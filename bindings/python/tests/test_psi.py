@@ -1,0 +1,163 @@
+"""lockstep.psi against openmined.psi 2.0.6: the same program by import swap, rounds mixing the
+two modules both ways, the same bytes at every worker count, and the package's own additions
+(workers, progress, value types)."""
+
+import json
+import secrets
+import subprocess
+import sys
+
+import numpy as np
+import polars as pl
+import private_set_intersection.python as om
+import pyarrow as pa
+import pytest
+
+import lockstep
+import lockstep.psi as psi
+
+
+def key():
+    return secrets.token_bytes(32)
+
+
+def usage(root, module, server_key, client_key):
+    program = root / "peers" / "openmined_usage.py"
+    out = subprocess.run(
+        [sys.executable, str(program), module, server_key.hex(), client_key.hex()],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    return json.loads(out.stdout)
+
+
+@pytest.mark.parametrize("leading_zero", [False, True])
+def test_openmined_s_own_program_gives_the_same_bytes_by_import_swap(root, leading_zero):
+    server_key, client_key = key(), key()
+    if leading_zero:  # CreateFromKey reads big-endian bytes, leading zeros ignored
+        server_key = b"\x00" + server_key
+    theirs = usage(root, "private_set_intersection.python", server_key, client_key)
+    ours = usage(root, "lockstep.psi", server_key, client_key)
+    assert ours.keys() == theirs.keys()
+    for case in theirs:
+        assert ours[case] == theirs[case], case
+    # The program covered what it means to: every structure, both modes, the edge sets.
+    assert len(theirs) == 7 * 3 * 2
+    assert theirs["unicode / GCS / reveal"]["intersection"]
+    assert theirs["empty server / RAW / reveal"]["intersection"] == []
+
+
+def values(n, offset, prefix="v"):
+    return [f"{prefix}{i}@example.org" for i in range(offset, offset + n)]
+
+
+@pytest.mark.parametrize("ds", list(psi.DataStructure))
+@pytest.mark.parametrize("reveal", [True, False])
+def test_rounds_mix_the_two_modules_both_ways(ds, reveal):
+    server_key, client_key = key(), key()
+    their_ds = om.DataStructure[ds.name]
+    starter, joiner = values(500, 0), values(400, 250) + ["Zoë", "東京"]
+    starter += ["東京"]
+    ours_s = psi.server.CreateFromKey(server_key, reveal)
+    ours_c = psi.client.CreateFromKey(client_key, reveal)
+    theirs_s = om.server.CreateFromKey(server_key, reveal)
+    theirs_c = om.client.CreateFromKey(client_key, reveal)
+    for server, client, ds_of in [(ours_s, theirs_c, ds), (theirs_s, ours_c, their_ds)]:
+        setup = server.CreateSetupMessage(1e-6, len(joiner), starter, ds_of)
+        request = client.CreateRequest(joiner)
+        response = server.ProcessRequest(request)  # the other module's message object
+        size = client.GetIntersectionSize(setup, response)
+        assert size == 251
+        if reveal:
+            found = client.GetIntersection(setup, response)
+            assert sorted(found) == list(range(250)) + [401]
+    # Our setup equals theirs byte for byte, and either module reads the other's messages.
+    ours = ours_s.CreateSetupMessage(1e-6, len(joiner), starter, ds).SerializeToString()
+    theirs = theirs_s.CreateSetupMessage(1e-6, len(joiner), starter, their_ds).SerializeToString()
+    assert ours == theirs
+    parsed = psi.ServerSetup()
+    assert parsed.ParseFromString(theirs) == len(theirs)
+    assert parsed == psi.ServerSetup.Load(ours)
+
+
+def test_the_bytes_are_the_same_at_every_worker_count():
+    server = psi.server.CreateWithNewKey(True)
+    client = psi.client.CreateWithNewKey(True)
+    starter, joiner = values(3000, 0), values(2000, 1500)
+    first = None
+    for workers in (1, 2, 3, 5):
+        setup = server.CreateSetupMessage(1e-9, 2000, starter, psi.DataStructure.RAW, workers=workers)
+        request = client.CreateRequest(joiner, workers=workers)
+        response = server.ProcessRequest(request, workers=workers)
+        found = client.GetIntersection(setup, response, workers=workers)
+        got = (setup.save(), request.save(), response.save(), found)
+        first = first or got
+        assert got == first, workers
+    assert len(first[3]) == 1500
+
+
+def test_values_come_from_lists_numpy_pyarrow_and_polars_with_the_same_bytes():
+    client = psi.client.CreateWithNewKey(True)
+    plain = values(300, 0) + ["Zoë"]
+    expected = client.CreateRequest(plain).save()
+    for given in (
+        tuple(plain),
+        np.array(plain),
+        np.array(plain, dtype=object),
+        np.array([v.encode() for v in plain]),
+        pa.array(plain),
+        pa.array(plain, type=pa.large_string()),
+        pl.Series(plain),
+        [v.encode() for v in plain],
+        iter(plain),
+    ):
+        assert client.CreateRequest(given).save() == expected, type(given)
+
+
+def test_progress_is_called_on_the_calling_thread_and_a_raise_cancels_the_step():
+    import threading
+
+    server = psi.server.CreateWithNewKey(True)
+    seen, threads = [], set()
+
+    def progress(done, total):
+        seen.append((done, total))
+        threads.add(threading.get_ident())
+
+    server.CreateSetupMessage(1e-9, 10, values(5000, 0), psi.DataStructure.GCS, workers=2, progress=progress)
+    assert seen and seen[-1] == (5000, 5000)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+    assert threads == {threading.get_ident()}
+
+    class Stop(Exception):
+        pass
+
+    def stop(done, total):
+        if done > 0:
+            raise Stop("enough")
+
+    with pytest.raises(Stop, match="enough"):
+        server.CreateSetupMessage(1e-9, 10, values(50_000, 0), psi.DataStructure.GCS, workers=2, progress=stop)
+    # The server is still usable after a cancelled step.
+    assert server.CreateSetupMessage(1e-9, 1, ["a"], psi.DataStructure.RAW).ByteSize() == 37
+
+
+def test_keys_travel_only_by_export_and_a_closed_party_is_refused():
+    server = psi.server.CreateWithNewKey(True)
+    exported = server.GetPrivateKeyBytes()
+    assert len(exported) == 32
+    again = psi.server.CreateFromKey(exported, True)
+    request = psi.client.CreateWithNewKey(True).CreateRequest(["a", "b"])
+    assert again.ProcessRequest(request) == server.ProcessRequest(request)
+    with psi.client.CreateWithNewKey(False) as client:
+        client.CreateRequest(["a"])
+    with pytest.raises(lockstep.PsiError) as refused:
+        client.CreateRequest(["a"])
+    assert refused.value.code == "PSI_USAGE"
+    server.close()
+    for call in (lambda: server.GetPrivateKeyBytes(), lambda: server.ProcessRequest(request)):
+        with pytest.raises(lockstep.PsiError) as refused:
+            call()
+        assert refused.value.code == "PSI_USAGE"

@@ -1,0 +1,363 @@
+//! OpenMined PSI's own API, `server` and `client` as `openmined.psi` has them, for a front end
+//! that stands in for it (the Python module `lockstep.psi`): a [`Server`] or [`Client`] holding
+//! its key, taking values and messages as bytes and giving messages and indexes back.
+//!
+//! The rules are [`lockstep_psi::compat`]'s (what OpenMined accepts and the order of its
+//! intersection); what is here is the key's keeping, the worker count, and how the messages'
+//! bytes are read and written. The binding chooses the pool (by [`workers`]) and the control
+//! (its progress and cancellation) and runs each step on them.
+//!
+//! # Where key material travels
+//! A key passed in ([`Server::import`], [`Client::import`]) is read from the caller's bytes,
+//! which are wiped on every path; the scalar lives in the engine's zeroized
+//! [`Key`] inside the object (with the engine's masking state, which holds
+//! it too) until [`free`](Server::free) or the drop. [`export_key`](Server::export_key) is the
+//! only way out, in a [`Zeroizing`] array the binding copies from.
+
+use lockstep_psi::{
+    Backend, GRAIN, Joiner, Key, Mode, PsiError, Response, ServerSetup, SetupFormat, Starter,
+    compat,
+};
+use lockstep_shard::{Control, DEFAULT_CAP, Pool, ShardPolicy, WORKERS_ENV};
+use zeroize::{Zeroize, Zeroizing};
+
+use crate::Coded;
+
+/// The most workers a step may ask for: the shard policy's cap.
+pub const MAX_WORKERS: usize = DEFAULT_CAP;
+
+/// A party's key with the engine's side of it.
+struct Keyed<T> {
+    key: Key,
+    party: T,
+}
+
+/// OpenMined's `server`: masks its set into a setup and answers requests.
+pub struct Server(Option<Keyed<Starter>>);
+
+/// OpenMined's `client`: masks its values into a request and finds them in a setup.
+pub struct Client(Option<Keyed<Joiner>>);
+
+/// The mode of `reveal` (`reveal_intersection`).
+fn mode(reveal: bool) -> Mode {
+    if reveal { Mode::Reveal } else { Mode::SizeOnly }
+}
+
+/// `key`'s bytes read into a key and wiped, on every path.
+fn read_key(key: &mut [u8]) -> Result<Key, Coded> {
+    let read = Key::from_bytes(key);
+    key.zeroize();
+    Ok(read?)
+}
+
+impl Server {
+    /// A server with a fresh key from the platform's generator (`CreateWithNewKey`) that
+    /// answers requests of `reveal`'s mode only, masking on `backend`.
+    ///
+    /// # Errors
+    /// `PSI_INTERNAL` if randomness or the backend fails.
+    pub fn generate(reveal: bool, backend: Backend) -> Result<Self, Coded> {
+        Self::with(Key::generate()?, reveal, backend)
+    }
+
+    /// A server with the key in `key` (`CreateFromKey`: big-endian, leading zeros ignored),
+    /// which is wiped on every path.
+    ///
+    /// # Errors
+    /// `PSI_KEY` for a key out of range or weak.
+    pub fn import(key: &mut [u8], reveal: bool, backend: Backend) -> Result<Self, Coded> {
+        Self::with(read_key(key)?, reveal, backend)
+    }
+
+    fn with(key: Key, reveal: bool, backend: Backend) -> Result<Self, Coded> {
+        let party = Starter::new(&key, mode(reveal), backend)?;
+        Ok(Self(Some(Keyed { key, party })))
+    }
+
+    fn held(&self) -> Result<&Keyed<Starter>, Coded> {
+        self.0.as_ref().ok_or_else(closed)
+    }
+
+    /// Whether it answers revealing requests.
+    ///
+    /// # Errors
+    /// `PSI_USAGE` after [`free`](Self::free).
+    pub fn reveal(&self) -> Result<bool, Coded> {
+        Ok(self.held()?.party.mode() == Mode::Reveal)
+    }
+
+    /// The key's 32 big-endian bytes (`GetPrivateKeyBytes`): the only way the key leaves.
+    ///
+    /// # Errors
+    /// `PSI_USAGE` after [`free`](Self::free).
+    pub fn export_key(&self) -> Result<Zeroizing<[u8; 32]>, Coded> {
+        Ok(self.held()?.key.to_bytes())
+    }
+
+    /// Drops the key and the engine's state (wiped); every later call is refused.
+    pub fn free(&mut self) {
+        self.0 = None;
+    }
+
+    /// `CreateSetupMessage(fpr, num_client_inputs, inputs, ds)`'s bytes: `values` masked on
+    /// `pool` into a setup of `format` (`"raw"`, `"gcs"` or `"bloom"`), by
+    /// [`compat::setup`]'s rules. Byte-identical at every worker count.
+    ///
+    /// # Errors
+    /// `PSI_USAGE` for another format or after [`free`](Self::free); as [`compat::setup`].
+    pub fn setup<T: AsRef<[u8]> + Sync>(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        values: &[T],
+        format: &str,
+        fpr: f64,
+        joiner_count: i64,
+    ) -> Result<Vec<u8>, Coded> {
+        let held = self.held()?;
+        let format: SetupFormat = format
+            .parse()
+            .map_err(|e: String| Coded::new("PSI_USAGE", e))?;
+        let setup = compat::setup(
+            &held.party,
+            pool,
+            control,
+            values,
+            format,
+            fpr,
+            joiner_count,
+        )?;
+        Ok(setup.to_bytes()?)
+    }
+
+    /// `ProcessRequest(request)`'s bytes: the request's elements masked again on `pool`, in its
+    /// order (sorted by bytes for a size-only request).
+    ///
+    /// # Errors
+    /// `PSI_MESSAGE` for bytes that are not a request; `PSI_ROUND` for a request of the other
+    /// mode; `PSI_MESSAGE` naming the first element off the curve.
+    pub fn respond(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        request: &[u8],
+    ) -> Result<Vec<u8>, Coded> {
+        let held = self.held()?;
+        let request = compat::read_request(request)?;
+        Ok(held.party.respond(pool, control, &request)?.to_bytes())
+    }
+}
+
+impl Client {
+    /// A client with a fresh key (`CreateWithNewKey`) asking for `reveal`'s mode.
+    ///
+    /// # Errors
+    /// `PSI_INTERNAL` if randomness or the backend fails.
+    pub fn generate(reveal: bool, backend: Backend) -> Result<Self, Coded> {
+        Self::with(Key::generate()?, reveal, backend)
+    }
+
+    /// A client with the key in `key` (`CreateFromKey`), which is wiped on every path.
+    ///
+    /// # Errors
+    /// `PSI_KEY` for a key out of range or weak.
+    pub fn import(key: &mut [u8], reveal: bool, backend: Backend) -> Result<Self, Coded> {
+        Self::with(read_key(key)?, reveal, backend)
+    }
+
+    fn with(key: Key, reveal: bool, backend: Backend) -> Result<Self, Coded> {
+        let party = Joiner::new(&key, mode(reveal), backend)?;
+        Ok(Self(Some(Keyed { key, party })))
+    }
+
+    fn held(&self) -> Result<&Keyed<Joiner>, Coded> {
+        self.0.as_ref().ok_or_else(closed)
+    }
+
+    /// Whether it asks for the intersection itself.
+    ///
+    /// # Errors
+    /// `PSI_USAGE` after [`free`](Self::free).
+    pub fn reveal(&self) -> Result<bool, Coded> {
+        Ok(self.held()?.party.mode() == Mode::Reveal)
+    }
+
+    /// The key's 32 big-endian bytes (`GetPrivateKeyBytes`): the only way the key leaves.
+    ///
+    /// # Errors
+    /// `PSI_USAGE` after [`free`](Self::free).
+    pub fn export_key(&self) -> Result<Zeroizing<[u8; 32]>, Coded> {
+        Ok(self.held()?.key.to_bytes())
+    }
+
+    /// Drops the key and the engine's state (wiped); every later call is refused.
+    pub fn free(&mut self) {
+        self.0 = None;
+    }
+
+    /// `CreateRequest(values)`'s bytes: `values` masked on `pool`, in order (may be empty).
+    ///
+    /// # Errors
+    /// `PSI_USAGE` after [`free`](Self::free); `PSI_CANCELLED`.
+    pub fn request<T: AsRef<[u8]> + Sync>(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        values: &[T],
+    ) -> Result<Vec<u8>, Coded> {
+        let held = self.held()?;
+        Ok(compat::request(&held.party, pool, control, values)?.to_bytes())
+    }
+
+    /// `GetIntersection(setup, response)`: the indexes of this client's values found, in
+    /// OpenMined's order ([`compat::intersect`]).
+    ///
+    /// # Errors
+    /// `PSI_MESSAGE` for bytes that are not a setup or a response; `PSI_ROUND` for a size-only
+    /// client; as [`compat::intersect`].
+    pub fn intersect(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        setup: &[u8],
+        response: &[u8],
+    ) -> Result<Vec<u64>, Coded> {
+        let held = self.held()?;
+        let (setup, response) = messages(setup, response)?;
+        let found = compat::intersect(&held.party, pool, control, &setup, &response)?;
+        Ok(found.into_iter().map(|i| i as u64).collect())
+    }
+
+    /// `GetIntersectionSize(setup, response)`: how many of this client's values were found.
+    ///
+    /// # Errors
+    /// As [`intersect`](Self::intersect), in either mode.
+    pub fn intersection_size(
+        &self,
+        pool: &Pool,
+        control: &Control,
+        setup: &[u8],
+        response: &[u8],
+    ) -> Result<u64, Coded> {
+        let held = self.held()?;
+        let (setup, response) = messages(setup, response)?;
+        let size = compat::intersection_size(&held.party, pool, control, &setup, &response)?;
+        Ok(size as u64)
+    }
+}
+
+/// A setup and a response read from their bytes.
+fn messages(setup: &[u8], response: &[u8]) -> Result<(ServerSetup, Response), Coded> {
+    Ok((
+        ServerSetup::from_bytes(setup)?,
+        Response::from_bytes(response)?,
+    ))
+}
+
+/// Which of the three messages `bytes` are: `"setup"`, `"request"` or `"response"`, read by
+/// the engine's decoders, so a front end's message class can refuse another's bytes when
+/// loaded (`ServerSetup.Load`).
+///
+/// # Errors
+/// `PSI_MESSAGE` for bytes that are not a `kind` message, in the decoder's words.
+pub fn check_message(kind: &str, bytes: &[u8]) -> Result<(), Coded> {
+    match kind {
+        "setup" => ServerSetup::from_bytes(bytes).map(drop),
+        "request" => compat::read_request(bytes).map(drop),
+        "response" => Response::from_bytes(bytes).map(drop),
+        other => {
+            return Err(Coded::new(
+                "PSI_USAGE",
+                format!("no message kind {other:?}"),
+            ));
+        }
+    }
+    .map_err(Coded::from)
+}
+
+/// The workers a step over `items` values takes: `asked` (at most [`MAX_WORKERS`]), or for 0
+/// the shard policy's count for PSI's grain by the CLI's rule (`LOCKSTEP_WORKERS` where set,
+/// else the detected parallelism, lowered for a small step).
+///
+/// # Errors
+/// `PSI_USAGE` past [`MAX_WORKERS`] or for a `LOCKSTEP_WORKERS` that is not a count.
+pub fn workers(asked: u32, items: usize) -> Result<usize, Coded> {
+    match asked as usize {
+        0 => Ok(ShardPolicy::detected()
+            .with_env_value(std::env::var(WORKERS_ENV).ok().as_deref())
+            .map_err(|e| Coded::new("PSI_USAGE", format!("workers: {e}")))?
+            .workers_for(items, GRAIN)),
+        n if n > MAX_WORKERS => Err(Coded::new(
+            "PSI_USAGE",
+            format!("workers: at most {MAX_WORKERS}, not {n}"),
+        )),
+        n => Ok(n),
+    }
+}
+
+fn closed() -> Coded {
+    Coded::new("PSI_USAGE", "this object has been closed")
+}
+
+impl From<PsiError> for Coded {
+    fn from(error: PsiError) -> Self {
+        Self::new(error.code(), error.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_round_of_bytes_and_a_closed_object_refused() {
+        let (pool, control) = (Pool::new(2).unwrap(), Control::new());
+        let mut server = Server::generate(true, Backend::fastest()).unwrap();
+        let client = Client::generate(true, Backend::fastest()).unwrap();
+        let setup = server
+            .setup(&pool, &control, &["a", "b"], "gcs", 0.01, 2)
+            .unwrap();
+        let request = client.request(&pool, &control, &["b", "c"]).unwrap();
+        let response = server.respond(&pool, &control, &request).unwrap();
+        assert_eq!(
+            client
+                .intersect(&pool, &control, &setup, &response)
+                .unwrap(),
+            [0]
+        );
+        assert_eq!(
+            client
+                .intersection_size(&pool, &control, &setup, &response)
+                .unwrap(),
+            1
+        );
+        // The key travels out and back in to the same bytes.
+        let mut key = *server.export_key().unwrap();
+        let again = Server::import(&mut key, true, Backend::fastest()).unwrap();
+        assert_eq!(key, [0; 32], "the caller's bytes are wiped");
+        assert_eq!(again.respond(&pool, &control, &request).unwrap(), response);
+        // Bad inputs, each with its code.
+        let code = |r: Result<Vec<u8>, Coded>| r.unwrap_err().code;
+        assert_eq!(
+            code(server.setup(&pool, &control, &["a"], "csv", 0.1, 1)),
+            "PSI_USAGE"
+        );
+        assert_eq!(code(server.respond(&pool, &control, &setup)), "PSI_MESSAGE");
+        assert_eq!(check_message("setup", &setup), Ok(()));
+        assert_eq!(
+            check_message("response", &[0xff, 0xff]).unwrap_err().code,
+            "PSI_MESSAGE"
+        );
+        assert_eq!(
+            Server::import(&mut [0; 32], true, Backend::fastest())
+                .err()
+                .unwrap()
+                .code,
+            "PSI_KEY"
+        );
+        server.free();
+        assert_eq!(code(server.respond(&pool, &control, &request)), "PSI_USAGE");
+        assert_eq!(workers(257, 10).unwrap_err().code, "PSI_USAGE");
+        assert_eq!(workers(3, 10).unwrap(), 3);
+    }
+}
