@@ -8,6 +8,7 @@
 //! `lockstep.PsiError` and `lockstep.PlanError`.
 //!
 //! - `psi`: OpenMined's `server` and `client` ([`lockstep_face::openmined`]).
+//! - `linkage`: record linkage, a starter or joiner over rows ([`lockstep_face::PsiParty`]).
 //! - `plan`: a plan run over numpy arrays without a copy.
 //! - `relay`: the interpreter's lock let go for every step, the step's progress and Ctrl-C
 //!   taken back on the calling thread ([`lockstep_face::progress::relayed`]).
@@ -16,6 +17,7 @@
 use pyo3::prelude::*;
 
 mod errors;
+mod linkage;
 mod plan;
 mod psi;
 mod relay;
@@ -28,6 +30,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<psi::Server>()?;
     m.add_class::<psi::Client>()?;
     m.add_function(wrap_pyfunction!(psi::check_message, m)?)?;
+    m.add_class::<linkage::Party>()?;
     m.add_class::<plan::Plan>()?;
     Ok(())
 }

@@ -25,9 +25,9 @@ use crate::{errors, relay};
 const BACKEND: Backend = Backend::Native;
 
 /// Values packed into one buffer: `bytes[ends[i - 1]..ends[i]]` is value `i`.
-struct Packed {
-    bytes: Vec<u8>,
-    ends: Vec<usize>,
+pub(crate) struct Packed {
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) ends: Vec<usize>,
 }
 
 impl Packed {
@@ -35,7 +35,7 @@ impl Packed {
     ///
     /// # Errors
     /// `TypeError` naming the first value of another type, or a non-iterable.
-    fn of(iterable: &Bound<'_, PyAny>) -> PyResult<Self> {
+    pub(crate) fn of(iterable: &Bound<'_, PyAny>) -> PyResult<Self> {
         let mut packed = Self {
             bytes: Vec::new(),
             ends: Vec::new(),

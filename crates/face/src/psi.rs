@@ -26,6 +26,7 @@ use lockstep_psi::party::{
     self, DEFAULT_MAX_SETUP_BYTES, Found, Items, Keyed, Party, PartyError, RequestError, Role, Rows,
 };
 use lockstep_psi::{SetupParams, sample as samples};
+use lockstep_shard::{Control, Pool};
 use zeroize::{Zeroize, Zeroizing};
 
 use crate::fields::{Fields, Reader};
@@ -370,6 +371,91 @@ impl PsiParty {
     /// As [`Party::intersect_finish`]; `PSI_LIMIT` for a row at or past 2^32.
     pub fn intersect_finish(&mut self, unmasked: &[u8]) -> Result<FoundRows, Coded> {
         FoundRows::of(self.party_mut()?.intersect_finish(unmasked)?)
+    }
+
+    /// A whole setup with its keys masked on `pool` under `control`: [`setup_begin`]'s rows
+    /// and options, then [`setup_finish`]'s message, the same bytes as the parts' form at every
+    /// worker count. For a front end that computes in its own process (Python), under its own
+    /// progress bridge.
+    ///
+    /// [`setup_begin`]: Self::setup_begin
+    /// [`setup_finish`]: Self::setup_finish
+    ///
+    /// # Errors
+    /// As [`setup_begin`](Self::setup_begin) and [`setup_finish`](Self::setup_finish).
+    pub fn setup_on<F: Fields + ?Sized>(
+        &mut self,
+        pool: &Pool,
+        control: &Control,
+        values: &[u8],
+        ends: &[u32],
+        options: &F,
+    ) -> Result<Vec<u8>, Coded> {
+        let items = self.setup_begin(values, ends, options)?;
+        let party = self.party_mut()?;
+        let masked = party
+            .keyed()
+            .mask_on(pool, &items.values, &items.ends, control)?;
+        Ok(party.setup_finish(&masked, control)?)
+    }
+
+    /// A whole response on `pool` ([`respond_begin`](Self::respond_begin), the elements
+    /// re-masked on `pool`, [`respond_finish`](Self::respond_finish)).
+    ///
+    /// # Errors
+    /// As those two.
+    pub fn respond_on(
+        &mut self,
+        pool: &Pool,
+        control: &Control,
+        request: &[u8],
+        joiner_count: f64,
+        size_only: bool,
+    ) -> Result<Vec<u8>, Coded> {
+        let elements = self.respond_begin(request, joiner_count, size_only)?;
+        let party = self.party_mut()?;
+        let remasked = party.keyed().remask_on(pool, &elements, 0, control)?;
+        Ok(party.respond_finish(&remasked)?)
+    }
+
+    /// A whole request on `pool` ([`request_begin`](Self::request_begin), the keys masked on
+    /// `pool`, [`request_finish`](Self::request_finish)).
+    ///
+    /// # Errors
+    /// As those two.
+    pub fn request_on<F: Fields + ?Sized>(
+        &mut self,
+        pool: &Pool,
+        control: &Control,
+        values: &[u8],
+        ends: &[u32],
+        options: &F,
+    ) -> Result<Vec<u8>, Coded> {
+        let items = self.request_begin(values, ends, options)?;
+        let party = self.party_mut()?;
+        let masked = party
+            .keyed()
+            .mask_on(pool, &items.values, &items.ends, control)?;
+        Ok(party.request_finish(&masked)?)
+    }
+
+    /// A whole intersection on `pool` ([`intersect_begin`](Self::intersect_begin), the
+    /// elements unmasked on `pool`, [`intersect_finish`](Self::intersect_finish)).
+    ///
+    /// # Errors
+    /// As those two.
+    pub fn intersect_on(
+        &mut self,
+        pool: &Pool,
+        control: &Control,
+        setup: &[u8],
+        response: &[u8],
+        max_setup_bytes: Option<f64>,
+    ) -> Result<FoundRows, Coded> {
+        let elements = self.intersect_begin(setup, response, max_setup_bytes)?;
+        let party = self.party_mut()?;
+        let unmasked = party.keyed().unmask_on(pool, &elements, 0, control)?;
+        FoundRows::of(party.intersect_finish(&unmasked)?)
     }
 
     fn party(&self) -> Result<&Party, Coded> {

@@ -4,6 +4,8 @@ numpy arrays, computed in parallel with output byte-identical to one thread at e
 - `lockstep.psi`: OpenMined PSI's `server` and `client` (`import lockstep.psi as psi` in place of
   `import private_set_intersection.python as psi`), the same bytes, with `workers=` and
   `progress=` on every step.
+- `lockstep.link`: record linkage over data frames (pandas, polars) or CSV bytes: the engine's
+  record rules, composite keys, normalisation, the association table and resolve.
 - `lockstep.plan`: typed-array compute plans (format v1) run over numpy arrays without a copy.
 
 Every refusal raises `LockstepError` (a `RuntimeError`) with the engine's stable `code`:

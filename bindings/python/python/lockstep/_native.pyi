@@ -1,6 +1,6 @@
 """The extension module under `lockstep.psi` and `lockstep.plan` (Rust, PyO3). Call those."""
 
-from typing import Any, Callable, Iterable, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 Progress = Optional[Callable[[float, float], Any]]
 Values = Iterable[Union[str, bytes]]
@@ -44,6 +44,43 @@ class Client:
     ) -> int: ...
 
 def check_message(kind: str, data: bytes) -> None: ...
+
+class Party:
+    @staticmethod
+    def generate(role: str) -> "Party": ...
+    @staticmethod
+    def from_key(role: str, key: bytes) -> "Party": ...
+    def role(self) -> str: ...
+    def export_key(self) -> bytes: ...
+    def close(self) -> None: ...
+    def setup(
+        self, data: Any, options: Dict[str, Any], workers: int = 0, progress: Progress = None
+    ) -> bytes: ...
+    def permutation_file(self) -> bytes: ...
+    def respond(
+        self,
+        request: bytes,
+        joiner_count: float,
+        size_only: bool = False,
+        workers: int = 0,
+        progress: Progress = None,
+    ) -> bytes: ...
+    def resolve(self, pairs: bytes) -> Tuple[List[int], List[int], bytes]: ...
+    def request(
+        self,
+        data: Any,
+        options: Optional[Dict[str, Any]] = None,
+        workers: int = 0,
+        progress: Progress = None,
+    ) -> bytes: ...
+    def intersect(
+        self,
+        setup: bytes,
+        response: bytes,
+        max_setup_bytes: Optional[float] = None,
+        workers: int = 0,
+        progress: Progress = None,
+    ) -> Dict[str, Any]: ...
 
 class Plan:
     def __init__(self, text: str) -> None: ...

@@ -87,6 +87,47 @@ fn a_round_through_the_face_matches_the_engine_and_finds_the_overlap() {
 }
 
 #[test]
+fn whole_steps_on_a_pool_give_the_parts_bytes_at_every_worker_count() {
+    let values: Vec<String> = (0..700).map(|i| format!("v{i}@example.org")).collect();
+    let names: Vec<&str> = values.iter().map(String::as_str).collect();
+    let (sv, se) = packed(&names[..500]);
+    let (jv, je) = packed(&names[300..]);
+    let mut starter = PsiParty::generate("starter", Backend::Portable).unwrap();
+    let mut joiner = PsiParty::generate("joiner", Backend::Portable).unwrap();
+    let control = Control::new();
+    let mut first = None;
+    for workers in [1, 2, 3] {
+        let pool = Pool::new(workers).unwrap();
+        let setup_message = starter
+            .setup_on(&pool, &control, &sv, &se, &setup(400.0))
+            .unwrap();
+        let request = joiner
+            .request_on(&pool, &control, &jv, &je, &request_options())
+            .unwrap();
+        let response = starter
+            .respond_on(&pool, &control, &request, 400.0, false)
+            .unwrap();
+        let found = joiner
+            .intersect_on(&pool, &control, &setup_message, &response, None)
+            .unwrap();
+        assert_eq!(found.rows, (0..200).collect::<Vec<u32>>());
+        let resolved = starter.resolve(&found.pairs_file.clone().unwrap()).unwrap();
+        assert_eq!(resolved.starter_rows, (300..500).collect::<Vec<u32>>());
+        let got = (setup_message, request, response, found.rows_file);
+        first.get_or_insert_with(|| got.clone());
+        assert_eq!(Some(&got), first.as_ref(), "{workers} workers");
+    }
+    // The parts' form on the same party gives the same setup.
+    let items = starter.setup_begin(&sv, &se, &setup(400.0)).unwrap();
+    let masked = starter
+        .mask_part(items.values, items.ends, NONE)
+        .map_err(|_| ())
+        .unwrap();
+    let parts = starter.setup_finish(masked, NONE).map_err(|_| ()).unwrap();
+    assert_eq!(Some(&parts), first.as_ref().map(|f| &f.0));
+}
+
+#[test]
 fn numbers_and_names_are_read_with_the_engines_words() {
     let (v, e) = packed(&["a"]);
     let mut starter = PsiParty::generate("starter", Backend::Portable).unwrap();

@@ -60,15 +60,28 @@ impl Keyed {
         ends: &[u32],
         control: &Control,
     ) -> Result<Vec<u8>, PartyError> {
+        self.mask_on(&Pool::current_thread(), values, ends, control)
+    }
+
+    /// [`mask`](Self::mask) sharded on `pool`: the same bytes at every worker count.
+    ///
+    /// # Errors
+    /// As [`mask`](Self::mask).
+    pub fn mask_on(
+        &self,
+        pool: &Pool,
+        values: &[u8],
+        ends: &[u32],
+        control: &Control,
+    ) -> Result<Vec<u8>, PartyError> {
         let keys = unpack(values, ends)?;
         control.progress().start(Some(keys.len() as u64));
-        let pool = Pool::current_thread();
         let masked =
             match self.role {
                 Role::Starter => Starter::new(&self.key, Mode::Reveal, self.backend)?
-                    .mask(&pool, control, &keys)?,
+                    .mask(pool, control, &keys)?,
                 Role::Joiner => Joiner::new(&self.key, Mode::Reveal, self.backend)?
-                    .mask(&pool, control, &keys)?,
+                    .mask(pool, control, &keys)?,
             };
         Ok(parts::pack(&masked))
     }
@@ -85,11 +98,25 @@ impl Keyed {
         first: usize,
         control: &Control,
     ) -> Result<Vec<u8>, PartyError> {
+        self.remask_on(&Pool::current_thread(), elements, first, control)
+    }
+
+    /// [`remask`](Self::remask) sharded on `pool`: the same bytes at every worker count.
+    ///
+    /// # Errors
+    /// As [`remask`](Self::remask).
+    pub fn remask_on(
+        &self,
+        pool: &Pool,
+        elements: &[u8],
+        first: usize,
+        control: &Control,
+    ) -> Result<Vec<u8>, PartyError> {
         self.expect_role(Role::Starter, "re-mask")?;
         let elements = parts::unpack(elements)?;
         control.progress().start(Some(elements.len() as u64));
         let starter = Starter::new(&self.key, Mode::Reveal, self.backend)?;
-        let remasked = starter.remask(&Pool::current_thread(), control, &elements, first)?;
+        let remasked = starter.remask(pool, control, &elements, first)?;
         Ok(parts::pack(&remasked))
     }
 
@@ -105,11 +132,25 @@ impl Keyed {
         first: usize,
         control: &Control,
     ) -> Result<Vec<u8>, PartyError> {
+        self.unmask_on(&Pool::current_thread(), elements, first, control)
+    }
+
+    /// [`unmask`](Self::unmask) sharded on `pool`: the same bytes at every worker count.
+    ///
+    /// # Errors
+    /// As [`unmask`](Self::unmask).
+    pub fn unmask_on(
+        &self,
+        pool: &Pool,
+        elements: &[u8],
+        first: usize,
+        control: &Control,
+    ) -> Result<Vec<u8>, PartyError> {
         self.expect_role(Role::Joiner, "unmask")?;
         let elements = parts::unpack(elements)?;
         control.progress().start(Some(elements.len() as u64));
         let joiner = Joiner::new(&self.key, Mode::Reveal, self.backend)?;
-        let unmasked = joiner.unmask(&Pool::current_thread(), control, &elements, first)?;
+        let unmasked = joiner.unmask(pool, control, &elements, first)?;
         Ok(parts::pack(&unmasked))
     }
 
