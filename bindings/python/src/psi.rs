@@ -85,44 +85,54 @@ fn pool_for(asked: u32, items: usize) -> Result<std::sync::Arc<lockstep_shard::P
     relay::pool(workers(asked, items)?, "PSI_INTERNAL")
 }
 
-/// OpenMined's `server`, its key inside.
-#[pyclass(module = "lockstep._native", name = "Server")]
-pub struct Server(openmined::Server);
+/// A pyclass over one of the face's two parties: the methods both share (`generate`,
+/// `from_key`, `reveal`, `export_key`, `close`), then the party's own.
+macro_rules! party_class {
+    ($class:ident, $name:literal, $face:ty, $what:literal, { $($own:tt)* }) => {
+        #[doc = concat!("OpenMined's `", $what, "`, its key inside.")]
+        #[pyclass(module = "lockstep._native", name = $name)]
+        pub(crate) struct $class($face);
 
-#[pymethods]
-impl Server {
-    /// A server with a fresh key (`CreateWithNewKey`), answering requests of `reveal`'s mode.
-    #[staticmethod]
-    fn generate(py: Python<'_>, reveal: bool) -> PyResult<Self> {
-        openmined::Server::generate(reveal, BACKEND)
-            .map(Self)
-            .map_err(|e| errors::coded(py, &e))
-    }
+        #[pymethods]
+        impl $class {
+            /// A party with a fresh key (`CreateWithNewKey`) of `reveal`'s mode.
+            #[staticmethod]
+            fn generate(py: Python<'_>, reveal: bool) -> PyResult<Self> {
+                <$face>::generate(reveal, BACKEND)
+                    .map(Self)
+                    .map_err(|e| errors::coded(py, &e))
+            }
 
-    /// A server with the key's big-endian bytes (`CreateFromKey`).
-    #[staticmethod]
-    fn from_key(py: Python<'_>, key: &[u8], reveal: bool) -> PyResult<Self> {
-        openmined::Server::import(&mut key_bytes(key), reveal, BACKEND)
-            .map(Self)
-            .map_err(|e| errors::coded(py, &e))
-    }
+            /// A party with the key's big-endian bytes (`CreateFromKey`).
+            #[staticmethod]
+            fn from_key(py: Python<'_>, key: &[u8], reveal: bool) -> PyResult<Self> {
+                <$face>::import(&mut key_bytes(key), reveal, BACKEND)
+                    .map(Self)
+                    .map_err(|e| errors::coded(py, &e))
+            }
 
-    /// Whether it answers revealing requests.
-    fn reveal(&self, py: Python<'_>) -> PyResult<bool> {
-        self.0.reveal().map_err(|e| errors::coded(py, &e))
-    }
+            /// Whether it reveals the intersection.
+            fn reveal(&self, py: Python<'_>) -> PyResult<bool> {
+                self.0.reveal().map_err(|e| errors::coded(py, &e))
+            }
 
-    /// The key's 32 big-endian bytes (`GetPrivateKeyBytes`).
-    fn export_key<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let key = self.0.export_key().map_err(|e| errors::coded(py, &e))?;
-        Ok(PyBytes::new(py, key.as_ref()))
-    }
+            /// The key's 32 big-endian bytes (`GetPrivateKeyBytes`).
+            fn export_key<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+                let key = self.0.export_key().map_err(|e| errors::coded(py, &e))?;
+                Ok(PyBytes::new(py, key.as_ref()))
+            }
 
-    /// Drops the key (wiped); later calls raise `PsiError` (`PSI_USAGE`).
-    fn close(&mut self) {
-        self.0.free();
-    }
+            /// Drops the key (wiped); later calls raise `PsiError` (`PSI_USAGE`).
+            fn close(&mut self) {
+                self.0.free();
+            }
 
+            $($own)*
+        }
+    };
+}
+
+party_class!(Server, "Server", openmined::Server, "server", {
     /// `CreateSetupMessage`'s bytes: `values` in a setup of `format`.
     #[pyo3(signature = (values, format, fpr, joiner_count, workers = 0, progress = None))]
     #[allow(clippy::too_many_arguments, reason = "the Python call's keywords")]
@@ -162,46 +172,9 @@ impl Server {
         })?;
         Ok(PyBytes::new(py, &bytes))
     }
-}
+});
 
-/// OpenMined's `client`, its key inside.
-#[pyclass(module = "lockstep._native", name = "Client")]
-pub struct Client(openmined::Client);
-
-#[pymethods]
-impl Client {
-    /// A client with a fresh key (`CreateWithNewKey`) asking for `reveal`'s mode.
-    #[staticmethod]
-    fn generate(py: Python<'_>, reveal: bool) -> PyResult<Self> {
-        openmined::Client::generate(reveal, BACKEND)
-            .map(Self)
-            .map_err(|e| errors::coded(py, &e))
-    }
-
-    /// A client with the key's big-endian bytes (`CreateFromKey`).
-    #[staticmethod]
-    fn from_key(py: Python<'_>, key: &[u8], reveal: bool) -> PyResult<Self> {
-        openmined::Client::import(&mut key_bytes(key), reveal, BACKEND)
-            .map(Self)
-            .map_err(|e| errors::coded(py, &e))
-    }
-
-    /// Whether it asks for the intersection itself.
-    fn reveal(&self, py: Python<'_>) -> PyResult<bool> {
-        self.0.reveal().map_err(|e| errors::coded(py, &e))
-    }
-
-    /// The key's 32 big-endian bytes (`GetPrivateKeyBytes`).
-    fn export_key<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let key = self.0.export_key().map_err(|e| errors::coded(py, &e))?;
-        Ok(PyBytes::new(py, key.as_ref()))
-    }
-
-    /// Drops the key (wiped); later calls raise `PsiError` (`PSI_USAGE`).
-    fn close(&mut self) {
-        self.0.free();
-    }
-
+party_class!(Client, "Client", openmined::Client, "client", {
     /// `CreateRequest`'s bytes: `values` masked, in order.
     #[pyo3(signature = (values, workers = 0, progress = None))]
     fn request<'py>(
@@ -254,7 +227,7 @@ impl Client {
             client.intersection_size(&pool, control, setup, response)
         })
     }
-}
+});
 
 /// Raises `PsiError` (`PSI_MESSAGE`) unless `data` is a `kind` message (`"setup"`,
 /// `"request"`, `"response"`).

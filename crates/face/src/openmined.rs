@@ -26,33 +26,59 @@ use crate::Coded;
 /// The most workers a step may ask for: the shard policy's cap.
 pub const MAX_WORKERS: usize = DEFAULT_CAP;
 
+/// The engine's side of a party: a [`Starter`] or a [`Joiner`], made from a key and a mode.
+pub trait Side: Sized {
+    /// The side with `key`, in `mode`, masking on `backend`.
+    ///
+    /// # Errors
+    /// The backend's failure to start.
+    fn new(key: &Key, mode: Mode, backend: Backend) -> Result<Self, PsiError>;
+
+    /// The mode it was made in.
+    fn mode(&self) -> Mode;
+}
+
+impl Side for Starter {
+    fn new(key: &Key, mode: Mode, backend: Backend) -> Result<Self, PsiError> {
+        Starter::new(key, mode, backend)
+    }
+
+    fn mode(&self) -> Mode {
+        Starter::mode(self)
+    }
+}
+
+impl Side for Joiner {
+    fn new(key: &Key, mode: Mode, backend: Backend) -> Result<Self, PsiError> {
+        Joiner::new(key, mode, backend)
+    }
+
+    fn mode(&self) -> Mode {
+        Joiner::mode(self)
+    }
+}
+
 /// A party's key with the engine's side of it.
 struct Keyed<T> {
     key: Key,
-    party: T,
+    side: T,
 }
+
+/// One of OpenMined's two parties, its key inside: [`Server`] or [`Client`]. Made by
+/// [`generate`](Self::generate) (`CreateWithNewKey`) or [`import`](Self::import)
+/// (`CreateFromKey`); [`free`](Self::free) wipes the key and every later call is refused with
+/// `PSI_USAGE`.
+pub struct Party<T>(Option<Keyed<T>>);
 
 /// OpenMined's `server`: masks its set into a setup and answers requests.
-pub struct Server(Option<Keyed<Starter>>);
+pub type Server = Party<Starter>;
 
 /// OpenMined's `client`: masks its values into a request and finds them in a setup.
-pub struct Client(Option<Keyed<Joiner>>);
+pub type Client = Party<Joiner>;
 
-/// The mode of `reveal` (`reveal_intersection`).
-fn mode(reveal: bool) -> Mode {
-    if reveal { Mode::Reveal } else { Mode::SizeOnly }
-}
-
-/// `key`'s bytes read into a key and wiped, on every path.
-fn read_key(key: &mut [u8]) -> Result<Key, Coded> {
-    let read = Key::from_bytes(key);
-    key.zeroize();
-    Ok(read?)
-}
-
-impl Server {
-    /// A server with a fresh key from the platform's generator (`CreateWithNewKey`) that
-    /// answers requests of `reveal`'s mode only, masking on `backend`.
+impl<T: Side> Party<T> {
+    /// A party with a fresh key from the platform's generator, of `reveal`'s mode (a server
+    /// answers only requests of it), masking on `backend`.
     ///
     /// # Errors
     /// `PSI_INTERNAL` if randomness or the backend fails.
@@ -60,30 +86,33 @@ impl Server {
         Self::with(Key::generate()?, reveal, backend)
     }
 
-    /// A server with the key in `key` (`CreateFromKey`: big-endian, leading zeros ignored),
-    /// which is wiped on every path.
+    /// A party with the key in `key` (big-endian, leading zeros ignored, as OpenMined reads
+    /// it), which is wiped on every path.
     ///
     /// # Errors
     /// `PSI_KEY` for a key out of range or weak.
     pub fn import(key: &mut [u8], reveal: bool, backend: Backend) -> Result<Self, Coded> {
-        Self::with(read_key(key)?, reveal, backend)
+        let read = Key::from_bytes(key);
+        key.zeroize();
+        Self::with(read?, reveal, backend)
     }
 
     fn with(key: Key, reveal: bool, backend: Backend) -> Result<Self, Coded> {
-        let party = Starter::new(&key, mode(reveal), backend)?;
-        Ok(Self(Some(Keyed { key, party })))
+        let mode = if reveal { Mode::Reveal } else { Mode::SizeOnly };
+        let side = T::new(&key, mode, backend)?;
+        Ok(Self(Some(Keyed { key, side })))
     }
 
-    fn held(&self) -> Result<&Keyed<Starter>, Coded> {
-        self.0.as_ref().ok_or_else(closed)
+    fn side(&self) -> Result<&T, Coded> {
+        self.0.as_ref().map(|held| &held.side).ok_or_else(closed)
     }
 
-    /// Whether it answers revealing requests.
+    /// Whether it reveals the intersection (a server: answers revealing requests).
     ///
     /// # Errors
     /// `PSI_USAGE` after [`free`](Self::free).
     pub fn reveal(&self) -> Result<bool, Coded> {
-        Ok(self.held()?.party.mode() == Mode::Reveal)
+        Ok(self.side()?.mode() == Mode::Reveal)
     }
 
     /// The key's 32 big-endian bytes (`GetPrivateKeyBytes`): the only way the key leaves.
@@ -91,42 +120,37 @@ impl Server {
     /// # Errors
     /// `PSI_USAGE` after [`free`](Self::free).
     pub fn export_key(&self) -> Result<Zeroizing<[u8; 32]>, Coded> {
-        Ok(self.held()?.key.to_bytes())
+        let held = self.0.as_ref().ok_or_else(closed)?;
+        Ok(held.key.to_bytes())
     }
 
     /// Drops the key and the engine's state (wiped); every later call is refused.
     pub fn free(&mut self) {
         self.0 = None;
     }
+}
 
+impl Party<Starter> {
     /// `CreateSetupMessage(fpr, num_client_inputs, inputs, ds)`'s bytes: `values` masked on
     /// `pool` into a setup of `format` (`"raw"`, `"gcs"` or `"bloom"`), by
     /// [`compat::setup`]'s rules. Byte-identical at every worker count.
     ///
     /// # Errors
     /// `PSI_USAGE` for another format or after [`free`](Self::free); as [`compat::setup`].
-    pub fn setup<T: AsRef<[u8]> + Sync>(
+    pub fn setup<V: AsRef<[u8]> + Sync>(
         &self,
         pool: &Pool,
         control: &Control,
-        values: &[T],
+        values: &[V],
         format: &str,
         fpr: f64,
         joiner_count: i64,
     ) -> Result<Vec<u8>, Coded> {
-        let held = self.held()?;
+        let starter = self.side()?;
         let format: SetupFormat = format
             .parse()
             .map_err(|e: String| Coded::new("PSI_USAGE", e))?;
-        let setup = compat::setup(
-            &held.party,
-            pool,
-            control,
-            values,
-            format,
-            fpr,
-            joiner_count,
-        )?;
+        let setup = compat::setup(starter, pool, control, values, format, fpr, joiner_count)?;
         Ok(setup.to_bytes()?)
     }
 
@@ -142,71 +166,24 @@ impl Server {
         control: &Control,
         request: &[u8],
     ) -> Result<Vec<u8>, Coded> {
-        let held = self.held()?;
+        let starter = self.side()?;
         let request = compat::read_request(request)?;
-        Ok(held.party.respond(pool, control, &request)?.to_bytes())
+        Ok(starter.respond(pool, control, &request)?.to_bytes())
     }
 }
 
-impl Client {
-    /// A client with a fresh key (`CreateWithNewKey`) asking for `reveal`'s mode.
-    ///
-    /// # Errors
-    /// `PSI_INTERNAL` if randomness or the backend fails.
-    pub fn generate(reveal: bool, backend: Backend) -> Result<Self, Coded> {
-        Self::with(Key::generate()?, reveal, backend)
-    }
-
-    /// A client with the key in `key` (`CreateFromKey`), which is wiped on every path.
-    ///
-    /// # Errors
-    /// `PSI_KEY` for a key out of range or weak.
-    pub fn import(key: &mut [u8], reveal: bool, backend: Backend) -> Result<Self, Coded> {
-        Self::with(read_key(key)?, reveal, backend)
-    }
-
-    fn with(key: Key, reveal: bool, backend: Backend) -> Result<Self, Coded> {
-        let party = Joiner::new(&key, mode(reveal), backend)?;
-        Ok(Self(Some(Keyed { key, party })))
-    }
-
-    fn held(&self) -> Result<&Keyed<Joiner>, Coded> {
-        self.0.as_ref().ok_or_else(closed)
-    }
-
-    /// Whether it asks for the intersection itself.
-    ///
-    /// # Errors
-    /// `PSI_USAGE` after [`free`](Self::free).
-    pub fn reveal(&self) -> Result<bool, Coded> {
-        Ok(self.held()?.party.mode() == Mode::Reveal)
-    }
-
-    /// The key's 32 big-endian bytes (`GetPrivateKeyBytes`): the only way the key leaves.
-    ///
-    /// # Errors
-    /// `PSI_USAGE` after [`free`](Self::free).
-    pub fn export_key(&self) -> Result<Zeroizing<[u8; 32]>, Coded> {
-        Ok(self.held()?.key.to_bytes())
-    }
-
-    /// Drops the key and the engine's state (wiped); every later call is refused.
-    pub fn free(&mut self) {
-        self.0 = None;
-    }
-
+impl Party<Joiner> {
     /// `CreateRequest(values)`'s bytes: `values` masked on `pool`, in order (may be empty).
     ///
     /// # Errors
     /// `PSI_USAGE` after [`free`](Self::free); `PSI_CANCELLED`.
-    pub fn request<T: AsRef<[u8]> + Sync>(
+    pub fn request<V: AsRef<[u8]> + Sync>(
         &self,
         pool: &Pool,
         control: &Control,
-        values: &[T],
+        values: &[V],
     ) -> Result<Vec<u8>, Coded> {
-        let held = self.held()?;
-        Ok(compat::request(&held.party, pool, control, values)?.to_bytes())
+        Ok(compat::request(self.side()?, pool, control, values)?.to_bytes())
     }
 
     /// `GetIntersection(setup, response)`: the indexes of this client's values found, in
@@ -222,9 +199,9 @@ impl Client {
         setup: &[u8],
         response: &[u8],
     ) -> Result<Vec<u64>, Coded> {
-        let held = self.held()?;
+        let joiner = self.side()?;
         let (setup, response) = messages(setup, response)?;
-        let found = compat::intersect(&held.party, pool, control, &setup, &response)?;
+        let found = compat::intersect(joiner, pool, control, &setup, &response)?;
         Ok(found.into_iter().map(|i| i as u64).collect())
     }
 
@@ -239,9 +216,9 @@ impl Client {
         setup: &[u8],
         response: &[u8],
     ) -> Result<u64, Coded> {
-        let held = self.held()?;
+        let joiner = self.side()?;
         let (setup, response) = messages(setup, response)?;
-        let size = compat::intersection_size(&held.party, pool, control, &setup, &response)?;
+        let size = compat::intersection_size(joiner, pool, control, &setup, &response)?;
         Ok(size as u64)
     }
 }
