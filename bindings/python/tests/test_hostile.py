@@ -140,3 +140,20 @@ def test_plan_inputs_of_the_wrong_kind_dtype_layout_or_aliasing_are_refused_befo
     assert code_of(lambda: plan.Plan("{")) == "PLAN_INVALID"
     assert code_of(lambda: plan.Plan({"version": 2})) == "PLAN_INVALID"
     assert code_of(lambda: p.run({"y": x})) == "PLAN_BINDING"
+
+
+def test_ctrl_c_cancels_a_step_that_reports_nothing_within_a_fraction_of_a_second():
+    import os
+    import signal
+    import time
+
+    server = psi.server.CreateWithNewKey(True)
+    values = [f"v{i}" for i in range(200_000)]  # about 10 s on one worker
+    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+    started = time.monotonic()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        server.CreateSetupMessage(1e-9, 10, values, psi.DataStructure.RAW, workers=1)
+    assert time.monotonic() - started < 3.0
+    # The server is whole after it: a step runs to its end.
+    assert server.CreateSetupMessage(1e-9, 1, ["a"], psi.DataStructure.RAW).ByteSize() == 37

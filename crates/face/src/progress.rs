@@ -17,6 +17,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use std::sync::mpsc::RecvTimeoutError;
 
 use lockstep_shard::{CancelToken, Control, Progress};
 
@@ -33,9 +34,10 @@ pub trait Callback: 'static {
     /// What the callback threw.
     fn call(&self, done: f64, total: f64) -> Result<(), Self::Thrown>;
 
-    /// Called on the caller's thread about every [`IDLE`] while a [`relayed`] step runs and
-    /// reports nothing new: a Python binding checks for a pending signal (Ctrl-C) here, which
-    /// its interpreter cannot while the step holds no lock of its. An `Err` cancels the step.
+    /// Called on the caller's thread about every [`IDLE`] while a [`relayed`] step runs,
+    /// whether or not it reports: a Python binding checks for a pending signal (Ctrl-C) here,
+    /// which its interpreter cannot while the step runs without its lock. An `Err` cancels the
+    /// step.
     ///
     /// # Errors
     /// What the check raised.
@@ -44,7 +46,7 @@ pub trait Callback: 'static {
     }
 }
 
-/// How often a [`relayed`] step's caller wakes when nothing is reported.
+/// How often a [`relayed`] step's caller runs [`Callback::idle`].
 pub const IDLE: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// The engine a step belongs to, which names a refused re-entry in its own words and code.
@@ -171,8 +173,7 @@ enum Relay {
 /// **this** thread, which waits for the step and calls nothing else: the form for a binding that
 /// lets go of its interpreter's lock while a step runs (Python's GIL), so the step's workers never
 /// wait for it, and takes it back only to run the callback. Reports are coalesced (the latest
-/// wins while the callback runs); [`Callback::idle`] is called when nothing arrives for
-/// [`IDLE`]. The rules are [`with_progress`]'s: no re-entry on this thread, a throw (from
+/// wins while the callback runs); [`Callback::idle`] is called every [`IDLE`]. The rules are [`with_progress`]'s: no re-entry on this thread, a throw (from
 /// `call` or `idle`) cancels the step and comes back in place of its error.
 ///
 /// # Errors
@@ -204,45 +205,39 @@ pub fn relayed<C: Callback, T: Send, E: Into<Coded> + Send>(
             let _ = send.send(Relay::Ended);
             result
         });
-        loop {
-            let next = match receive.recv_timeout(IDLE) {
-                Ok(Relay::Ended) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
-                Ok(Relay::Report(done, total)) => {
-                    // The latest report waiting, unless the step has ended meanwhile.
-                    let mut last = Some((done, total));
-                    let mut ended = false;
-                    for beat in receive.try_iter() {
-                        match beat {
-                            Relay::Report(d, t) => last = Some((d, t)),
-                            Relay::Ended => ended = true,
-                        }
-                    }
-                    if thrown.is_none()
-                        && let Some((done, total)) = last
-                    {
-                        #[allow(
-                            clippy::cast_precision_loss,
-                            reason = "counts of items a caller's arrays hold, below 2^53"
-                        )]
-                        let called = callback.call(done as f64, total as f64);
-                        if let Err(error) = called {
-                            thrown = Some(error);
-                            cancel.cancel();
-                        }
-                    }
-                    if ended {
-                        break;
-                    }
-                    continue;
+        let mut checked = std::time::Instant::now();
+        let mut ended = false;
+        while !ended {
+            // The latest report waiting (coalesced), or none by the time the next check is due.
+            let mut last = None;
+            match receive.recv_timeout(IDLE.saturating_sub(checked.elapsed())) {
+                Ok(Relay::Ended) | Err(RecvTimeoutError::Disconnected) => ended = true,
+                Ok(Relay::Report(done, total)) => last = Some((done, total)),
+                Err(RecvTimeoutError::Timeout) => {}
+            }
+            for beat in receive.try_iter() {
+                match beat {
+                    Relay::Report(done, total) => last = Some((done, total)),
+                    Relay::Ended => ended = true,
                 }
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout) if thrown.is_none() => {
-                    callback.idle()
-                }
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => continue,
+            }
+            if thrown.is_some() {
+                continue; // it threw: the step is ending, the caller's code is not run again
+            }
+            #[allow(
+                clippy::cast_precision_loss,
+                reason = "counts of items a caller's arrays hold, below 2^53"
+            )]
+            let mut outcome = match last {
+                Some((done, total)) => callback.call(done as f64, total as f64),
+                None => Ok(()),
             };
-            if thrown.is_none()
-                && let Err(error) = next
-            {
+            // The idle check is due every IDLE whether or not reports arrive.
+            if outcome.is_ok() && !ended && checked.elapsed() >= IDLE {
+                checked = std::time::Instant::now();
+                outcome = callback.idle();
+            }
+            if let Err(error) = outcome {
                 thrown = Some(error);
                 cancel.cancel();
             }
@@ -421,6 +416,24 @@ mod tests {
         assert!(!calls.is_empty());
         assert!(calls.windows(2).all(|w| w[0].0 <= w[1].0));
         assert!(callback.threads.borrow().iter().all(|&t| t == here));
+    }
+
+    #[test]
+    fn the_idle_check_runs_while_reports_keep_arriving() {
+        let callback = caller(None, false);
+        let started = std::time::Instant::now();
+        relayed(Domain::Psi, &callback, |c| {
+            pooled(c, 200, std::time::Duration::from_millis(3))
+        })
+        .unwrap();
+        let took = started.elapsed();
+        assert!(took >= IDLE * 2, "{took:?}");
+        assert!(
+            callback.idles.get() >= 1,
+            "{} idle checks in {took:?}",
+            callback.idles.get()
+        );
+        assert!(callback.calls.borrow().len() > 1);
     }
 
     #[test]
