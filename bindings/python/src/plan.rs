@@ -9,10 +9,14 @@
 //! dtype of each array must be one of the plan format's eight, and the plan's own checks (which
 //! dtype and length each input and output must have) are the engine's, before any work.
 //!
-//! Outputs not given are allocated as one-dimensional arrays of the lengths the run's layout
-//! states. The lock is let go for the run ([`relay::run`]): another Python thread that resizes
-//! an array a run holds while it runs (`ndarray.resize(refcheck=False)`) breaks numpy's own rule
-//! for arrays in use, as it would under any of numpy's functions that let the lock go.
+//! Outputs not given are allocated by numpy as one-dimensional arrays of the lengths the run's
+//! layout states (`numpy.empty` where the run writes every element). An array must also be
+//! aligned to its element size (a view at an odd byte offset is refused).
+//!
+//! The lock is let go for the run ([`relay::run`]): another Python thread that writes an input,
+//! reads or writes an output, or resizes an array (`ndarray.resize(refcheck=False)`) while the
+//! run holds it races with the run, as it would under any of numpy's functions that let the lock
+//! go; numpy's borrow tracking keeps out only this module's other callers.
 
 use std::sync::Arc;
 
@@ -20,8 +24,8 @@ use lockstep_face::Coded;
 use lockstep_face::progress::Domain;
 use lockstep_plan::{ArrayMut, ArrayRef, CompiledPlan, DType, RunError, RunOptions};
 use numpy::{
-    PyArray1, PyArrayDescrMethods, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn,
-    PyReadwriteArrayDyn, PyUntypedArray, PyUntypedArrayMethods, dtype,
+    PyArrayDescrMethods, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn, PyReadwriteArrayDyn,
+    PyUntypedArray, PyUntypedArrayMethods, dtype,
 };
 use pyo3::prelude::*;
 use pyo3::types::PyList;
@@ -155,17 +159,30 @@ fn borrowed(at: &str) -> impl Fn(numpy::BorrowError) -> Coded + '_ {
     move |e| {
         binding(
             at.to_owned(),
-            format!("shares its memory with another array of this run ({e})"),
+            format!(
+                "cannot be borrowed for this run ({e}): an output that is an input or another \
+                 output, a read-only output, or an array another run holds"
+            ),
         )
     }
 }
 
+/// An array whose elements are not aligned to their size (a view at an odd byte offset).
+fn misaligned(at: &str) -> Coded {
+    binding(
+        at.to_owned(),
+        "its elements are not aligned to their size (numpy.ascontiguousarray makes an aligned copy)",
+    )
+}
 impl<'py> Input<'py> {
     fn of(py: Python<'py>, object: &Bound<'py, PyAny>, at: &str) -> Result<(Self, DType), Coded> {
         let (array, dtype) = array(py, object, at)?;
         let input = by_dtype!(dtype, T => {
             let typed = array.cast::<PyArrayDyn<T>>().expect("invariant: the dtype was just matched");
             let read = typed.try_readonly().map_err(borrowed(at))?;
+            if read.as_slice().is_err() {
+                return Err(misaligned(at));
+            }
             Input::from(read)
         });
         Ok((input, dtype))
@@ -173,7 +190,7 @@ impl<'py> Input<'py> {
 
     fn view(&self) -> ArrayRef<'_> {
         fn slice<T>(s: Result<T, numpy::AsSliceError>) -> T {
-            s.expect("invariant: checked C-contiguous")
+            s.expect("invariant: checked contiguous and aligned when borrowed")
         }
         match self {
             Self::I8(a) => ArrayRef::I8(slice(a.as_slice())),
@@ -193,14 +210,17 @@ impl<'py> Output<'py> {
         let (array, dtype) = array(py, object, at)?;
         Ok(by_dtype!(dtype, T => {
             let typed = array.cast::<PyArrayDyn<T>>().expect("invariant: the dtype was just matched");
-            let write = typed.try_readwrite().map_err(borrowed(at))?;
+            let mut write = typed.try_readwrite().map_err(borrowed(at))?;
+            if write.as_slice_mut().is_err() {
+                return Err(misaligned(at));
+            }
             Output::from(write)
         }))
     }
 
     fn view(&mut self) -> ArrayMut<'_> {
         fn slice<T>(s: Result<T, numpy::AsSliceError>) -> T {
-            s.expect("invariant: checked C-contiguous")
+            s.expect("invariant: checked contiguous and aligned when borrowed")
         }
         match self {
             Self::I8(a) => ArrayMut::I8(slice(a.as_slice_mut())),
@@ -279,6 +299,7 @@ impl Plan {
         let mut views: Vec<ArrayMut<'_>> = written.iter_mut().map(Output::view).collect();
         relay::run(py, Domain::Plan, progress, |control| {
             let elements = plan.plan().element_count(&refs).map_err(Coded::from)?;
+            control.progress().start(Some(elements as u64));
             let count = lockstep_face::plan::workers(workers, elements).map_err(Coded::from)?;
             let pool = relay::pool(count, "PLAN_RUNTIME")?;
             plan.run(&pool, control, &refs, &mut views, &RunOptions::default())
@@ -294,10 +315,10 @@ impl Plan {
 }
 
 impl Plan {
-    /// Outputs of the dtypes the plan declares and the lengths its layout states: left
-    /// uninitialized where the run writes every element (the layout's `covered`), as numpy's
-    /// `empty` (a fresh zeroed array costs a pass and its pages' faults: 0.2-0.4 ms a 4 MiB
-    /// output), zeroed where a strided view leaves gaps.
+    /// Outputs of the dtypes the plan declares and the lengths its layout states, made by
+    /// numpy (`numpy.empty` where the run writes every element, the layout's `covered`;
+    /// `numpy.zeros` where a strided view leaves gaps), so an allocation numpy refuses is its
+    /// `MemoryError`, never a crash.
     fn allocate<'py>(
         &self,
         py: Python<'py>,
@@ -311,45 +332,22 @@ impl Plan {
             .zip(&refs)
             .map(|(&(dtype, _), r)| (dtype, r.len()))
             .collect();
-        let elements = self
-            .0
-            .plan()
-            .element_count(&refs)
-            .map_err(|e| fail(e.into()))?;
-        let count = lockstep_face::plan::workers(0, elements).map_err(|e| fail(e.into()))?;
+        // Which outputs are covered and how long they are do not depend on the worker count.
         let layout = self
             .0
-            .layout(&shapes, None, count)
+            .layout(&shapes, None, 1)
             .map_err(|e| fail(e.into()))?;
-        Ok(self
-            .0
+        let numpy = py.import("numpy")?;
+        self.0
             .plan()
             .outputs()
             .iter()
             .zip(layout.outputs.iter().zip(&layout.covered))
             .map(|(output, (&len, &covered))| {
-                by_dtype!(output.dtype, T => {
-                    if covered {
-                        uninit::<T>(py, len)
-                    } else {
-                        PyArray1::<T>::zeros(py, len, false).into_any()
-                    }
-                })
+                let make = if covered { "empty" } else { "zeros" };
+                let dtype = by_dtype!(output.dtype, T => dtype::<T>(py));
+                numpy.call_method1(make, (len, dtype))
             })
-            .collect())
+            .collect()
     }
-}
-
-/// A one-dimensional array of `len` elements, uninitialized: only for an output the run writes
-/// whole (the layout's `covered`). The only `unsafe` of this crate.
-#[allow(
-    unsafe_code,
-    reason = "numpy's empty: every element is written before it is read"
-)]
-fn uninit<T: numpy::Element>(py: Python<'_>, len: usize) -> Bound<'_, PyAny> {
-    // SAFETY: `PyArray1::new` leaves the elements uninitialized. The array is an output the
-    // layout states the run covers: the run writes every element before the array reaches the
-    // caller, and a failed run's outputs are dropped without being returned. The eight element
-    // types are plain numbers (no drop glue, every bit pattern valid once written).
-    unsafe { PyArray1::<T>::new(py, len, false) }.into_any()
 }

@@ -4,7 +4,8 @@
 //! signal, so Ctrl-C cancels a step (raising `KeyboardInterrupt`) within about 100 ms.
 //!
 //! The pools are kept for the process ([`Pools`]): a step asking for a count gets a pool of
-//! exactly that many threads, started once.
+//! exactly that many threads, reused while kept (the least recently used pools are let go when
+//! the threads kept would pass twice the machine's parallelism, at least 16).
 
 use std::sync::{Arc, OnceLock};
 

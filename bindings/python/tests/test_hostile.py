@@ -31,6 +31,11 @@ def test_wrong_types_are_type_errors_naming_the_value():
         server.CreateSetupMessage(0.1, 1, ["a"], 3)
     with pytest.raises(TypeError, match="client_request: a message or bytes"):
         server.ProcessRequest(42)
+    import pandas as pd
+    import lockstep.link as link
+
+    with pytest.raises(TypeError, match="on="):
+        link.Joiner().request(pd.DataFrame({"email": ["a"]}))
 
 
 def test_bad_messages_keys_and_parameters_are_refused_with_their_codes():
@@ -140,6 +145,20 @@ def test_plan_inputs_of_the_wrong_kind_dtype_layout_or_aliasing_are_refused_befo
     assert code_of(lambda: plan.Plan("{")) == "PLAN_INVALID"
     assert code_of(lambda: plan.Plan({"version": 2})) == "PLAN_INVALID"
     assert code_of(lambda: p.run({"y": x})) == "PLAN_BINDING"
+    # Contiguous but misaligned: a view at an odd byte offset.
+    odd = np.frombuffer(bytearray(4 * 11), dtype=np.float32, count=10, offset=1)
+    assert code_of(lambda: p.run([odd])) == "PLAN_BINDING"
+    read_only = np.zeros(10, dtype=np.float32)
+    read_only.flags.writeable = False
+    assert code_of(lambda: p.run([x], [read_only])) == "PLAN_BINDING"
+
+
+def test_an_output_numpy_cannot_allocate_is_its_memory_error_not_a_crash():
+    huge = plan.Plan({"version": 1, "inputs": [{"id": "x", "dtype": "f64"}],
+                      "nodes": [{"id": "y", "op": "neg", "args": ["x"]}],
+                      "outputs": [{"id": "o", "from": "y", "view": {"offset": 0, "stride": 2**40}}]})
+    with pytest.raises((MemoryError, lockstep.PlanError)):
+        huge.run([np.zeros(1 << 12)])
 
 
 def test_ctrl_c_cancels_a_step_that_reports_nothing_within_a_fraction_of_a_second():

@@ -64,15 +64,22 @@ def test_rounds_mix_the_two_modules_both_ways(ds, reveal):
     ours_c = psi.client.CreateFromKey(client_key, reveal)
     theirs_s = om.server.CreateFromKey(server_key, reveal)
     theirs_c = om.client.CreateFromKey(client_key, reveal)
+    sizes, lists = [], []
     for server, client, ds_of in [(ours_s, theirs_c, ds), (theirs_s, ours_c, their_ds)]:
         setup = server.CreateSetupMessage(1e-6, len(joiner), starter, ds_of)
         request = client.CreateRequest(joiner)
         response = server.ProcessRequest(request)  # the other module's message object
-        size = client.GetIntersectionSize(setup, response)
-        assert size == 251
+        sizes.append(client.GetIntersectionSize(setup, response))
         if reveal:
             found = client.GetIntersection(setup, response)
-            assert sorted(found) == list(range(250)) + [401]
+            assert set(range(250)) | {401} <= set(found)
+            lists.append(list(found))
+    # The same keys give the same size and list, in the same order, whichever module computed
+    # them. A false positive may add to both: OpenMined's Bloom filter at fpr 1e-6 showed one
+    # in 150 rounds of these sets, in openmined.psi as in ours (the same filter, bit for bit).
+    assert sizes[0] == sizes[1] and 251 <= sizes[0] <= 253
+    if reveal:
+        assert lists[0] == lists[1] and len(lists[0]) == sizes[0]
     # Our setup equals theirs byte for byte, and either module reads the other's messages.
     ours = ours_s.CreateSetupMessage(1e-6, len(joiner), starter, ds).SerializeToString()
     theirs = theirs_s.CreateSetupMessage(1e-6, len(joiner), starter, their_ds).SerializeToString()
@@ -80,6 +87,20 @@ def test_rounds_mix_the_two_modules_both_ways(ds, reveal):
     parsed = psi.ServerSetup()
     assert parsed.ParseFromString(theirs) == len(theirs)
     assert parsed == psi.ServerSetup.Load(ours)
+
+
+def test_a_rate_openmined_corrects_by_the_count_is_taken_as_it_takes_it():
+    server_key = key()
+    ours, theirs = psi.server.CreateFromKey(server_key, True), om.server.CreateFromKey(server_key, True)
+    for ds in (psi.DataStructure.GCS, psi.DataStructure.BLOOM_FILTER):
+        mine = ours.CreateSetupMessage(1.5, 10, ["a", "b"], ds).SerializeToString()
+        assert mine == theirs.CreateSetupMessage(1.5, 10, ["a", "b"], om.DataStructure[ds.name]).SerializeToString()
+        for fpr, count in ((1.5, 1), (20.0, 10), (0.5, 0)):
+            with pytest.raises(RuntimeError):
+                theirs.CreateSetupMessage(fpr, count, ["a"], om.DataStructure[ds.name])
+            with pytest.raises(lockstep.PsiError) as refused:
+                ours.CreateSetupMessage(fpr, count, ["a"], ds)
+            assert refused.value.code == "PSI_PARAMS"
 
 
 def test_the_bytes_are_the_same_at_every_worker_count():
@@ -128,6 +149,8 @@ def test_progress_is_called_on_the_calling_thread_and_a_raise_cancels_the_step()
 
     server.CreateSetupMessage(1e-9, 10, values(5000, 0), psi.DataStructure.GCS, workers=2, progress=progress)
     assert seen and seen[-1] == (5000, 5000)
+    assert {total for _, total in seen} == {5000}, "the total is the step's from its first report"
+    assert any(done < total for done, total in seen)
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
     assert threads == {threading.get_ident()}
 

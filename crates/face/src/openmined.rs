@@ -150,6 +150,7 @@ impl Party<Starter> {
         let format: SetupFormat = format
             .parse()
             .map_err(|e: String| Coded::new("PSI_USAGE", e))?;
+        control.progress().start(Some(values.len() as u64));
         let setup = compat::setup(starter, pool, control, values, format, fpr, joiner_count)?;
         Ok(setup.to_bytes()?)
     }
@@ -168,6 +169,9 @@ impl Party<Starter> {
     ) -> Result<Vec<u8>, Coded> {
         let starter = self.side()?;
         let request = compat::read_request(request)?;
+        control
+            .progress()
+            .start(Some(request.elements.len() as u64));
         Ok(starter.respond(pool, control, &request)?.to_bytes())
     }
 }
@@ -183,7 +187,9 @@ impl Party<Joiner> {
         control: &Control,
         values: &[V],
     ) -> Result<Vec<u8>, Coded> {
-        Ok(compat::request(self.side()?, pool, control, values)?.to_bytes())
+        let joiner = self.side()?;
+        control.progress().start(Some(values.len() as u64));
+        Ok(compat::request(joiner, pool, control, values)?.to_bytes())
     }
 
     /// `GetIntersection(setup, response)`: the indexes of this client's values found, in
@@ -200,7 +206,7 @@ impl Party<Joiner> {
         response: &[u8],
     ) -> Result<Vec<u64>, Coded> {
         let joiner = self.side()?;
-        let (setup, response) = messages(setup, response)?;
+        let (setup, response) = messages(setup, response, control)?;
         let found = compat::intersect(joiner, pool, control, &setup, &response)?;
         Ok(found.into_iter().map(|i| i as u64).collect())
     }
@@ -217,18 +223,25 @@ impl Party<Joiner> {
         response: &[u8],
     ) -> Result<u64, Coded> {
         let joiner = self.side()?;
-        let (setup, response) = messages(setup, response)?;
+        let (setup, response) = messages(setup, response, control)?;
         let size = compat::intersection_size(joiner, pool, control, &setup, &response)?;
         Ok(size as u64)
     }
 }
 
-/// A setup and a response read from their bytes.
-fn messages(setup: &[u8], response: &[u8]) -> Result<(ServerSetup, Response), Coded> {
-    Ok((
-        ServerSetup::from_bytes(setup)?,
-        Response::from_bytes(response)?,
-    ))
+/// A setup and a response read from their bytes, the step's progress started with the
+/// response's count (the elements it unmasks).
+fn messages(
+    setup: &[u8],
+    response: &[u8],
+    control: &Control,
+) -> Result<(ServerSetup, Response), Coded> {
+    let setup = ServerSetup::from_bytes(setup)?;
+    let response = Response::from_bytes(response)?;
+    control
+        .progress()
+        .start(Some(response.elements.len() as u64));
+    Ok((setup, response))
 }
 
 /// Which of the three messages `bytes` are: `"setup"`, `"request"` or `"response"`, read by

@@ -1,7 +1,10 @@
-//! One bridge from the runtime's progress ([`Progress`]) to a front end's callback: the JS
-//! function a caller passes as `progress(done, total)`, a Python callable.
+//! The bridges from the runtime's progress ([`Progress`]) to a front end's callback: the JS
+//! function a caller passes as `progress(done, total)`, a Python callable. [`with_progress`]
+//! runs the step on the calling thread (the JS bindings); [`relayed`] runs it on a thread of its
+//! own and calls the callback on the calling thread (the Python binding, which lets go of the
+//! GIL meanwhile).
 //!
-//! The runtime's progress sink must be `Send`; a JS function is not, and a step of a binding
+//! The runtime's progress sink must be `Send`; a JS function is not, and a step of a JS binding
 //! runs on the calling thread (the runtime's current-thread pool). So the callback of the step in
 //! flight is kept in this thread's cell, and the sink calls it from there. Three rules hold for
 //! every binding:
@@ -210,7 +213,13 @@ pub fn relayed<C: Callback, T: Send, E: Into<Coded> + Send>(
         while !ended {
             // The latest report waiting (coalesced), or none by the time the next check is due.
             let mut last = None;
-            match receive.recv_timeout(IDLE.saturating_sub(checked.elapsed())) {
+            // After a throw nothing is due: wait for the step to end, waking each IDLE.
+            let wait = if thrown.is_some() {
+                IDLE
+            } else {
+                IDLE.saturating_sub(checked.elapsed())
+            };
+            match receive.recv_timeout(wait) {
                 Ok(Relay::Ended) | Err(RecvTimeoutError::Disconnected) => ended = true,
                 Ok(Relay::Report(done, total)) => last = Some((done, total)),
                 Err(RecvTimeoutError::Timeout) => {}

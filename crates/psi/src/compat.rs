@@ -8,15 +8,18 @@
 //! against `openmined.psi` in `bindings/python/tests/`):
 //!
 //! - **Setup.** A raw setup ignores the rate and the joiner count (any value, even negative);
-//!   GCS and Bloom check the rate in (0, 1) and need a joiner count of at least 1. Any of the
-//!   three may be over an empty set.
+//!   GCS and Bloom need a joiner count of at least 1 and check the rate as corrected by it,
+//!   `fpr / joiner_count`, in (0, 1) (so 1.5 for 10 joiner values is taken, as OpenMined takes
+//!   it). Any of the three may be over an empty set.
 //! - **Request.** May be empty ([`read_request`] reads one).
 //! - **Intersection.** Raw: the joiner's unmasked elements sorted by `(bytes, index)` and merged
 //!   with the sorted setup, each setup element taking at most one joiner element (a value the
 //!   joiner holds three times and the starter twice is found twice, the two lowest indexes); in
 //!   that merged order. GCS: every joiner element whose hash is in the set, ordered by `(hash,
 //!   index)` (OpenMined sorts by hash alone with an unstable sort, so among equal hashes, a
-//!   value the joiner repeats, its order may differ from ours past 16 elements). Bloom: every
+//!   value the joiner repeats or two values whose hashes collide (about `fpr` likely), its
+//!   order may differ from ours: past 16 client values with libstdc++, the Linux wheels'; other
+//!   C++ libraries switch at other sizes). Bloom: every
 //!   joiner element the filter holds, by index.
 //! - **Size.** The intersection's length, in either mode.
 //!
@@ -35,8 +38,8 @@ use crate::{
 /// `inputs` masked by `starter` on `pool`, in `format`.
 ///
 /// # Errors
-/// For GCS and Bloom only: [`PsiError::FalsePositiveRate`], [`PsiError::JoinerCount`] for a
-/// count below 1, [`PsiError::GcsTooLarge`], [`PsiError::SetupTooLarge`], all before any
+/// For GCS and Bloom only: [`PsiError::JoinerCount`] for a count below 1,
+/// [`PsiError::FalsePositiveRate`] for a corrected rate outside (0, 1), [`PsiError::GcsTooLarge`], [`PsiError::SetupTooLarge`], all before any
 /// masking. [`PsiError::Cancelled`] and runtime failures.
 pub fn setup<T: AsRef<[u8]> + Sync>(
     starter: &Starter,
@@ -55,7 +58,7 @@ pub fn setup<T: AsRef<[u8]> + Sync>(
                 fpr,
                 joiner_count: u64::try_from(joiner_count).unwrap_or(0),
             };
-            params.sized(inputs.len())?
+            params.sized_as_openmined(inputs.len())?
         }
     };
     let masked = starter.mask(pool, control, inputs)?;
@@ -280,8 +283,12 @@ mod tests {
             let found = intersect(&joiner, &pool, &control, &setup, &response).unwrap();
             assert!(found.is_empty(), "{format:?}");
         }
+        // The corrected rate is what GCS and Bloom check: 1.5 for 10 joiner values is 0.15.
+        for format in [SetupFormat::Gcs, SetupFormat::Bloom] {
+            assert!(setup(&starter, &pool, &control, &["a"], format, 1.5, 10).is_ok());
+        }
         // A raw setup ignores the rate and the count; the others refuse them.
-        for (fpr, count) in [(2.0, 1), (0.1, 0), (0.1, -1)] {
+        for (fpr, count) in [(2.0, 1), (0.1, 0), (0.1, -1), (20.0, 10)] {
             assert!(
                 setup(
                     &starter,

@@ -114,6 +114,33 @@ impl SetupParams {
     /// [`PsiError::SetupTooLarge`].
     pub(crate) fn sized(&self, starter_count: usize) -> Result<Sizing, PsiError> {
         self.validate()?;
+        self.sizes(starter_count)
+    }
+
+    /// The sizes as OpenMined's API checks them ([`compat`](crate::compat)): the joiner count at
+    /// least 1 and the corrected rate `fpr / joiner_count` in (0, 1) (a rate of 1.5 for 10
+    /// joiner values is taken), then the same sizes as [`sized`](Self::sized).
+    ///
+    /// # Errors
+    /// [`PsiError::JoinerCount`], [`PsiError::FalsePositiveRate`] (naming the rate given),
+    /// [`PsiError::GcsTooLarge`], [`PsiError::SetupTooLarge`].
+    pub(crate) fn sized_as_openmined(&self, starter_count: usize) -> Result<Sizing, PsiError> {
+        if self.joiner_count == 0 {
+            return Err(PsiError::JoinerCount);
+        }
+        #[allow(
+            clippy::cast_precision_loss,
+            reason = "as OpenMined computes it, in doubles"
+        )]
+        let corrected = self.fpr / self.joiner_count as f64;
+        if !(corrected > 0.0 && corrected < 1.0) {
+            return Err(PsiError::FalsePositiveRate(self.fpr));
+        }
+        self.sizes(starter_count)
+    }
+
+    /// The sizes of a setup of `starter_count` elements, the parameters checked by the caller.
+    fn sizes(&self, starter_count: usize) -> Result<Sizing, PsiError> {
         #[allow(
             clippy::cast_precision_loss,
             reason = "as OpenMined computes it, in doubles"

@@ -82,6 +82,8 @@ def _rows(records: Any, on: On):
     """`(data, options)` for the engine: a CSV's bytes keyed on `on`, or values packed."""
     columns = _columns(on)
     if not columns:
+        if hasattr(records, "columns"):  # a frame: its rows are records, keyed on named columns
+            raise TypeError("records: a frame needs on= naming its key columns")
         for method in ("to_pylist", "to_list"):  # pyarrow, polars and pandas series
             convert = getattr(records, method, None)
             if callable(convert) and not isinstance(records, (list, tuple)):

@@ -13,7 +13,8 @@ worker count:
   `PLAN_BINDING` before any work.
 - **Outputs** are allocated (one-dimensional, the lengths the plan's views need) or given
   (`outputs=`, written in place, C-contiguous, the plan's dtypes). After
-  `PLAN_DIVISION_BY_ZERO` (an integer division by zero) the given outputs are partly written.
+  `PLAN_DIVISION_BY_ZERO` (an integer division by zero), a `progress` that raised or Ctrl-C the
+  given outputs are partly written.
 - `workers=` (0: `LOCKSTEP_WORKERS` or every core, fewer for a small run), `progress=` (a
   callable `(done, total)` on the calling thread; raising cancels the run). The GIL is let go
   while the plan runs; Ctrl-C cancels it.
