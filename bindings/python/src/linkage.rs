@@ -8,6 +8,7 @@
 //! held ([`Options`]) and checked by the face, in its words.
 
 use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard, TryLockError};
 
 use lockstep_face::progress::Domain;
 use lockstep_face::psi::FoundRows;
@@ -125,9 +126,36 @@ fn pool_for(asked: u32, items: usize) -> Result<std::sync::Arc<lockstep_shard::P
     )
 }
 
-/// A record-linkage party: a starter or a joiner, its key inside.
-#[pyclass(module = "lockstep._native", name = "Party")]
-pub(crate) struct Party(PsiParty);
+/// A record-linkage party: a starter or a joiner, its key inside, and the state of its round
+/// between steps. One call at a time: a call while another runs (from another thread, or from
+/// the running step's own `progress`) is refused with `PSI_USAGE`, never queued behind it.
+#[pyclass(module = "lockstep._native", name = "Party", frozen)]
+pub(crate) struct Party(Mutex<PsiParty>);
+
+impl Party {
+    /// The party, if no other call holds it.
+    fn held(&self, py: Python<'_>) -> PyResult<MutexGuard<'_, PsiParty>> {
+        match self.0.try_lock() {
+            Ok(party) => Ok(party),
+            Err(TryLockError::WouldBlock) => Err(errors::coded(
+                py,
+                &Coded::new(
+                    "PSI_USAGE",
+                    "this party is in a step already (another thread's, or the step's own \
+                     progress callback): one call at a time",
+                ),
+            )),
+            // A step panicked holding it (an engine bug): its state is not to be trusted.
+            Err(TryLockError::Poisoned(_)) => Err(errors::coded(
+                py,
+                &Coded::new(
+                    "PSI_INTERNAL",
+                    "this party's last step failed inside the engine",
+                ),
+            )),
+        }
+    }
+}
 
 #[pymethods]
 impl Party {
@@ -135,7 +163,7 @@ impl Party {
     #[staticmethod]
     fn generate(py: Python<'_>, role: &str) -> PyResult<Self> {
         PsiParty::generate(role, Backend::Native)
-            .map(Self)
+            .map(|party| Self(Mutex::new(party)))
             .map_err(|e| errors::coded(py, &e))
     }
 
@@ -144,30 +172,35 @@ impl Party {
     fn from_key(py: Python<'_>, role: &str, key: &[u8]) -> PyResult<Self> {
         let mut key = Zeroizing::new(key.to_vec());
         PsiParty::import(role, &mut key, Backend::Native)
-            .map(Self)
+            .map(|party| Self(Mutex::new(party)))
             .map_err(|e| errors::coded(py, &e))
     }
 
     /// `"starter"` or `"joiner"`.
     fn role(&self, py: Python<'_>) -> PyResult<&'static str> {
-        self.0.role().map_err(|e| errors::coded(py, &e))
+        self.held(py)?.role().map_err(|e| errors::coded(py, &e))
     }
 
     /// The key's 32 big-endian bytes.
     fn export_key<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let key = self.0.export_key().map_err(|e| errors::coded(py, &e))?;
+        let key = self
+            .held(py)?
+            .export_key()
+            .map_err(|e| errors::coded(py, &e))?;
         Ok(PyBytes::new(py, key.as_ref()))
     }
 
-    /// Drops the key (wiped); later calls raise `PsiError` (`PSI_USAGE`).
-    fn close(&mut self) {
-        self.0.free();
+    /// Drops the key (wiped); later calls raise `PsiError` (`PSI_USAGE`), as does a close
+    /// while a step runs.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        self.held(py)?.free();
+        Ok(())
     }
 
     /// The starter's setup over `data` (CSV bytes, or values one a row with `packed`).
     #[pyo3(signature = (data, options, workers = 0, progress = None))]
     fn setup<'py>(
-        &mut self,
+        &self,
         py: Python<'py>,
         data: &Bound<'py, PyAny>,
         options: &Bound<'py, PyDict>,
@@ -175,7 +208,8 @@ impl Party {
         progress: Option<Py<PyAny>>,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let (rows, options) = (RowsIn::of(data)?, Options::of(Some(options))?);
-        let party = &mut self.0;
+        let mut held = self.held(py)?;
+        let party: &mut PsiParty = &mut held;
         let bytes = relay::run(py, Domain::Psi, progress, |control| {
             let pool = pool_for(workers, rows.ends.len().max(rows.values.len() / 32))?;
             party.setup_on(&pool, control, &rows.values, &rows.ends, &options)
@@ -186,7 +220,7 @@ impl Party {
     /// The last raw setup's permutation file, as `psi setup --permutation-out` writes it.
     fn permutation_file<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         let bytes = self
-            .0
+            .held(py)?
             .permutation_file()
             .map_err(|e| errors::coded(py, &e))?;
         Ok(PyBytes::new(py, &bytes))
@@ -195,7 +229,7 @@ impl Party {
     /// The starter's response to `request`.
     #[pyo3(signature = (request, joiner_count, size_only = false, workers = 0, progress = None))]
     fn respond<'py>(
-        &mut self,
+        &self,
         py: Python<'py>,
         request: &[u8],
         joiner_count: f64,
@@ -203,7 +237,8 @@ impl Party {
         workers: u32,
         progress: Option<Py<PyAny>>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let party = &mut self.0;
+        let mut held = self.held(py)?;
+        let party: &mut PsiParty = &mut held;
         let bytes = relay::run(py, Domain::Psi, progress, |control| {
             let pool = pool_for(workers, request.len() / lockstep_psi::ELEMENT_LEN)?;
             party.respond_on(&pool, control, request, joiner_count, size_only)
@@ -217,7 +252,10 @@ impl Party {
         py: Python<'py>,
         pairs: &[u8],
     ) -> PyResult<(Vec<u32>, Vec<u32>, Bound<'py, PyBytes>)> {
-        let resolved = self.0.resolve(pairs).map_err(|e| errors::coded(py, &e))?;
+        let resolved = self
+            .held(py)?
+            .resolve(pairs)
+            .map_err(|e| errors::coded(py, &e))?;
         Ok((
             resolved.joiner_rows,
             resolved.starter_rows,
@@ -228,7 +266,7 @@ impl Party {
     /// The joiner's request over `data`.
     #[pyo3(signature = (data, options = None, workers = 0, progress = None))]
     fn request<'py>(
-        &mut self,
+        &self,
         py: Python<'py>,
         data: &Bound<'py, PyAny>,
         options: Option<&Bound<'py, PyDict>>,
@@ -236,7 +274,8 @@ impl Party {
         progress: Option<Py<PyAny>>,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let (rows, options) = (RowsIn::of(data)?, Options::of(options)?);
-        let party = &mut self.0;
+        let mut held = self.held(py)?;
+        let party: &mut PsiParty = &mut held;
         let bytes = relay::run(py, Domain::Psi, progress, |control| {
             let pool = pool_for(workers, rows.ends.len().max(rows.values.len() / 32))?;
             party.request_on(&pool, control, &rows.values, &rows.ends, &options)
@@ -248,7 +287,7 @@ impl Party {
     /// `pairs_file`.
     #[pyo3(signature = (setup, response, max_setup_bytes = None, workers = 0, progress = None))]
     fn intersect<'py>(
-        &mut self,
+        &self,
         py: Python<'py>,
         setup: &[u8],
         response: &[u8],
@@ -256,7 +295,8 @@ impl Party {
         workers: u32,
         progress: Option<Py<PyAny>>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let party = &mut self.0;
+        let mut held = self.held(py)?;
+        let party: &mut PsiParty = &mut held;
         let found: FoundRows = relay::run(py, Domain::Psi, progress, |control| {
             let pool = pool_for(workers, response.len() / lockstep_psi::ELEMENT_LEN)?;
             party.intersect_on(&pool, control, setup, response, max_setup_bytes)

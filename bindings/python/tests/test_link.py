@@ -134,3 +134,42 @@ def test_bad_records_and_steps_are_refused_with_the_engine_s_codes():
     with pytest.raises(lockstep.PsiError) as refused:
         starter.setup(frame, "email", joiner_count=2)
     assert refused.value.code == "PSI_USAGE"
+
+
+def test_a_call_while_a_step_runs_is_refused_with_psi_usage_never_queued_or_crashed():
+    import threading
+
+    starter = link.Starter()
+    values = [f"v{i}" for i in range(20_000)]
+
+    def nested(done, total):
+        starter.export_key()  # the step's own callback calling into its party
+
+    with pytest.raises(lockstep.PsiError) as refused:
+        starter.setup(values, joiner_count=10, progress=nested)
+    assert refused.value.code == "PSI_USAGE" and "one call at a time" in refused.value.message
+
+    outcomes, barrier = [], threading.Barrier(3)
+
+    def step():
+        barrier.wait()
+        try:
+            outcomes.append(len(starter.setup(values, joiner_count=10, workers=1)))
+        except lockstep.PsiError as e:
+            outcomes.append(e.code)
+
+    threads = [threading.Thread(target=step) for _ in range(2)]
+    for t in threads:
+        t.start()
+    barrier.wait()
+    try:
+        starter.close()
+        outcomes.append("closed")
+    except lockstep.PsiError as e:
+        outcomes.append(e.code)
+    for t in threads:
+        t.join(timeout=120)
+    # Each call got its answer or PSI_USAGE; at least one step ran or the close came first.
+    assert len(outcomes) == 3
+    assert all(o in ("PSI_USAGE", "closed") or isinstance(o, int) for o in outcomes), outcomes
+    assert any(isinstance(o, int) for o in outcomes) or "closed" in outcomes
