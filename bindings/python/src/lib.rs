@@ -30,6 +30,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<psi::Server>()?;
     m.add_class::<psi::Client>()?;
     m.add_function(wrap_pyfunction!(psi::check_message, m)?)?;
+    m.add_function(wrap_pyfunction!(psi::message_fields, m)?)?;
     m.add_class::<linkage::Party>()?;
     m.add_class::<plan::Plan>()?;
     Ok(())

@@ -11,12 +11,12 @@
 //! as its README says. `export_key` returns a new `bytes` object: the caller's to keep or drop.
 
 use lockstep_face::Coded;
-use lockstep_face::openmined::{self, workers};
+use lockstep_face::openmined::{self, Message, workers};
 use lockstep_face::progress::Domain;
-use lockstep_psi::Backend;
+use lockstep_psi::{Backend, Mode, ServerSetup};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyString};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use zeroize::Zeroizing;
 
 use crate::{errors, relay};
@@ -234,4 +234,46 @@ party_class!(Client, "Client", openmined::Client, "client", {
 #[pyfunction]
 pub(crate) fn check_message(py: Python<'_>, kind: &str, data: &[u8]) -> PyResult<()> {
     openmined::check_message(kind, data).map_err(|e| errors::coded(py, &e))
+}
+
+/// The fields of the `kind` message in `data`, as a dict of protobuf's field names:
+/// `reveal_intersection` and `encrypted_elements` (a request), `encrypted_elements` (a
+/// response), `data_structure` (`"raw"`, `"gcs"` or `"bloom_filter"`) with `encrypted_elements`,
+/// `div`, `hash_range`, `bits` or `num_hash_functions` (a setup).
+#[pyfunction]
+pub(crate) fn message_fields<'py>(
+    py: Python<'py>,
+    kind: &str,
+    data: &[u8],
+) -> PyResult<Bound<'py, PyDict>> {
+    let message = openmined::read_message(kind, data).map_err(|e| errors::coded(py, &e))?;
+    let fields = PyDict::new(py);
+    let elements = |elements: &[lockstep_psi::Element]| -> PyResult<Bound<'py, PyList>> {
+        PyList::new(py, elements.iter().map(|e| PyBytes::new(py, e.as_ref())))
+    };
+    match message {
+        Message::Request(request) => {
+            fields.set_item("reveal_intersection", request.mode == Mode::Reveal)?;
+            fields.set_item("encrypted_elements", elements(&request.elements)?)?;
+        }
+        Message::Response(response) => {
+            fields.set_item("encrypted_elements", elements(&response.elements)?)?;
+        }
+        Message::Setup(ServerSetup::Raw(raw)) => {
+            fields.set_item("data_structure", "raw")?;
+            fields.set_item("encrypted_elements", elements(&raw)?)?;
+        }
+        Message::Setup(ServerSetup::Gcs(gcs)) => {
+            fields.set_item("data_structure", "gcs")?;
+            fields.set_item("div", gcs.div)?;
+            fields.set_item("hash_range", gcs.hash_range)?;
+            fields.set_item("bits", PyBytes::new(py, &gcs.bits))?;
+        }
+        Message::Setup(ServerSetup::Bloom(bloom)) => {
+            fields.set_item("data_structure", "bloom_filter")?;
+            fields.set_item("num_hash_functions", bloom.num_hash_functions)?;
+            fields.set_item("bits", PyBytes::new(py, &bloom.bits))?;
+        }
+    }
+    Ok(fields)
 }

@@ -184,3 +184,34 @@ def test_keys_travel_only_by_export_and_a_closed_party_is_refused():
         with pytest.raises(lockstep.PsiError) as refused:
             call()
         assert refused.value.code == "PSI_USAGE"
+
+
+def test_the_messages_fields_read_as_openmined_s_protobuf_shows_them():
+    server_key, client_key = key(), key()
+    for reveal in (True, False):
+        ours_s, theirs_s = psi.server.CreateFromKey(server_key, reveal), om.server.CreateFromKey(server_key, reveal)
+        ours_c, theirs_c = psi.client.CreateFromKey(client_key, reveal), om.client.CreateFromKey(client_key, reveal)
+        for ds in psi.DataStructure:
+            ours = ours_s.CreateSetupMessage(0.01, 3, ["a", "b", "c"], ds)
+            theirs = theirs_s.CreateSetupMessage(0.01, 3, ["a", "b", "c"], om.DataStructure[ds.name])
+            assert ours.WhichOneof("data_structure") == theirs.WhichOneof("data_structure")
+            for part in ("raw", "gcs", "bloom_filter"):
+                assert ours.HasField(part) == theirs.HasField(part)
+            assert list(ours.raw.encrypted_elements) == list(theirs.raw.encrypted_elements)
+            assert (ours.gcs.div, ours.gcs.hash_range, ours.gcs.bits) == (theirs.gcs.div, theirs.gcs.hash_range, theirs.gcs.bits)
+            assert (ours.bloom_filter.num_hash_functions, ours.bloom_filter.bits) == (
+                theirs.bloom_filter.num_hash_functions, theirs.bloom_filter.bits)
+        request, their_request = ours_c.CreateRequest(["x", "a", "é"]), theirs_c.CreateRequest(["x", "a", "é"])
+        assert request.reveal_intersection == their_request.reveal_intersection == reveal
+        assert list(request.encrypted_elements) == list(their_request.encrypted_elements)
+        response, their_response = ours_s.ProcessRequest(request), theirs_s.ProcessRequest(their_request)
+        assert list(response.encrypted_elements) == list(their_response.encrypted_elements)
+    # Empty messages read as protobuf's defaults; a parsed message's fields follow its bytes.
+    empty = psi.ServerSetup()
+    assert empty.WhichOneof("data_structure") is None and empty.raw.encrypted_elements == ()
+    assert psi.Request().encrypted_elements == () and psi.Request().reveal_intersection is False
+    parsed = psi.Request()
+    parsed.ParseFromString(request.SerializeToString())
+    assert parsed.encrypted_elements == request.encrypted_elements
+    with pytest.raises(ValueError):
+        empty.WhichOneof("other")

@@ -244,25 +244,45 @@ fn messages(
     Ok((setup, response))
 }
 
-/// Which of the three messages `bytes` are: `"setup"`, `"request"` or `"response"`, read by
-/// the engine's decoders, so a front end's message class can refuse another's bytes when
-/// loaded (`ServerSetup.Load`).
+/// One of the three messages, read by the engine's decoders: what a front end's message classes
+/// expose as fields (`request.encrypted_elements`, `setup.gcs.div`, ...).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Message {
+    /// A server's setup.
+    Setup(ServerSetup),
+    /// A client's request (may be empty, as OpenMined makes one for an empty set).
+    Request(lockstep_psi::Request),
+    /// A server's response.
+    Response(Response),
+}
+
+/// The `kind` message (`"setup"`, `"request"` or `"response"`) in `bytes`, read as OpenMined's
+/// API reads it ([`compat::read_request`] for a request).
 ///
 /// # Errors
-/// `PSI_MESSAGE` for bytes that are not a `kind` message, in the decoder's words.
-pub fn check_message(kind: &str, bytes: &[u8]) -> Result<(), Coded> {
-    match kind {
-        "setup" => ServerSetup::from_bytes(bytes).map(drop),
-        "request" => compat::read_request(bytes).map(drop),
-        "response" => Response::from_bytes(bytes).map(drop),
+/// `PSI_MESSAGE` for bytes that are not a `kind` message, in the decoder's words; `PSI_USAGE`
+/// for another kind.
+pub fn read_message(kind: &str, bytes: &[u8]) -> Result<Message, Coded> {
+    Ok(match kind {
+        "setup" => Message::Setup(ServerSetup::from_bytes(bytes)?),
+        "request" => Message::Request(compat::read_request(bytes)?),
+        "response" => Message::Response(Response::from_bytes(bytes)?),
         other => {
             return Err(Coded::new(
                 "PSI_USAGE",
                 format!("no message kind {other:?}"),
             ));
         }
-    }
-    .map_err(Coded::from)
+    })
+}
+
+/// Whether `bytes` are a `kind` message ([`read_message`]), so a front end's message class can
+/// refuse another's bytes when loaded (`ServerSetup.Load`).
+///
+/// # Errors
+/// As [`read_message`].
+pub fn check_message(kind: &str, bytes: &[u8]) -> Result<(), Coded> {
+    read_message(kind, bytes).map(drop)
 }
 
 /// The workers a step over `items` values takes: `asked` (at most [`MAX_WORKERS`]), or for 0

@@ -9,8 +9,9 @@ unchanged, with the same bytes on the wire.
   `GetIntersection(setup, response)`, `GetIntersectionSize(setup, response)`,
   `GetPrivateKeyBytes()`.
 - `DataStructure.RAW`, `.GCS`, `.BLOOM_FILTER`; the messages `ServerSetup`, `Request`,
-  `Response` with protobuf's `SerializeToString()` / `ParseFromString()` and the C++ core's
-  `save()` / `Load()`.
+  `Response` with protobuf's `SerializeToString()` / `ParseFromString()`, the C++ core's
+  `save()` / `Load()`, and their fields read under protobuf's names (`encrypted_elements`,
+  `reveal_intersection`, `WhichOneof("data_structure")`, `gcs.div`, ...).
 
 What it guarantees:
 
@@ -39,7 +40,7 @@ list, a numpy array of strings, a pyarrow array or a polars series.
 """
 
 from enum import Enum
-from typing import Any, Callable, Iterable, List, Optional, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
 
 from lockstep import _native
 from lockstep._errors import PsiError
@@ -98,13 +99,21 @@ def _bytes(message: Any, name: str) -> bytes:
 
 
 class _Message:
-    """One of the three `psi_proto` messages, held as its bytes."""
+    """One of the three `psi_proto` messages, held as its bytes; its fields read (not written)
+    under protobuf's names, decoded by the engine when first asked for."""
 
     _kind = ""
-    __slots__ = ("_data",)
+    __slots__ = ("_data", "_fields")
 
     def __init__(self, data: bytes = b"") -> None:
         self._data = bytes(data)
+        self._fields: Optional[Dict[str, Any]] = None
+
+    def _field(self, name: str, default: Any) -> Any:
+        if self._fields is None:
+            self._fields = _native.message_fields(self._kind, self._data) if self._data else {}
+        value = self._fields.get(name, default)
+        return tuple(value) if isinstance(value, list) else value
 
     def SerializeToString(self) -> bytes:  # noqa: N802 (protobuf's name)
         """The message's bytes, as protobuf serializes it."""
@@ -117,7 +126,7 @@ class _Message:
         """
         data = bytes(data)
         _native.check_message(self._kind, data)
-        self._data = data
+        self._data, self._fields = data, None
         return len(data)
 
     def save(self) -> bytes:
@@ -144,25 +153,89 @@ class _Message:
         return f"{type(self).__name__}({len(self._data)} bytes)"
 
 
+class _Part:
+    """A setup's data structure as protobuf shows it: its fields, read only."""
+
+    def __init__(self, **fields: Any) -> None:
+        self.__dict__.update(fields)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(sorted(self.__dict__))})"
+
+
 class ServerSetup(_Message):
-    """The server's setup message."""
+    """The server's setup message: `WhichOneof("data_structure")` is `"raw"`, `"gcs"` or
+    `"bloom_filter"`; `raw.encrypted_elements`, `gcs.div`, `gcs.hash_range`, `gcs.bits`,
+    `bloom_filter.num_hash_functions`, `bloom_filter.bits` as protobuf names them."""
 
     _kind = "setup"
     __slots__ = ()
 
+    def WhichOneof(self, name: str) -> Optional[str]:  # noqa: N802 (protobuf's name)
+        """The data structure this setup holds (`name` must be `"data_structure"`)."""
+        if name != "data_structure":
+            raise ValueError(f"ServerSetup has no oneof {name!r}")
+        return self._field("data_structure", None)
+
+    def HasField(self, name: str) -> bool:  # noqa: N802
+        """Whether the setup holds `name` (`raw`, `gcs` or `bloom_filter`)."""
+        if name not in ("raw", "gcs", "bloom_filter"):
+            raise ValueError(f"ServerSetup has no field {name!r}")
+        return self._field("data_structure", None) == name
+
+    @property
+    def raw(self) -> _Part:
+        """The raw setup's masked elements, sorted (empty unless the setup is raw)."""
+        held = self.HasField("raw")
+        return _Part(encrypted_elements=self._field("encrypted_elements", ()) if held else ())
+
+    @property
+    def gcs(self) -> _Part:
+        """The Golomb-compressed set's parameters and bits (zeros unless the setup is GCS)."""
+        held = self.HasField("gcs")
+        return _Part(
+            div=self._field("div", 0) if held else 0,
+            hash_range=self._field("hash_range", 0) if held else 0,
+            bits=self._field("bits", b"") if held else b"",
+        )
+
+    @property
+    def bloom_filter(self) -> _Part:
+        """The Bloom filter's hash count and bits (zeros unless the setup is Bloom)."""
+        held = self.HasField("bloom_filter")
+        return _Part(
+            num_hash_functions=self._field("num_hash_functions", 0) if held else 0,
+            bits=self._field("bits", b"") if held else b"",
+        )
+
 
 class Request(_Message):
-    """The client's request."""
+    """The client's request: `reveal_intersection`, `encrypted_elements`."""
 
     _kind = "request"
     __slots__ = ()
 
+    @property
+    def reveal_intersection(self) -> bool:
+        """Whether the client asks for the intersection itself."""
+        return self._field("reveal_intersection", False)
+
+    @property
+    def encrypted_elements(self) -> Tuple[bytes, ...]:
+        """The client's masked values, in its order."""
+        return self._field("encrypted_elements", ())
+
 
 class Response(_Message):
-    """The server's response."""
+    """The server's response: `encrypted_elements`."""
 
     _kind = "response"
     __slots__ = ()
+
+    @property
+    def encrypted_elements(self) -> Tuple[bytes, ...]:
+        """The request's elements masked again, in its order (sorted for a size-only one)."""
+        return self._field("encrypted_elements", ())
 
 
 class _Party:
