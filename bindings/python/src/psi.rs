@@ -10,6 +10,8 @@
 //! this module cannot wipe) into a buffer wiped after the face has read it; the face keeps it
 //! as its README says. `export_key` returns a new `bytes` object: the caller's to keep or drop.
 
+use std::sync::{RwLock, RwLockReadGuard, TryLockError};
+
 use lockstep_face::Coded;
 use lockstep_face::openmined::{self, Message, workers};
 use lockstep_face::progress::Domain;
@@ -75,6 +77,14 @@ impl Packed {
     }
 }
 
+/// A step panicked holding the party (an engine bug): its state is not to be trusted.
+fn poisoned() -> Coded {
+    Coded::new(
+        "PSI_INTERNAL",
+        "this party's last step failed inside the engine",
+    )
+}
+
 /// The key in `key`, copied into a buffer the face wipes.
 fn key_bytes(key: &[u8]) -> Zeroizing<Vec<u8>> {
     Zeroizing::new(key.to_vec())
@@ -89,9 +99,18 @@ fn pool_for(asked: u32, items: usize) -> Result<std::sync::Arc<lockstep_shard::P
 /// `from_key`, `reveal`, `export_key`, `close`), then the party's own.
 macro_rules! party_class {
     ($class:ident, $name:literal, $face:ty, $what:literal, { $($own:tt)* }) => {
-        #[doc = concat!("OpenMined's `", $what, "`, its key inside.")]
-        #[pyclass(module = "lockstep._native", name = $name)]
-        pub(crate) struct $class($face);
+        #[doc = concat!("OpenMined's `", $what, "`, its key inside. Its steps run side by side ")]
+        #[doc = "(each holds it shared); `close` takes it whole, refused while a step runs."]
+        #[pyclass(module = "lockstep._native", name = $name, frozen)]
+        pub(crate) struct $class(RwLock<$face>);
+
+        impl $class {
+            /// The party, shared with the other steps running.
+            fn shared(&self, py: Python<'_>) -> PyResult<RwLockReadGuard<'_, $face>> {
+                // Only `close` writes, and it never waits: a reader never queues behind it.
+                self.0.read().map_err(|_| errors::coded(py, &poisoned()))
+            }
+        }
 
         #[pymethods]
         impl $class {
@@ -99,7 +118,7 @@ macro_rules! party_class {
             #[staticmethod]
             fn generate(py: Python<'_>, reveal: bool) -> PyResult<Self> {
                 <$face>::generate(reveal, BACKEND)
-                    .map(Self)
+                    .map(|party| Self(RwLock::new(party)))
                     .map_err(|e| errors::coded(py, &e))
             }
 
@@ -107,24 +126,35 @@ macro_rules! party_class {
             #[staticmethod]
             fn from_key(py: Python<'_>, key: &[u8], reveal: bool) -> PyResult<Self> {
                 <$face>::import(&mut key_bytes(key), reveal, BACKEND)
-                    .map(Self)
+                    .map(|party| Self(RwLock::new(party)))
                     .map_err(|e| errors::coded(py, &e))
             }
 
             /// Whether it reveals the intersection.
             fn reveal(&self, py: Python<'_>) -> PyResult<bool> {
-                self.0.reveal().map_err(|e| errors::coded(py, &e))
+                self.shared(py)?.reveal().map_err(|e| errors::coded(py, &e))
             }
 
             /// The key's 32 big-endian bytes (`GetPrivateKeyBytes`).
             fn export_key<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-                let key = self.0.export_key().map_err(|e| errors::coded(py, &e))?;
+                let key = self.shared(py)?.export_key().map_err(|e| errors::coded(py, &e))?;
                 Ok(PyBytes::new(py, key.as_ref()))
             }
 
-            /// Drops the key (wiped); later calls raise `PsiError` (`PSI_USAGE`).
-            fn close(&mut self) {
-                self.0.free();
+            /// Drops the key (wiped); later calls raise `PsiError` (`PSI_USAGE`), as does a
+            /// close while a step runs.
+            fn close(&self, py: Python<'_>) -> PyResult<()> {
+                match self.0.try_write() {
+                    Ok(mut party) => {
+                        party.free();
+                        Ok(())
+                    }
+                    Err(TryLockError::WouldBlock) => Err(errors::coded(py, &Coded::new(
+                        "PSI_USAGE",
+                        "this party is in a step: close it once the step has ended",
+                    ))),
+                    Err(TryLockError::Poisoned(_)) => Err(errors::coded(py, &poisoned())),
+                }
             }
 
             $($own)*
@@ -147,7 +177,8 @@ party_class!(Server, "Server", openmined::Server, "server", {
         progress: Option<Py<PyAny>>,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let packed = Packed::of(values)?;
-        let server = &self.0;
+        let held = self.shared(py)?;
+        let server: &openmined::Server = &held;
         let bytes = relay::run(py, Domain::Psi, progress, |control| {
             let values = packed.values();
             let pool = pool_for(workers, values.len())?;
@@ -165,7 +196,8 @@ party_class!(Server, "Server", openmined::Server, "server", {
         workers: u32,
         progress: Option<Py<PyAny>>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let server = &self.0;
+        let held = self.shared(py)?;
+        let server: &openmined::Server = &held;
         let bytes = relay::run(py, Domain::Psi, progress, |control| {
             let pool = pool_for(workers, request.len() / lockstep_psi::ELEMENT_LEN)?;
             server.respond(&pool, control, request)
@@ -185,7 +217,8 @@ party_class!(Client, "Client", openmined::Client, "client", {
         progress: Option<Py<PyAny>>,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let packed = Packed::of(values)?;
-        let client = &self.0;
+        let held = self.shared(py)?;
+        let client: &openmined::Client = &held;
         let bytes = relay::run(py, Domain::Psi, progress, |control| {
             let values = packed.values();
             let pool = pool_for(workers, values.len())?;
@@ -204,7 +237,8 @@ party_class!(Client, "Client", openmined::Client, "client", {
         workers: u32,
         progress: Option<Py<PyAny>>,
     ) -> PyResult<Vec<u64>> {
-        let client = &self.0;
+        let held = self.shared(py)?;
+        let client: &openmined::Client = &held;
         relay::run(py, Domain::Psi, progress, |control| {
             let pool = pool_for(workers, response.len() / lockstep_psi::ELEMENT_LEN)?;
             client.intersect(&pool, control, setup, response)
@@ -221,7 +255,8 @@ party_class!(Client, "Client", openmined::Client, "client", {
         workers: u32,
         progress: Option<Py<PyAny>>,
     ) -> PyResult<u64> {
-        let client = &self.0;
+        let held = self.shared(py)?;
+        let client: &openmined::Client = &held;
         relay::run(py, Domain::Psi, progress, |control| {
             let pool = pool_for(workers, response.len() / lockstep_psi::ELEMENT_LEN)?;
             client.intersection_size(&pool, control, setup, response)
