@@ -118,14 +118,6 @@ impl RowsIn {
     }
 }
 
-/// The pool for a step over `items` on `asked` workers.
-fn pool_for(asked: u32, items: usize) -> Result<std::sync::Arc<lockstep_shard::Pool>, Coded> {
-    relay::pool(
-        lockstep_face::openmined::workers(asked, items)?,
-        "PSI_INTERNAL",
-    )
-}
-
 /// A record-linkage party: a starter or a joiner, its key inside, and the state of its round
 /// between steps. One call at a time: a call while another runs (from another thread, or from
 /// the running step's own `progress`) is refused with `PSI_USAGE`, never queued behind it.
@@ -211,7 +203,7 @@ impl Party {
         let mut held = self.held(py)?;
         let party: &mut PsiParty = &mut held;
         let bytes = relay::run(py, Domain::Psi, progress, |control| {
-            let pool = pool_for(workers, rows.ends.len().max(rows.values.len() / 32))?;
+            let pool = relay::psi_pool(workers, rows.ends.len().max(rows.values.len() / 32))?;
             party.setup_on(&pool, control, &rows.values, &rows.ends, &options)
         })?;
         Ok(PyBytes::new(py, &bytes))
@@ -240,7 +232,7 @@ impl Party {
         let mut held = self.held(py)?;
         let party: &mut PsiParty = &mut held;
         let bytes = relay::run(py, Domain::Psi, progress, |control| {
-            let pool = pool_for(workers, request.len() / lockstep_psi::ELEMENT_LEN)?;
+            let pool = relay::psi_pool(workers, request.len() / lockstep_psi::ELEMENT_LEN)?;
             party.respond_on(&pool, control, request, joiner_count, size_only)
         })?;
         Ok(PyBytes::new(py, &bytes))
@@ -277,7 +269,7 @@ impl Party {
         let mut held = self.held(py)?;
         let party: &mut PsiParty = &mut held;
         let bytes = relay::run(py, Domain::Psi, progress, |control| {
-            let pool = pool_for(workers, rows.ends.len().max(rows.values.len() / 32))?;
+            let pool = relay::psi_pool(workers, rows.ends.len().max(rows.values.len() / 32))?;
             party.request_on(&pool, control, &rows.values, &rows.ends, &options)
         })?;
         Ok(PyBytes::new(py, &bytes))
@@ -298,7 +290,7 @@ impl Party {
         let mut held = self.held(py)?;
         let party: &mut PsiParty = &mut held;
         let found: FoundRows = relay::run(py, Domain::Psi, progress, |control| {
-            let pool = pool_for(workers, response.len() / lockstep_psi::ELEMENT_LEN)?;
+            let pool = relay::psi_pool(workers, response.len() / lockstep_psi::ELEMENT_LEN)?;
             party.intersect_on(&pool, control, setup, response, max_setup_bytes)
         })?;
         let dict = PyDict::new(py);

@@ -280,15 +280,15 @@ impl Plan {
         let fail = |e: Coded| errors::coded(py, &e);
         lockstep_face::plan::check_workers(workers).map_err(|e| fail(e.into()))?;
         let mut held = Vec::with_capacity(inputs.len());
-        let mut shapes = Vec::with_capacity(inputs.len());
+        let mut dtypes = Vec::with_capacity(inputs.len());
         for (i, object) in inputs.iter().enumerate() {
             let (input, dtype) = Input::of(py, object, &format!("inputs[{i}]")).map_err(fail)?;
-            shapes.push((dtype, object.len().unwrap_or(0)));
+            dtypes.push(dtype);
             held.push(input);
         }
         let outputs = match outputs {
             Some(given) => given,
-            None => self.allocate(py, &held, &shapes)?,
+            None => self.allocate(py, &held, &dtypes)?,
         };
         let mut written = Vec::with_capacity(outputs.len());
         for (i, object) in outputs.iter().enumerate() {
@@ -323,14 +323,14 @@ impl Plan {
         &self,
         py: Python<'py>,
         held: &[Input<'py>],
-        shapes: &[(DType, usize)],
+        dtypes: &[DType],
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let fail = |e: Coded| errors::coded(py, &e);
-        let refs: Vec<ArrayRef<'_>> = held.iter().map(Input::view).collect();
-        let shapes: Vec<(DType, usize)> = shapes
+        // Each input's length is its elements', whatever its shape.
+        let shapes: Vec<(DType, usize)> = dtypes
             .iter()
-            .zip(&refs)
-            .map(|(&(dtype, _), r)| (dtype, r.len()))
+            .zip(held)
+            .map(|(&dtype, input)| (dtype, input.view().len()))
             .collect();
         // Which outputs are covered and how long they are do not depend on the worker count.
         let layout = self

@@ -13,7 +13,7 @@
 use std::sync::{RwLock, RwLockReadGuard, TryLockError};
 
 use lockstep_face::Coded;
-use lockstep_face::openmined::{self, Message, workers};
+use lockstep_face::openmined::{self, Message};
 use lockstep_face::progress::Domain;
 use lockstep_psi::{Backend, Mode, ServerSetup};
 use pyo3::exceptions::PyTypeError;
@@ -88,11 +88,6 @@ fn poisoned() -> Coded {
 /// The key in `key`, copied into a buffer the face wipes.
 fn key_bytes(key: &[u8]) -> Zeroizing<Vec<u8>> {
     Zeroizing::new(key.to_vec())
-}
-
-/// The pool for a step over `items` values on `asked` workers.
-fn pool_for(asked: u32, items: usize) -> Result<std::sync::Arc<lockstep_shard::Pool>, Coded> {
-    relay::pool(workers(asked, items)?, "PSI_INTERNAL")
 }
 
 /// A pyclass over one of the face's two parties: the methods both share (`generate`,
@@ -181,7 +176,7 @@ party_class!(Server, "Server", openmined::Server, "server", {
         let server: &openmined::Server = &held;
         let bytes = relay::run(py, Domain::Psi, progress, |control| {
             let values = packed.values();
-            let pool = pool_for(workers, values.len())?;
+            let pool = relay::psi_pool(workers, values.len())?;
             server.setup(&pool, control, &values, format, fpr, joiner_count)
         })?;
         Ok(PyBytes::new(py, &bytes))
@@ -199,7 +194,7 @@ party_class!(Server, "Server", openmined::Server, "server", {
         let held = self.shared(py)?;
         let server: &openmined::Server = &held;
         let bytes = relay::run(py, Domain::Psi, progress, |control| {
-            let pool = pool_for(workers, request.len() / lockstep_psi::ELEMENT_LEN)?;
+            let pool = relay::psi_pool(workers, request.len() / lockstep_psi::ELEMENT_LEN)?;
             server.respond(&pool, control, request)
         })?;
         Ok(PyBytes::new(py, &bytes))
@@ -221,7 +216,7 @@ party_class!(Client, "Client", openmined::Client, "client", {
         let client: &openmined::Client = &held;
         let bytes = relay::run(py, Domain::Psi, progress, |control| {
             let values = packed.values();
-            let pool = pool_for(workers, values.len())?;
+            let pool = relay::psi_pool(workers, values.len())?;
             client.request(&pool, control, &values)
         })?;
         Ok(PyBytes::new(py, &bytes))
@@ -240,7 +235,7 @@ party_class!(Client, "Client", openmined::Client, "client", {
         let held = self.shared(py)?;
         let client: &openmined::Client = &held;
         relay::run(py, Domain::Psi, progress, |control| {
-            let pool = pool_for(workers, response.len() / lockstep_psi::ELEMENT_LEN)?;
+            let pool = relay::psi_pool(workers, response.len() / lockstep_psi::ELEMENT_LEN)?;
             client.intersect(&pool, control, setup, response)
         })
     }
@@ -258,7 +253,7 @@ party_class!(Client, "Client", openmined::Client, "client", {
         let held = self.shared(py)?;
         let client: &openmined::Client = &held;
         relay::run(py, Domain::Psi, progress, |control| {
-            let pool = pool_for(workers, response.len() / lockstep_psi::ELEMENT_LEN)?;
+            let pool = relay::psi_pool(workers, response.len() / lockstep_psi::ELEMENT_LEN)?;
             client.intersection_size(&pool, control, setup, response)
         })
     }

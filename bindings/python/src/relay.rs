@@ -46,6 +46,18 @@ pub(crate) fn pool(workers: usize, code: &'static str) -> Result<Arc<Pool>, Code
         .map_err(|e| Coded::new(code, format!("a pool of {workers} workers: {e}")))
 }
 
+/// The pool for a PSI step over `items` values on `asked` workers (0: the policy's count).
+///
+/// # Errors
+/// `PSI_USAGE` past the cap or for a bad `LOCKSTEP_WORKERS`; `PSI_INTERNAL` if the threads
+/// cannot start.
+pub(crate) fn psi_pool(asked: u32, items: usize) -> Result<Arc<Pool>, Coded> {
+    pool(
+        lockstep_face::openmined::workers(asked, items)?,
+        "PSI_INTERNAL",
+    )
+}
+
 /// Runs `step` with the lock let go, `progress` called on this thread.
 ///
 /// # Errors

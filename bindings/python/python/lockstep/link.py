@@ -41,6 +41,7 @@ from typing import Any, Callable, List, Optional, Sequence, Union
 
 from lockstep import _native
 from lockstep._errors import PsiError
+from lockstep.psi import _values
 
 __all__ = ["Found", "Joiner", "PsiError", "Resolved", "Starter"]
 
@@ -84,11 +85,7 @@ def _rows(records: Any, on: On):
     if not columns:
         if hasattr(records, "columns"):  # a frame: its rows are records, keyed on named columns
             raise TypeError("records: a frame needs on= naming its key columns")
-        for method in ("to_pylist", "to_list"):  # pyarrow, polars and pandas series
-            convert = getattr(records, method, None)
-            if callable(convert) and not isinstance(records, (list, tuple)):
-                records = convert()
-                break
+        records = _values(records)
         if isinstance(records, (bytes, str)):
             raise TypeError("records: with on=None, one value a row (a list or a series), not a single value")
         return records, {"packed": True}

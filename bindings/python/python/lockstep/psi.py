@@ -80,8 +80,8 @@ def _format(ds: Any) -> str:
 
 
 def _values(inputs: Any) -> Iterable[Union[str, bytes]]:
-    """The values of a list, a numpy array, a pyarrow array or a polars series."""
-    for method in ("to_pylist", "to_list"):  # pyarrow, polars
+    """The values of a list, a numpy array, a pyarrow array, a pandas or polars series."""
+    for method in ("to_pylist", "to_list"):  # pyarrow; polars and pandas
         convert = getattr(inputs, method, None)
         if callable(convert) and not isinstance(inputs, (list, tuple)):
             return convert()
