@@ -144,6 +144,13 @@ impl FileKind {
         }
     }
 
+    /// Whether files of this kind are read through a section table (snarkjs's and circom's:
+    /// `.ptau`, `.zkey`, `.r1cs`, `.wtns`), which needs a seekable input; gnark's are read as a
+    /// stream (a pipe works).
+    pub fn is_sectioned(self) -> bool {
+        matches!(self, Self::Ptau | Self::Zkey | Self::CircomR1cs | Self::Wtns)
+    }
+
     /// What reads a file of this kind, for a message that refuses it elsewhere: `` `lockstep
     /// ceremony ptau import` reads it``.
     pub fn read_by(self) -> &'static str {

@@ -35,10 +35,13 @@
 //! None: the blst calls blstrs does not expose safely are `lockstep-bls12`'s (its `ffi.rs`).
 #![forbid(unsafe_code)]
 
+pub mod beacon;
 pub mod binfile;
+pub mod chain;
 pub mod circom;
 pub mod codec;
 mod curve;
+pub mod describe;
 mod file_kind;
 pub mod groth16;
 pub mod phase1;

@@ -6,6 +6,7 @@
 //! its predecessor's bytes as its challenge, then a seal from a public random beacon
 //! ([`seal`]) that yields the final [`Srs`].
 
+mod chain;
 mod file;
 mod proof;
 mod srs;
@@ -17,6 +18,7 @@ use std::convert::Infallible;
 use lockstep_shard::{Control, Pool};
 use sha2::{Digest, Sha256};
 
+pub use chain::Chain;
 pub use file::{phase1_len, srs_len};
 pub(crate) use proof::pok_base_dst;
 pub use proof::{UpdateProof, Value};

@@ -25,6 +25,7 @@
 //! 192` bytes a wire; `Z`: 96 bytes a domain point). At `N` = 2^16 with as many wires:
 //! about 128 MiB.
 
+mod chain;
 mod contribute;
 mod file;
 mod init;
@@ -35,6 +36,7 @@ mod verify;
 use blstrs::{G1Affine, G2Affine};
 
 pub use crate::codec::KeyChecks;
+pub use chain::{Chain, Start};
 pub use contribute::{BEACON_DST, DST_DELTA, DST_SIGMA, Secrets, contribute, contribute_serial};
 pub use init::{
     BATCH_CONSTRAINTS, fit_phase1, initialize, initialize_batched, initialize_object,
@@ -136,6 +138,22 @@ pub enum Phase2Error {
         /// The bytes refused.
         bytes: usize,
     },
+}
+
+impl Phase2 {
+    /// Whether this is an initial object: no challenge and zero proofs (its points are the
+    /// circuit's over its phase 1, which only re-deriving them can check).
+    pub fn is_initial(&self) -> bool {
+        self.challenge.is_none()
+            && self.delta_proof.is_zero()
+            && self.sigma_proofs.iter().all(UpdateProof::is_zero)
+    }
+
+    /// The points the object holds (for worker counts and reports).
+    pub fn points(&self) -> u64 {
+        (self.z.len() + self.pkk.len() + self.sigma_ckk.iter().map(Vec::len).sum::<usize>())
+            as u64
+    }
 }
 
 impl Phase2Error {

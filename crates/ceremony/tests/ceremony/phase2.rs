@@ -582,3 +582,78 @@ fn a_seal_refuses_an_object_not_descended_from_its_initial_object() {
         "{error}"
     );
 }
+
+#[test]
+fn a_chain_starts_at_the_re_derived_object_and_names_a_wrong_start() {
+    use std::borrow::Cow;
+
+    use lockstep_ceremony::chain::Verdict;
+    use lockstep_ceremony::phase2::{Chain, Start};
+
+    let pool = Pool::new(2).unwrap();
+    let control = Control::new();
+    let hash = |object: &Phase2| {
+        object
+            .write(&pool, &Control::new(), std::io::sink())
+            .unwrap()
+    };
+    let srs = srs(6);
+    let c0 = phase2::initialize_object(&pool, &control, &circuit("chain-60.r1cs"), &srs).unwrap();
+    let h0 = hash(&c0);
+    let secrets = |seed: &[u8]| phase2::Secrets::random(seed, c0.sigma_g2.len());
+    let c1 = phase2::contribute(&pool, &control, c0.clone(), &h0, &secrets(b"a")).unwrap();
+    let h1 = hash(&c1);
+    let c2 = phase2::contribute(&pool, &control, c1.clone(), &h1, &secrets(b"b")).unwrap();
+    let h2 = hash(&c2);
+    let start = || Some(Start::new(&pool, Cow::Borrowed(&c0), "c.r1cs over srs").unwrap());
+    assert!(c0.is_initial() && !c1.is_initial());
+
+    // From the initial object, checked against the re-derived one.
+    let (mut chain, verdict) =
+        Chain::from_first(&pool, &control, c0.clone(), h0, start()).unwrap();
+    assert_eq!(
+        verdict,
+        Verdict::InitialOf {
+            origin: "c.r1cs over srs".into(),
+            hash: h0
+        }
+    );
+    chain.push(&pool, &control, c1.clone(), h1).unwrap();
+    chain.push(&pool, &control, c2.clone(), h2).unwrap();
+    assert_eq!(chain.contributions(), 2);
+    assert_eq!(chain.into_last().1, h2);
+    // Unchecked without a circuit.
+    let (_, verdict) = Chain::from_first(&pool, &control, c0.clone(), h0, None).unwrap();
+    assert_eq!(verdict, Verdict::InitialUnchecked);
+
+    // gnark's form: the first file is the first contribution, counted.
+    let (chain, verdict) = Chain::from_first(&pool, &control, c1.clone(), h1, start()).unwrap();
+    assert_eq!((verdict, chain.contributions()), (Verdict::Contribution { hash: h1 }, 1));
+
+    // Refusals, in the chain's words.
+    let refused = |result: Result<(Chain<'_>, Verdict), lockstep_ceremony::chain::ChainError>| {
+        let error = result.unwrap_err();
+        assert_eq!(error.code(), "CEREMONY_REJECTED");
+        error.to_string()
+    };
+    assert!(
+        refused(Chain::from_first(&pool, &control, c1.clone(), h1, None))
+            .starts_with("REJECTED: not an initial object (it carries a contribution)")
+    );
+    assert!(
+        refused(Chain::from_first(&pool, &control, c2.clone(), h2, start()))
+            .starts_with("REJECTED: not made on the initial object of c.r1cs over srs")
+    );
+    let other =
+        phase2::initialize_object(&pool, &control, &circuit("chain-60-commit.r1cs"), &srs)
+            .unwrap();
+    let other_hash = hash(&other);
+    assert_eq!(
+        refused(Chain::from_first(&pool, &control, other, other_hash, start())),
+        "REJECTED: not the initial object of c.r1cs over srs"
+    );
+    // Past the first contribution, a skipped step is the plain challenge refusal.
+    let mut chain = Chain::after(Cow::Borrowed(&c0), h0);
+    let error = chain.push(&pool, &control, c2, h2).unwrap_err();
+    assert!(error.to_string().starts_with("REJECTED: challenge:"), "{error}");
+}
