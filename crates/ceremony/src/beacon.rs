@@ -15,7 +15,9 @@ pub enum BeaconError {
     )]
     Empty,
     /// A character that is not a hex digit (`at`: 1-based, after any `0x`).
-    #[error("beacon: {found:?} (character {at}) is not a hex digit: give the beacon as hex, 0-9 and a-f")]
+    #[error(
+        "beacon: {found:?} (character {at}) is not a hex digit: give the beacon as hex, 0-9 and a-f"
+    )]
     NotHex {
         /// The character.
         found: char,
@@ -45,6 +47,9 @@ impl BeaconError {
 /// # Errors
 /// [`BeaconError::Empty`], [`BeaconError::NotHex`] (the first bad character),
 /// [`BeaconError::Odd`].
+///
+/// # Panics
+/// Never: the digits are checked before they are read.
 pub fn parse_hex(text: &str) -> Result<Vec<u8>, BeaconError> {
     let trimmed = text.trim();
     let digits = trimmed
@@ -126,7 +131,10 @@ mod tests {
     #[test]
     fn iterations_are_bounded() {
         let beacon = Beacon::new("ff", MAX_BEACON_ITERATIONS).unwrap();
-        assert_eq!((beacon.bytes(), beacon.iterations()), (&[0xff][..], 1 << 32));
+        assert_eq!(
+            (beacon.bytes(), beacon.iterations()),
+            (&[0xff][..], 1 << 32)
+        );
         assert_eq!(
             Beacon::new("ff", MAX_BEACON_ITERATIONS + 1),
             Err(BeaconError::Iterations(MAX_BEACON_ITERATIONS + 1))

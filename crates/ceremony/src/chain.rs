@@ -122,7 +122,10 @@ mod tests {
         assert_eq!(shown, format!("ok, contribution hash {}", "ab".repeat(32)));
         assert_eq!(Verdict::Sealed { hash }.hash(), Some(&hash));
         assert_eq!(Verdict::Initial { power: 4 }.hash(), None);
-        assert_eq!(Verdict::Initial { power: 4 }.to_string(), "the initial object for 2^4");
+        assert_eq!(
+            Verdict::Initial { power: 4 }.to_string(),
+            "the initial object for 2^4"
+        );
         assert_eq!(ChainError::rejected("x").code(), "CEREMONY_REJECTED");
         assert_eq!(ChainError::rejected("x").to_string(), "REJECTED: x");
     }

@@ -128,16 +128,13 @@ impl Description {
                 Value::List(entries) => {
                     let _ = writeln!(out, "{}", entries.len());
                     for (i, entry) in entries.iter().enumerate() {
-                        let _ = write!(out, "  #{}:", i + 1);
-                        for fact in entry.iter().filter(|f| f.label.is_some()) {
-                            let label = fact.label.expect("invariant: filtered");
-                            let _ = write!(out, " {label}: {}", shown(&fact.value, true));
-                        }
+                        let _ = write!(out, "  #{}", i + 1);
+                        entry_text(&mut out, entry);
                         out.push('\n');
                     }
                 }
                 value => {
-                    out.push_str(&shown(value, false));
+                    out.push_str(&shown(value));
                     if let Some(note) = &fact.note {
                         let _ = write!(out, " ({note})");
                     }
@@ -149,14 +146,49 @@ impl Description {
     }
 }
 
-/// A value in text; a snarkjs hash on its own rows (or in hex within an entry's line).
-fn shown(value: &Value, inline: bool) -> String {
+/// An entry of a list on its line, as snarkjs shows a `.zkey`'s contributions: words as they
+/// are (`contribution alice`), an absent one left out, a snarkjs hash on its own rows after a
+/// colon, anything else `label: value`.
+fn entry_text(out: &mut String, entry: &[Fact]) {
+    for fact in entry {
+        let Some(label) = fact.label else { continue };
+        match &fact.value {
+            Value::Text(text) => {
+                let _ = write!(out, " {text}");
+            }
+            Value::Absent => {}
+            Value::SnarkjsHash(_) => {
+                let _ = write!(out, ":{}", shown(&fact.value));
+            }
+            value => {
+                let _ = write!(out, " {label}: {}", shown(value));
+            }
+        }
+    }
+}
+
+/// A file's description as `ceremony info` prints it: the file as the front end names it
+/// (`shown`), its kind, its size where known (a pipe's is not), then the rest of
+/// [`Description::text`].
+pub fn file_text(shown: &str, size: Option<u64>, description: &Description) -> String {
+    let mut out = format!("file: {shown}\n");
+    let text = description.text();
+    let (kind, rest) = text.split_at(text.find('\n').map_or(text.len(), |i| i + 1));
+    out.push_str(kind);
+    if let Some(size) = size {
+        let _ = writeln!(out, "size: {size} bytes");
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A value in text; a snarkjs hash on its own rows.
+fn shown(value: &Value) -> String {
     match value {
         Value::Count(n) => n.to_string(),
         Value::Power(p) => format!("2^{p}"),
         Value::Text(text) => text.clone(),
         Value::Bytes(bytes) => hex(bytes),
-        Value::SnarkjsHash(bytes) if inline => hex(bytes),
         Value::SnarkjsHash(bytes) => match <[u8; 64]>::try_from(&bytes[..]) {
             Ok(hash) => format!("\n{}", zkey::format_hash(&hash).trim_end()),
             Err(_) => hex(bytes),
@@ -197,6 +229,10 @@ impl DescribeError {
         Self(Box::new(error))
     }
 
+    fn wrong_reader(kind: FileKind, reader: &str) -> Self {
+        Self(format!("{} is read with describe::{reader}", kind.described()).into())
+    }
+
     /// The stable code every front end reports: `CEREMONY_FILE`.
     pub fn code(&self) -> &'static str {
         "CEREMONY_FILE"
@@ -209,8 +245,8 @@ impl DescribeError {
 /// # Errors
 /// The kind's reader's refusal.
 ///
-/// # Panics
-/// If `kind` is sectioned ([`FileKind::is_sectioned`]): read it with [`read_sectioned`].
+/// A sectioned `kind` ([`FileKind::is_sectioned`]) is refused: read it with
+/// [`read_sectioned`].
 pub fn read_stream<R: Read>(
     pool: &Pool,
     control: &Control,
@@ -220,15 +256,18 @@ pub fn read_stream<R: Read>(
 ) -> Result<Description, DescribeError> {
     Ok(match kind {
         FileKind::Phase1 => {
-            let (object, hash) = Phase1::read(pool, control, &mut input, limits).map_err(DescribeError::of)?;
+            let (object, hash) =
+                Phase1::read(pool, control, &mut input, limits).map_err(DescribeError::of)?;
             phase1(&object, &hash)
         }
         FileKind::Srs => {
-            let (srs, hash) = Srs::read(pool, control, &mut input, limits).map_err(DescribeError::of)?;
+            let (srs, hash) =
+                Srs::read(pool, control, &mut input, limits).map_err(DescribeError::of)?;
             sealed(&srs, &hash)
         }
         FileKind::Phase2 => {
-            let (object, hash) = Phase2::read(pool, control, &mut input, limits).map_err(DescribeError::of)?;
+            let (object, hash) =
+                Phase2::read(pool, control, &mut input, limits).map_err(DescribeError::of)?;
             phase2(&object, &hash)
         }
         FileKind::R1cs => {
@@ -241,7 +280,9 @@ pub fn read_stream<R: Read>(
                     .map_err(DescribeError::of)?;
             proving_key(&key)
         }
-        FileKind::VerifyingKey => verifying_key(&VerifyingKey::read(input).map_err(DescribeError::of)?),
+        FileKind::VerifyingKey => {
+            verifying_key(&VerifyingKey::read(input).map_err(DescribeError::of)?)
+        }
         FileKind::Proof => proof(&groth16::Proof::read(input).map_err(DescribeError::of)?),
         FileKind::PublicWitness => {
             let values = groth16::read_public_witness(input).map_err(DescribeError::of)?;
@@ -256,7 +297,9 @@ pub fn read_stream<R: Read>(
                 .push(Fact::count("secret", "secret inputs", witness.secret));
             d
         }
-        sectioned => panic!("invariant: {sectioned:?} is read with read_sectioned"),
+        FileKind::Ptau | FileKind::Zkey | FileKind::CircomR1cs | FileKind::Wtns => {
+            return Err(DescribeError::wrong_reader(kind, "read_sectioned"));
+        }
     })
 }
 
@@ -266,8 +309,7 @@ pub fn read_stream<R: Read>(
 /// # Errors
 /// The kind's reader's refusal.
 ///
-/// # Panics
-/// If `kind` is not sectioned: read it with [`read_stream`].
+/// A kind that is not sectioned is refused: read it with [`read_stream`].
 pub fn read_sectioned<R: Read + Seek>(
     pool: &Pool,
     control: &Control,
@@ -291,7 +333,9 @@ pub fn read_sectioned<R: Read + Seek>(
                 );
             d
         }
-        FileKind::Zkey => zkey(&Zkey::read(pool, control, input, limits).map_err(DescribeError::of)?),
+        FileKind::Zkey => {
+            zkey(&Zkey::read(pool, control, input, limits).map_err(DescribeError::of)?)
+        }
         FileKind::CircomR1cs => circom_r1cs(&CircomR1cs::read(input).map_err(DescribeError::of)?),
         FileKind::Wtns => {
             let witness = Witness::read(input).map_err(DescribeError::of)?;
@@ -300,7 +344,15 @@ pub fn read_sectioned<R: Read + Seek>(
             d.push(Fact::count("values", "values", values).noted("the constant 1 first"));
             d
         }
-        stream => panic!("invariant: {stream:?} is read with read_stream"),
+        FileKind::Phase1
+        | FileKind::Srs
+        | FileKind::Phase2
+        | FileKind::R1cs
+        | FileKind::ProvingKey
+        | FileKind::VerifyingKey
+        | FileKind::Proof
+        | FileKind::PublicWitness
+        | FileKind::Witness => return Err(DescribeError::wrong_reader(kind, "read_stream")),
     })
 }
 
@@ -314,12 +366,18 @@ pub fn phase1(object: &Phase1, hash: &[u8; 32]) -> Description {
     let initial = object.is_initial();
     let contribution = match object.challenge {
         None if initial => "none (the initial object)".to_owned(),
-        None => "none recorded (imported powers: verify a contribution on them as its previous object)"
-            .to_owned(),
+        None => {
+            "none recorded (imported powers: verify a contribution on them as its previous object)"
+                .to_owned()
+        }
         Some(challenge) => format!("made on the object with hash {}", hex(&challenge)),
     };
     d.push(power_fact(object.srs.power(), object.srs.n()))
-        .push(Fact::new("contribution", "contribution", Value::Text(contribution)))
+        .push(Fact::new(
+            "contribution",
+            "contribution",
+            Value::Text(contribution),
+        ))
         .push(Fact::hidden("initial", Value::Flag(initial)))
         .push(Fact::hidden(
             "challenge",
@@ -334,8 +392,11 @@ pub fn phase1(object: &Phase1, hash: &[u8; 32]) -> Description {
 /// A sealed SRS whose bytes hash to `hash`.
 pub fn sealed(srs: &Srs, hash: &[u8; 32]) -> Description {
     let mut d = Description::new(FileKind::Srs, srs.stored_points());
-    d.push(power_fact(srs.power(), srs.n()))
-        .push(Fact::new("hash", "hash", Value::Bytes(hash.to_vec())));
+    d.push(power_fact(srs.power(), srs.n())).push(Fact::new(
+        "hash",
+        "hash",
+        Value::Bytes(hash.to_vec()),
+    ));
     d
 }
 
@@ -352,13 +413,21 @@ pub fn phase2(object: &Phase2, hash: &[u8; 32]) -> Description {
         "domain",
         Value::Power((object.z.len() + 1).next_power_of_two().trailing_zeros()),
     ))
-    .push(Fact::count("private_wires", "private wires", object.pkk.len()))
+    .push(Fact::count(
+        "private_wires",
+        "private wires",
+        object.pkk.len(),
+    ))
     .push(Fact::count(
         "commitments",
         "commitments",
         object.sigma_g2.len(),
     ))
-    .push(Fact::new("contribution", "contribution", Value::Text(contribution)))
+    .push(Fact::new(
+        "contribution",
+        "contribution",
+        Value::Text(contribution),
+    ))
     .push(Fact::hidden("initial", Value::Flag(object.is_initial())))
     .push(Fact::hidden(
         "challenge",
@@ -373,24 +442,29 @@ pub fn phase2(object: &Phase2, hash: &[u8; 32]) -> Description {
 /// gnark's R1CS.
 pub fn r1cs(circuit: &R1cs) -> Description {
     let mut d = Description::new(FileKind::R1cs, circuit.constraints() as u64);
-    d.push(Fact::count("constraints", "constraints", circuit.constraints()))
-        .push(Fact::count("wires", "wires", circuit.wires()))
-        .push(
-            Fact::count("public", "public wires", circuit.public())
-                .noted("the constant 1 included"),
-        )
-        .push(Fact::count("secret", "secret wires", circuit.secret()))
-        .push(Fact::count("internal", "internal wires", circuit.internal()))
-        .push(Fact::count(
-            "commitments",
-            "commitments",
-            circuit.commitments().len(),
-        ))
-        .push(Fact::new(
-            "domain",
-            "domain",
-            Value::Power(circuit.domain_power()),
-        ));
+    d.push(Fact::count(
+        "constraints",
+        "constraints",
+        circuit.constraints(),
+    ))
+    .push(Fact::count("wires", "wires", circuit.wires()))
+    .push(Fact::count("public", "public wires", circuit.public()).noted("the constant 1 included"))
+    .push(Fact::count("secret", "secret wires", circuit.secret()))
+    .push(Fact::count(
+        "internal",
+        "internal wires",
+        circuit.internal(),
+    ))
+    .push(Fact::count(
+        "commitments",
+        "commitments",
+        circuit.commitments().len(),
+    ))
+    .push(Fact::new(
+        "domain",
+        "domain",
+        Value::Power(circuit.domain_power()),
+    ));
     d
 }
 
@@ -433,32 +507,35 @@ pub fn proof(proof: &groth16::Proof) -> Description {
 pub fn circom_r1cs(circuit: &CircomR1cs) -> Description {
     let h = circuit.header();
     let mut d = Description::new(FileKind::CircomR1cs, circuit.terms() as u64);
-    d.push(Fact::new("curve", "Curve", Value::Text("bls12-381".to_owned())))
-        .push(Fact::count("wires", "# of Wires", h.wires))
-        .push(Fact::count("constraints", "# of Constraints", h.constraints))
-        .push(Fact::count(
-            "private_inputs",
-            "# of Private Inputs",
-            h.private_inputs,
-        ))
-        .push(Fact::count(
-            "public_inputs",
-            "# of Public Inputs",
-            h.public_inputs,
-        ))
-        .push(Fact::count("labels", "# of Labels", h.labels))
-        .push(Fact::count("outputs", "# of Outputs", h.outputs))
-        .push(
-            Fact::new(
-                "domain",
-                "Groth16 domain",
-                Value::Power(h.domain_power()),
-            )
-            .noted(format!(
-                "snarkjs's zkey new needs a .ptau of power {} or more",
-                h.domain_power()
-            )),
-        );
+    d.push(Fact::new(
+        "curve",
+        "Curve",
+        Value::Text("bls12-381".to_owned()),
+    ))
+    .push(Fact::count("wires", "# of Wires", h.wires))
+    .push(Fact::count(
+        "constraints",
+        "# of Constraints",
+        h.constraints,
+    ))
+    .push(Fact::count(
+        "private_inputs",
+        "# of Private Inputs",
+        h.private_inputs,
+    ))
+    .push(Fact::count(
+        "public_inputs",
+        "# of Public Inputs",
+        h.public_inputs,
+    ))
+    .push(Fact::count("labels", "# of Labels", h.labels))
+    .push(Fact::count("outputs", "# of Outputs", h.outputs))
+    .push(
+        Fact::new("domain", "Groth16 domain", Value::Power(h.domain_power())).noted(format!(
+            "snarkjs's zkey new needs a .ptau of power {} or more",
+            h.domain_power()
+        )),
+    );
     d
 }
 
@@ -475,7 +552,14 @@ pub fn zkey(key: &Zkey) -> Description {
                 Fact::new(
                     "kind",
                     "kind",
-                    Value::Text(if c.kind == 1 { "beacon" } else { "contribution" }.to_owned()),
+                    Value::Text(
+                        if c.kind == 1 {
+                            "beacon"
+                        } else {
+                            "contribution"
+                        }
+                        .to_owned(),
+                    ),
                 ),
                 Fact::new(
                     "name",
@@ -535,7 +619,14 @@ mod tests {
         let keys: Vec<_> = d.facts.iter().map(|f| f.key).collect();
         assert_eq!(
             keys,
-            ["kind", "power", "contribution", "initial", "challenge", "hash"]
+            [
+                "kind",
+                "power",
+                "contribution",
+                "initial",
+                "challenge",
+                "hash"
+            ]
         );
         assert_eq!(d.facts[3].value, Value::Flag(true));
         assert_eq!(d.facts[4].value, Value::Absent);
@@ -570,14 +661,20 @@ mod tests {
             Fact::new("name", "name", Value::Absent),
             Fact::new("hash", "hash", Value::SnarkjsHash(vec![1; 64])),
         ];
-        d.push(Fact::new("contributions", "contributions", Value::List(vec![entry])))
-            .push(Fact::new("circuit_hash", "Circuit Hash", Value::SnarkjsHash(vec![2; 64])));
+        d.push(Fact::new(
+            "contributions",
+            "contributions",
+            Value::List(vec![entry]),
+        ))
+        .push(Fact::new(
+            "circuit_hash",
+            "Circuit Hash",
+            Value::SnarkjsHash(vec![2; 64]),
+        ));
         let text = d.text();
+        let rows = zkey::format_hash(&[1; 64]);
         assert!(
-            text.contains(&format!(
-                "contributions: 1\n  #1: kind: contribution name: none hash: {}\n",
-                "01".repeat(64)
-            )),
+            text.contains(&format!("contributions: 1\n  #1 contribution:\n{rows}\n")),
             "{text}"
         );
         assert!(text.contains("Circuit Hash: \n\t\t0202"), "{text}");

@@ -148,7 +148,10 @@ impl FileKind {
     /// `.ptau`, `.zkey`, `.r1cs`, `.wtns`), which needs a seekable input; gnark's are read as a
     /// stream (a pipe works).
     pub fn is_sectioned(self) -> bool {
-        matches!(self, Self::Ptau | Self::Zkey | Self::CircomR1cs | Self::Wtns)
+        matches!(
+            self,
+            Self::Ptau | Self::Zkey | Self::CircomR1cs | Self::Wtns
+        )
     }
 
     /// What reads a file of this kind, for a message that refuses it elsewhere: `` `lockstep

@@ -151,8 +151,7 @@ impl Phase2 {
 
     /// The points the object holds (for worker counts and reports).
     pub fn points(&self) -> u64 {
-        (self.z.len() + self.pkk.len() + self.sigma_ckk.iter().map(Vec::len).sum::<usize>())
-            as u64
+        (self.z.len() + self.pkk.len() + self.sigma_ckk.iter().map(Vec::len).sum::<usize>()) as u64
     }
 }
 

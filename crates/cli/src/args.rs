@@ -177,7 +177,8 @@ pub(crate) enum CeremonyCommand {
     /// 0.7.6 writes them.
     #[command(subcommand)]
     Zkey(ZkeyCommand),
-    /// Print what a phase 1 or sealed SRS file holds: power, kind, challenge, hash.
+    /// Print what any ceremony file holds (gnark's, snarkjs's, circom's), after reading and
+    /// checking all of it: its kind, then its own facts (power, challenge, hash, wires...).
     Info {
         /// The file.
         file: PathBuf,

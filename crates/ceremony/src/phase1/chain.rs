@@ -140,7 +140,9 @@ mod tests {
     use crate::phase1::{Secrets, beacon_challenge, contribute};
 
     fn hashed(pool: &Pool, object: &Phase1) -> [u8; 32] {
-        object.write(pool, &Control::new(), std::io::sink()).unwrap()
+        object
+            .write(pool, &Control::new(), std::io::sink())
+            .unwrap()
     }
 
     #[test]
@@ -166,13 +168,19 @@ mod tests {
 
         // From a first contribution: checked against the initial object, and counted.
         let (chain, verdict) = Chain::from_first(&pool, &control, c1.clone(), h1).unwrap();
-        assert_eq!((verdict, chain.contributions()), (Verdict::Contribution { hash: h1 }, 1));
+        assert_eq!(
+            (verdict, chain.contributions()),
+            (Verdict::Contribution { hash: h1 }, 1)
+        );
 
         // A skipped step is refused, naming the challenge; the chain keeps its last file.
         let mut chain = Chain::after(c0.clone(), h0);
         let error = chain.push(&pool, &control, c2.clone(), h2).unwrap_err();
         assert_eq!(error.code(), "CEREMONY_REJECTED");
-        assert!(error.to_string().starts_with("REJECTED: challenge:"), "{error}");
+        assert!(
+            error.to_string().starts_with("REJECTED: challenge:"),
+            "{error}"
+        );
         assert_eq!(chain.contributions(), 0);
         chain.push(&pool, &control, c1.clone(), h1).unwrap();
 
@@ -187,7 +195,10 @@ mod tests {
         let error = Chain::after(c2, h2)
             .check_seal(&pool, &control, &sealed, [7; 32], b"other", 0)
             .unwrap_err();
-        assert!(error.to_string().contains("not the seal of the chain"), "{error}");
+        assert!(
+            error.to_string().contains("not the seal of the chain"),
+            "{error}"
+        );
     }
 
     #[test]
@@ -195,8 +206,14 @@ mod tests {
         let pool = Pool::new(2).unwrap();
         let c0 = Phase1::initial(3).unwrap();
         let h0 = hashed(&pool, &c0);
-        let c1 = contribute(&pool, &Control::new(), c0.clone(), &h0, &Secrets::random(b"a"))
-            .unwrap();
+        let c1 = contribute(
+            &pool,
+            &Control::new(),
+            c0.clone(),
+            &h0,
+            &Secrets::random(b"a"),
+        )
+        .unwrap();
         let h1 = hashed(&pool, &c1);
         let control = Control::new();
         control.cancel_token().cancel();

@@ -106,7 +106,9 @@ pub struct Proven {
 
 mod json;
 
-pub use json::{proof_from_json, public_from_json, verification_key_from_json};
+pub use json::{
+    JSON_LIMIT, is_json, proof_from_json, public_from_json, verification_key_from_json,
+};
 
 /// Whether `r1cs` is the circuit of `key`: the same wires, public signals and domain (what
 /// `zkey new` takes from it), so that a witness it accepts is one for the key.

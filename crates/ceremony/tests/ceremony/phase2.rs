@@ -609,8 +609,7 @@ fn a_chain_starts_at_the_re_derived_object_and_names_a_wrong_start() {
     assert!(c0.is_initial() && !c1.is_initial());
 
     // From the initial object, checked against the re-derived one.
-    let (mut chain, verdict) =
-        Chain::from_first(&pool, &control, c0.clone(), h0, start()).unwrap();
+    let (mut chain, verdict) = Chain::from_first(&pool, &control, c0.clone(), h0, start()).unwrap();
     assert_eq!(
         verdict,
         Verdict::InitialOf {
@@ -628,7 +627,10 @@ fn a_chain_starts_at_the_re_derived_object_and_names_a_wrong_start() {
 
     // gnark's form: the first file is the first contribution, counted.
     let (chain, verdict) = Chain::from_first(&pool, &control, c1.clone(), h1, start()).unwrap();
-    assert_eq!((verdict, chain.contributions()), (Verdict::Contribution { hash: h1 }, 1));
+    assert_eq!(
+        (verdict, chain.contributions()),
+        (Verdict::Contribution { hash: h1 }, 1)
+    );
 
     // Refusals, in the chain's words.
     let refused = |result: Result<(Chain<'_>, Verdict), lockstep_ceremony::chain::ChainError>| {
@@ -645,15 +647,23 @@ fn a_chain_starts_at_the_re_derived_object_and_names_a_wrong_start() {
             .starts_with("REJECTED: not made on the initial object of c.r1cs over srs")
     );
     let other =
-        phase2::initialize_object(&pool, &control, &circuit("chain-60-commit.r1cs"), &srs)
-            .unwrap();
+        phase2::initialize_object(&pool, &control, &circuit("chain-60-commit.r1cs"), &srs).unwrap();
     let other_hash = hash(&other);
     assert_eq!(
-        refused(Chain::from_first(&pool, &control, other, other_hash, start())),
+        refused(Chain::from_first(
+            &pool,
+            &control,
+            other,
+            other_hash,
+            start()
+        )),
         "REJECTED: not the initial object of c.r1cs over srs"
     );
     // Past the first contribution, a skipped step is the plain challenge refusal.
     let mut chain = Chain::after(Cow::Borrowed(&c0), h0);
     let error = chain.push(&pool, &control, c2, h2).unwrap_err();
-    assert!(error.to_string().starts_with("REJECTED: challenge:"), "{error}");
+    assert!(
+        error.to_string().starts_with("REJECTED: challenge:"),
+        "{error}"
+    );
 }

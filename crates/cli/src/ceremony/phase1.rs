@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Context as _;
+use lockstep_ceremony::chain::ChainError;
 use lockstep_ceremony::phase1::{self, Phase1, Secrets};
 use lockstep_ceremony::{CodecError, DEFAULT_MAX_POWER, Limits};
 use lockstep_shard::{Control, Pool};
@@ -74,7 +75,7 @@ pub(crate) fn new(ctx: &Context, power: u32, out: &Path) -> anyhow::Result<()> {
 }
 
 /// `phase1 verify`: a chain from the initial object (or from `--previous`), then optionally
-/// the seal.
+/// the seal; the rules are the engine's ([`phase1::Chain`]), this reads, reports and prints.
 pub(crate) fn verify(
     ctx: &Context,
     chain: &[PathBuf],
@@ -87,82 +88,59 @@ pub(crate) fn verify(
         None => None,
     };
     let started = Instant::now();
-    let first = &chain[0];
-    let (mut last, mut last_hash, rest, pool) = match previous {
+    let (mut walked, rest, pool) = match previous {
         Some(path) => {
             let opened = ctx.open("--previous", path)?;
             let pool = ctx.pool_for(&opened)?;
             let (object, hash) = ctx.read_phase1(&pool, opened, &Limits::default())?;
-            (object, hash, chain, pool)
+            (phase1::Chain::after(object, hash), chain, pool)
         }
         None => {
+            let first = &chain[0];
             let opened = ctx.open("FILE", first)?;
             let pool = ctx.pool_for(&opened)?;
             let (object, hash) = ctx.read_phase1(&pool, opened, &Limits::default())?;
-            if object.is_initial() {
-                ctx.session.print(&format!(
-                    "{}: the initial object for 2^{}\n",
-                    first.display(),
-                    object.srs.power()
-                ))?;
-            } else {
-                let initial = Phase1::initial(object.srs.power())?;
-                let initial_hash = initial.write(&pool, &Control::new(), std::io::sink())?;
-                verify_one(ctx, &pool, &initial, &initial_hash, &object, first)?;
-                ctx.session.print(&format!(
-                    "{}: ok, contribution hash {}\n",
-                    first.display(),
-                    hex(&hash)
-                ))?;
-            }
-            (object, hash, &chain[1..], pool)
+            let step = ctx.session.step("verifying", None, "points");
+            let started = phase1::Chain::from_first(&pool, step.control(), object, hash);
+            step.finish();
+            let (walked, verdict) = judged(first, started)?;
+            ctx.session
+                .print(&format!("{}: {verdict}\n", first.display()))?;
+            (walked, &chain[1..], pool)
         }
     };
-    let mut contributions = usize::from(previous.is_none() && !last.is_initial());
     for path in rest {
-        let limits = Limits {
-            power: Some(last.srs.power()),
-            ..Limits::default()
-        };
-        let (next, hash) = ctx.read_phase1(&pool, ctx.open("FILE", path)?, &limits)?;
-        verify_one(ctx, &pool, &last, &last_hash, &next, path)?;
-        ctx.session.print(&format!(
-            "{}: ok, contribution hash {}\n",
-            path.display(),
-            hex(&hash)
-        ))?;
-        (last, last_hash, contributions) = (next, hash, contributions + 1);
+        let (next, hash) =
+            ctx.read_phase1(&pool, ctx.open("FILE", path)?, &walked.next_limits())?;
+        let step = ctx.session.step("verifying", None, "points");
+        let verdict = walked.push(&pool, step.control(), next, hash);
+        step.finish();
+        let verdict = judged(path, verdict)?;
+        ctx.session
+            .print(&format!("{}: {verdict}\n", path.display()))?;
     }
+    let contributions = walked.contributions();
     // Every file read, and the seal's points if it is checked too.
-    let points = last.srs.stored_points() * (chain.len() as u64 + u64::from(sealed.is_some()));
+    let points = walked.stored_points() * (chain.len() as u64 + u64::from(sealed.is_some()));
     if let Some((path, beacon)) = sealed {
         let challenge = beacon.delayed(ctx)?;
-        let (srs, hash) = ctx.read_srs(
-            &pool,
-            ctx.open("--sealed", path)?,
-            &Limits {
-                power: Some(last.srs.power()),
-                ..Limits::default()
-            },
-        )?;
+        let (srs, hash) =
+            ctx.read_srs(&pool, ctx.open("--sealed", path)?, &walked.next_limits())?;
         let step = ctx
             .session
-            .step("sealing", Some(last.srs.stored_points()), "points");
-        let expected =
-            phase1::seal(&pool, step.control(), last, &last_hash, &challenge).context("sealing")?;
+            .step("sealing", Some(walked.stored_points()), "points");
+        let verdict = walked.check_seal(
+            &pool,
+            step.control(),
+            &srs,
+            hash,
+            &challenge,
+            beacon.iterations(),
+        );
         step.finish();
-        if srs != expected {
-            anyhow::bail!(
-                "{}: REJECTED: not the seal of the chain with this beacon and {} iterations",
-                path.display(),
-                beacon.iterations()
-            );
-        }
-        ctx.session.print(&format!(
-            "{}: ok, the seal of the chain, hash {}\n",
-            path.display(),
-            hex(&hash)
-        ))?;
+        let verdict = judged(path, verdict)?;
+        ctx.session
+            .print(&format!("{}: {verdict}\n", path.display()))?;
     }
     ctx.done("verify", points, started, &pool);
     ctx.session.print(&format!(
@@ -170,18 +148,9 @@ pub(crate) fn verify(
     ))
 }
 
-fn verify_one(
-    ctx: &Context,
-    pool: &Pool,
-    previous: &Phase1,
-    previous_hash: &[u8; 32],
-    next: &Phase1,
-    path: &Path,
-) -> anyhow::Result<()> {
-    let step = ctx.session.step("verifying", None, "points");
-    let result = phase1::verify_contribution(pool, step.control(), previous, previous_hash, next);
-    step.finish();
-    result.map_err(|error| anyhow::anyhow!("{}: REJECTED: {error}", path.display()))
+/// A chain step's result, its refusal named with the file: `FILE: REJECTED: ...`.
+pub(super) fn judged<T>(path: &Path, result: Result<T, ChainError>) -> anyhow::Result<T> {
+    result.map_err(|error| anyhow::anyhow!("{}: {error}", path.display()))
 }
 
 /// `phase1 seal`: the final SRS from the last contribution and a public beacon.

@@ -7,14 +7,16 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Context as _;
+use lockstep_ceremony::chain::Verdict;
 use lockstep_ceremony::groth16::{self, Proof};
 use lockstep_ceremony::phase1::Srs;
-use lockstep_ceremony::phase2::{self, Origin, Phase2, Secrets, VerifyError, VerifyingKey};
+use lockstep_ceremony::phase2::{self, Origin, Phase2, Secrets, Start, VerifyingKey};
 use lockstep_ceremony::r1cs::R1cs;
 use lockstep_ceremony::{CodecError, FileKind, Limits};
 use lockstep_shard::{Control, Pool};
 
 use super::contribute::Chained;
+use super::phase1::judged;
 use super::{Beacon, Context, Opened, hex};
 use crate::args::BeaconArgs;
 
@@ -27,7 +29,7 @@ impl Chained for Phase2 {
     }
 
     fn points(&self) -> u64 {
-        points(self)
+        Phase2::points(self)
     }
 
     fn counted(&self) -> Option<u64> {
@@ -113,12 +115,6 @@ fn read_phase2(ctx: &Context, pool: &Pool, opened: Opened) -> anyhow::Result<(Ph
     read
 }
 
-/// The points of an object (for worker counts and reports).
-fn points(object: &Phase2) -> u64 {
-    (object.z.len() + object.pkk.len() + object.sigma_ckk.iter().map(Vec::len).sum::<usize>())
-        as u64
-}
-
 /// `phase2 new`: the initial object of a circuit.
 pub(crate) fn new(
     ctx: &Context,
@@ -138,7 +134,7 @@ pub(crate) fn new(
     let object = phase2::initialize_object(&pool, step.control(), &r1cs, &srs)
         .context("initializing phase 2")?;
     step.finish();
-    let n = points(&object);
+    let n = object.points();
     let hash = ctx.write_output(&mut outputs, 0, n, |control, w| {
         object.write(&pool, control, w)
     })?;
@@ -153,38 +149,6 @@ pub(crate) fn new(
     Ok(())
 }
 
-/// Whether an object is an initial one: no challenge and zero proofs.
-fn is_initial(object: &Phase2) -> bool {
-    object.challenge.is_none()
-        && object.delta_proof.is_zero()
-        && object.sigma_proofs.iter().all(|p| p.is_zero())
-}
-
-/// A circuit's initial object over a phase 1, re-derived from the two files: where a chain of
-/// that circuit must start (gnark's `VerifyPhase2` re-runs `Initialize` the same way).
-struct Derived<'a> {
-    object: Cow<'a, Phase2>,
-    hash: [u8; 32],
-    /// `R over P`, for messages.
-    named: String,
-}
-
-impl<'a> Derived<'a> {
-    fn new(
-        object: Cow<'a, Phase2>,
-        pool: &Pool,
-        r1cs: &Path,
-        phase1: &Path,
-    ) -> anyhow::Result<Self> {
-        let hash = object.write(pool, &Control::new(), std::io::sink())?;
-        Ok(Self {
-            object,
-            hash,
-            named: format!("{} over {}", r1cs.display(), phase1.display()),
-        })
-    }
-}
-
 /// How a chain's verdicts are said: on standard output (`phase2 verify`) or as notes
 /// (`phase2 seal`, whose output is the keys' hashes).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -193,123 +157,83 @@ enum Verdicts {
     Noted,
 }
 
-/// Verifies `files` in order, each against its predecessor, from `start` (an object and the
-/// SHA-256 of its bytes; `from` is set when it is a re-derived initial object, whose name a
-/// first contribution made on another one is refused with). Returns the last object, its hash
-/// and the contributions verified.
-fn walk<'a>(
+impl Verdicts {
+    fn say(self, ctx: &Context, path: &Path, verdict: &Verdict) -> anyhow::Result<()> {
+        let line = format!("{}: {verdict}", path.display());
+        match self {
+            Self::Printed => ctx.session.print(&format!("{line}\n"))?,
+            Self::Noted => ctx.session.note(&line),
+        }
+        Ok(())
+    }
+}
+
+/// Reads `files` in order and hands each to `chain` ([`phase2::Chain::push`]), saying each
+/// verdict.
+fn walk(
     ctx: &Context,
     pool: &Pool,
-    start: (Cow<'a, Phase2>, [u8; 32]),
+    chain: &mut phase2::Chain<'_>,
     files: &[PathBuf],
-    from: Option<&str>,
     verdicts: Verdicts,
-) -> anyhow::Result<(Cow<'a, Phase2>, [u8; 32], usize)> {
-    let (mut last, mut last_hash) = start;
-    let mut contributions = 0usize;
+) -> anyhow::Result<()> {
     for path in files {
         let (next, hash) = read_phase2(ctx, pool, ctx.open("FILE", path)?)?;
         let step = ctx.session.step("verifying", None, "points");
-        let result = phase2::verify_contribution(pool, step.control(), &last, &last_hash, &next);
+        let verdict = chain.push(pool, step.control(), next, hash);
         step.finish();
-        result.map_err(|error| match (&error, from) {
-            (VerifyError::ChallengeMismatch { found, expected }, Some(from)) if contributions == 0 => {
-                anyhow::anyhow!(
-                    "{}: REJECTED: not made on the initial object of {from}: its challenge is {found}, that object's hash is {expected} (a chain of another circuit, or over another phase 1)",
-                    path.display()
-                )
-            }
-            _ => anyhow::anyhow!("{}: REJECTED: {error}", path.display()),
-        })?;
-        let line = format!("{}: ok, contribution hash {}", path.display(), hex(&hash));
-        match verdicts {
-            Verdicts::Printed => ctx.session.print(&format!("{line}\n"))?,
-            Verdicts::Noted => ctx.session.note(&line),
-        }
-        (last, last_hash, contributions) = (Cow::Owned(next), hash, contributions + 1);
+        verdicts.say(ctx, path, &judged(path, verdict)?)?;
     }
-    Ok((last, last_hash, contributions))
+    Ok(())
 }
 
-/// The chain of `files` from its start: the first file if it is an initial object (checked
-/// against `derived` when there is one, byte for byte), else `derived` itself (gnark's
-/// `VerifyPhase2` form: the first file is the first contribution); then every contribution
-/// verified. Returns the last object, its hash and the contributions verified.
+/// The chain of `files` from its first file, against `start` (the circuit's initial object
+/// re-derived) where there is one ([`phase2::Chain::from_first`]), every contribution verified.
 fn chain_from_start<'a>(
     ctx: &Context,
     pool: &Pool,
     files: &[PathBuf],
-    derived: Option<Derived<'a>>,
+    start: Option<Start<'a>>,
     verdicts: Verdicts,
-) -> anyhow::Result<(Cow<'a, Phase2>, [u8; 32], usize)> {
+) -> anyhow::Result<phase2::Chain<'a>> {
     let first_path = &files[0];
-    let opened = ctx.open("FILE", first_path)?;
-    let (first, first_hash) = read_phase2(ctx, pool, opened)?;
-    if !is_initial(&first) {
-        let Some(derived) = derived else {
-            anyhow::bail!(
-                "{}: REJECTED: not an initial object (it carries a contribution): give the object it was made on with --previous, or the circuit and phase 1 it was initialized from with --r1cs and --phase1",
-                first_path.display()
-            );
-        };
-        drop(first);
-        let from = derived.named.clone();
-        let start = (derived.object, derived.hash);
-        return walk(ctx, pool, start, files, Some(&from), verdicts);
-    }
-    let line = match &derived {
-        Some(derived) if derived.hash != first_hash => anyhow::bail!(
-            "{}: REJECTED: not the initial object of {}",
-            first_path.display(),
-            derived.named
-        ),
-        Some(derived) => format!(
-            "{}: ok, the initial object of {}, hash {}",
-            first_path.display(),
-            derived.named,
-            hex(&first_hash)
-        ),
-        None => format!(
-            "{}: an initial object, not checked against a circuit (give --r1cs and --phase1)",
-            first_path.display()
-        ),
-    };
-    match verdicts {
-        Verdicts::Printed => ctx.session.print(&format!("{line}\n"))?,
-        Verdicts::Noted => ctx.session.note(&line),
-    }
-    walk(
-        ctx,
-        pool,
-        (Cow::Owned(first), first_hash),
-        &files[1..],
-        None,
-        verdicts,
-    )
+    let (first, first_hash) = read_phase2(ctx, pool, ctx.open("FILE", first_path)?)?;
+    let step = ctx.session.step("verifying", None, "points");
+    let started = phase2::Chain::from_first(pool, step.control(), first, first_hash, start);
+    step.finish();
+    let (mut chain, verdict) = judged(first_path, started)?;
+    verdicts.say(ctx, first_path, &verdict)?;
+    walk(ctx, pool, &mut chain, &files[1..], verdicts)?;
+    Ok(chain)
+}
+
+/// The words naming a circuit's initial object over a phase 1: `c.r1cs over srs`.
+fn origin(r1cs: &Path, phase1: &Path) -> String {
+    format!("{} over {}", r1cs.display(), phase1.display())
 }
 
 /// `phase2 verify`.
 pub(crate) fn verify(
     ctx: &Context,
-    chain: &[PathBuf],
+    chain_files: &[PathBuf],
     previous: Option<&Path>,
     circuit: Option<(&Path, &Path)>,
 ) -> anyhow::Result<()> {
     let started = Instant::now();
     let (first_path, first_flag) = match previous {
         Some(path) => (path, "--previous"),
-        None => (chain[0].as_path(), "FILE"),
+        None => (chain_files[0].as_path(), "FILE"),
     };
     let pool = ctx.pool_for(&ctx.open(first_flag, first_path)?)?;
-    let (last, contributions) = match previous {
+    let chain = match previous {
         Some(path) => {
             let (object, hash) = read_phase2(ctx, &pool, ctx.open("--previous", path)?)?;
-            let start = (Cow::Owned(object), hash);
-            let (last, _, contributions) = walk(ctx, &pool, start, chain, None, Verdicts::Printed)?;
-            (last, contributions)
+            let mut chain = phase2::Chain::after(Cow::Owned(object), hash);
+            walk(ctx, &pool, &mut chain, chain_files, Verdicts::Printed)?;
+            chain
         }
         None => {
-            let derived = match circuit {
+            let start = match circuit {
                 Some((r1cs_path, phase1)) => {
                     let r1cs = read_r1cs(ctx, r1cs_path)?;
                     let srs = read_phase1_for(ctx, &pool, phase1, &r1cs)?;
@@ -319,18 +243,18 @@ pub(crate) fn verify(
                     let object = phase2::initialize_object(&pool, step.control(), &r1cs, &srs)
                         .context("initializing phase 2")?;
                     step.finish();
-                    Some(Derived::new(Cow::Owned(object), &pool, r1cs_path, phase1)?)
+                    let named = origin(r1cs_path, phase1);
+                    Some(Start::new(&pool, Cow::Owned(object), named)?)
                 }
                 None => None,
             };
-            let (last, _, contributions) =
-                chain_from_start(ctx, &pool, chain, derived, Verdicts::Printed)?;
-            (last, contributions)
+            chain_from_start(ctx, &pool, chain_files, start, Verdicts::Printed)?
         }
     };
+    let contributions = chain.contributions();
     ctx.done(
         "phase2 verify",
-        points(&last) * chain.len() as u64,
+        chain.last().points() * chain_files.len() as u64,
         started,
         &pool,
     );
@@ -371,9 +295,14 @@ pub(crate) fn seal(ctx: &Context, args: &SealArgs<'_>) -> anyhow::Result<()> {
     let (initial, evaluations) =
         phase2::initialize(&pool, step.control(), &r1cs, &srs).context("initializing phase 2")?;
     step.finish();
-    let derived = Derived::new(Cow::Borrowed(&initial), &pool, args.r1cs, args.phase1)?;
-    let (last, last_hash, contributions) =
-        chain_from_start(ctx, &pool, args.chain, Some(derived), Verdicts::Noted)?;
+    let start = Start::new(
+        &pool,
+        Cow::Borrowed(&initial),
+        origin(args.r1cs, args.phase1),
+    )?;
+    let chain = chain_from_start(ctx, &pool, args.chain, Some(start), Verdicts::Noted)?;
+    let contributions = chain.contributions();
+    let (last, last_hash) = chain.into_last();
     let shown = args.chain[args.chain.len() - 1].display();
     if contributions == 0 {
         anyhow::bail!(

@@ -319,10 +319,6 @@ pub(super) fn prepare(ctx: &Context, pk: &Path, out: &Path) -> anyhow::Result<()
     Ok(())
 }
 
-/// The most a snarkjs JSON file may hold (a verification key of a million public signals is
-/// about 250 MB).
-const JSON_LIMIT: u64 = 1 << 30;
-
 /// Whether `path` (given as `flag`) holds JSON, snarkjs's files: its first non-blank byte `{`
 /// or `[` (gnark's binary files start otherwise). A pipe is not peeked at (its bytes would be
 /// gone): it is read as gnark's key, which may come through one.
@@ -334,22 +330,23 @@ pub(super) fn is_json(flag: &str, path: &Path) -> anyhow::Result<bool> {
     let mut head = [0u8; 64];
     let n = std::io::Read::read(&mut file, &mut head)
         .with_context(|| format!("reading {}", path.display()))?;
-    Ok(matches!(
-        head[..n].iter().find(|b| !b.is_ascii_whitespace()),
-        Some(b'{' | b'[')
-    ))
+    Ok(snarkjs::is_json(&head[..n]))
 }
 
 /// A snarkjs JSON file, whole; a ceremony file of another kind is named.
 fn read_json(flag: &str, path: &Path) -> anyhow::Result<String> {
     let file = lockstep_files::open_input(flag, path)?;
     let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut std::io::Read::take(file, JSON_LIMIT + 1), &mut bytes)
-        .with_context(|| format!("reading {}", path.display()))?;
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(file, snarkjs::JSON_LIMIT + 1),
+        &mut bytes,
+    )
+    .with_context(|| format!("reading {}", path.display()))?;
     anyhow::ensure!(
-        bytes.len() as u64 <= JSON_LIMIT,
-        "{}: larger than {JSON_LIMIT} bytes",
-        path.display()
+        bytes.len() as u64 <= snarkjs::JSON_LIMIT,
+        "{}: larger than {} bytes",
+        path.display(),
+        snarkjs::JSON_LIMIT
     );
     if let Some(kind) = FileKind::sniff(&bytes[..bytes.len().min(SNIFF_LEN)]) {
         anyhow::bail!(

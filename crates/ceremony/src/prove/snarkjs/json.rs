@@ -14,6 +14,19 @@ use serde_json::Value;
 use super::super::ProveError;
 use super::{Proof, VerificationKey};
 
+/// The most bytes a snarkjs JSON file may hold (a verification key of a million public signals
+/// is about 250 MB).
+pub const JSON_LIMIT: u64 = 1 << 30;
+
+/// Whether a file starting with `head` holds JSON, snarkjs's files: its first non-blank byte
+/// `{` or `[` (gnark's binary files start otherwise).
+pub fn is_json(head: &[u8]) -> bool {
+    matches!(
+        head.iter().find(|b| !b.is_ascii_whitespace()),
+        Some(b'{' | b'[')
+    )
+}
+
 /// BLS12-381's base field modulus p, big-endian.
 const P_BE: [u8; 48] = {
     let mut out = [0u8; 48];
