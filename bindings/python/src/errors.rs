@@ -1,5 +1,5 @@
 //! A refusal as the package's exception: `lockstep.PsiError` for a `PSI_*` code,
-//! `lockstep.PlanError` for a `PLAN_*` code (both `lockstep.LockstepError`, a `RuntimeError`, as
+//! `lockstep.PlanError` for a `PLAN_*` code, `lockstep.CeremonyError` for a `CEREMONY_*` code (both `lockstep.LockstepError`, a `RuntimeError`, as
 //! `openmined.psi` raises), made by the package's own classes (`lockstep/_errors.py`) so that
 //! `code` is an attribute a caller reads.
 
@@ -12,6 +12,8 @@ pub(crate) fn coded(py: Python<'_>, coded: &Coded) -> PyErr {
         "PlanError"
     } else if coded.code.starts_with("PSI_") {
         "PsiError"
+    } else if coded.code.starts_with("CEREMONY_") {
+        "CeremonyError"
     } else {
         "LockstepError"
     };

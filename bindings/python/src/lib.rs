@@ -10,19 +10,22 @@
 //! - `psi`: OpenMined's `server` and `client` ([`lockstep_face::openmined`]).
 //! - `linkage`: record linkage, a starter or joiner over rows ([`lockstep_face::PsiParty`]).
 //! - `plan`: a plan run over numpy arrays without a copy.
+//! - `ceremony`: a ceremony file's facts and the verifications ([`lockstep_face::ceremony`]).
 //! - `relay`: the interpreter's lock let go for every step, the step's progress and Ctrl-C
 //!   taken back on the calling thread ([`lockstep_face::progress::relayed`]).
 //! - `errors`: a refusal as the package's exception, carrying its code.
 
 use pyo3::prelude::*;
 
+mod ceremony;
 mod errors;
 mod linkage;
 mod plan;
 mod psi;
 mod relay;
 
-/// The module: the face's ABI version, the PSI classes and the plan class.
+/// The module: the face's ABI version, the PSI classes, the plan class and the ceremony's
+/// functions.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ABI_VERSION", lockstep_face::ABI_VERSION)?;
@@ -33,5 +36,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(psi::message_fields, m)?)?;
     m.add_class::<linkage::Party>()?;
     m.add_class::<plan::Plan>()?;
+    m.add_function(wrap_pyfunction!(ceremony::ceremony_info, m)?)?;
+    m.add_function(wrap_pyfunction!(ceremony::ceremony_verify_phase1, m)?)?;
+    m.add_function(wrap_pyfunction!(ceremony::ceremony_verify_phase2, m)?)?;
+    m.add_function(wrap_pyfunction!(ceremony::ceremony_verify_zkey, m)?)?;
+    m.add_function(wrap_pyfunction!(ceremony::ceremony_verify_proof, m)?)?;
+    m.add_function(wrap_pyfunction!(ceremony::ceremony_verify_ptau, m)?)?;
     Ok(())
 }

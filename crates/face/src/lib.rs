@@ -1,6 +1,6 @@
 //! The one face of lockstep's engines that every binding stands on: the Node addon
-//! (`bindings/node`, napi-rs), the wasm module (`bindings/wasm`, wasm-bindgen), and a Python
-//! module to come (PyO3). No binding framework is named here; a binding converts its types to
+//! (`bindings/node`, napi-rs), the wasm module (`bindings/wasm`, wasm-bindgen), and the Python
+//! module (`bindings/python`, PyO3). No binding framework is named here; a binding converts its types to
 //! the plain ones below and back, and nothing else, so every front end refuses the same
 //! arguments with the same words and codes and gives the same bytes.
 //!
@@ -20,12 +20,17 @@
 //!   [`openmined::Client`]), for a module that stands in for `openmined.psi`.
 //! - [`plan`]: a plan run's arguments (shapes by dtype name, a byte budget, a worker count) and
 //!   its layout as numbers.
+//! - `ceremony` (feature `ceremony`, for a native binding: blst's C underneath): the ceremony's
+//!   files by path: what a file holds (`ceremony::info`) and
+//!   the verifications (`ceremony::verify_*`), the engine's rules and words.
 //! - [`Coded`]: a refusal as every front end reports it, a stable code and the engine's words.
 //!
 //! The engines keep their own concepts ([`lockstep_psi::party::Party`],
 //! [`lockstep_psi::party::Keyed`], [`lockstep_plan::CompiledPlan`]); this crate only reads a
 //! front end's arguments into them and their results out.
 
+#[cfg(feature = "ceremony")]
+pub mod ceremony;
 mod error;
 pub mod fields;
 pub mod number;

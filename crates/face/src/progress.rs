@@ -59,6 +59,8 @@ pub enum Domain {
     Psi,
     /// A plan run (`PLAN_BINDING`).
     Plan,
+    /// A ceremony file's reading or verification (`CEREMONY_USAGE`).
+    Ceremony,
 }
 
 impl Domain {
@@ -69,6 +71,10 @@ impl Domain {
                 "the step panicked (a bug: please report it)",
             ),
             Self::Plan => Coded::new("PLAN_RUNTIME", "the run panicked (a bug: please report it)"),
+            Self::Ceremony => Coded::new(
+                "CEREMONY_RUN",
+                "the check panicked (a bug: please report it)",
+            ),
         }
     }
 
@@ -81,6 +87,10 @@ impl Domain {
             Self::Plan => Coded::new(
                 "PLAN_BINDING",
                 "a run cannot start from another run's progress callback",
+            ),
+            Self::Ceremony => Coded::new(
+                "CEREMONY_USAGE",
+                "a check cannot start from another step's progress callback",
             ),
         }
     }
@@ -180,7 +190,7 @@ enum Relay {
 /// `call` or `idle`) cancels the step and comes back in place of its error.
 ///
 /// # Errors
-/// As [`with_progress`]; a step that panicked is `PSI_INTERNAL` or `PLAN_RUNTIME` by `domain`
+/// As [`with_progress`]; a step that panicked is `PSI_INTERNAL`, `PLAN_RUNTIME` or `CEREMONY_RUN` by `domain`
 /// (an engine bug, never a caller's input: the engines do not panic on input).
 pub fn relayed<C: Callback, T: Send, E: Into<Coded> + Send>(
     domain: Domain,

@@ -7,17 +7,19 @@ numpy arrays, computed in parallel with output byte-identical to one thread at e
 - `lockstep.link`: record linkage over data frames (pandas, polars) or CSV bytes: the engine's
   record rules, composite keys, normalisation, the association table and resolve.
 - `lockstep.plan`: typed-array compute plans (format v1) run over numpy arrays without a copy.
+- `lockstep.ceremony`: a Groth16 ceremony's files (gnark's, snarkjs's, circom's): what each
+  holds, and the verifications of chains, keys and proofs.
 
 Every refusal raises `LockstepError` (a `RuntimeError`) with the engine's stable `code`:
-`PsiError` for PSI, `PlanError` for plans. Every step lets go of the GIL while it computes.
+`PsiError` for PSI, `PlanError` for plans, `CeremonyError` for the ceremony. Every step lets go of the GIL while it computes.
 """
 
 from lockstep import _native
-from lockstep._errors import LockstepError, PlanError, PsiError
+from lockstep._errors import CeremonyError, LockstepError, PlanError, PsiError
 
 __version__ = "0.1.0"
 
 #: The version of the engines' face this module was built from (the Node addon's `abiVersion`).
 ABI_VERSION: int = _native.ABI_VERSION
 
-__all__ = ["ABI_VERSION", "LockstepError", "PlanError", "PsiError", "__version__"]
+__all__ = ["ABI_VERSION", "CeremonyError", "LockstepError", "PlanError", "PsiError", "__version__"]

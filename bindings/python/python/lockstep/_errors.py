@@ -3,7 +3,8 @@
 The codes and their meanings are the engines' (docs/ARCHITECTURE.md): `PSI_USAGE`, `PSI_INPUT`,
 `PSI_PARAMS`, `PSI_KEY`, `PSI_MESSAGE`, `PSI_ROUND`, `PSI_LIMIT`, `PSI_CANCELLED`,
 `PSI_INTERNAL`; `PLAN_INVALID`, `PLAN_BINDING`, `PLAN_BUDGET`, `PLAN_DIVISION_BY_ZERO`,
-`PLAN_RUNTIME`, ... The same code comes from the CLI, the Node addon and the wasm module for the
+`PLAN_RUNTIME`, ...; `CEREMONY_REJECTED`, `CEREMONY_FILE`, `CEREMONY_KIND`, `CEREMONY_IO`,
+`CEREMONY_USAGE`, `CEREMONY_RUN`. The same code comes from the CLI, the Node addon and the wasm module for the
 same refusal.
 """
 
@@ -26,3 +27,7 @@ class PsiError(LockstepError):
 
 class PlanError(LockstepError):
     """A refusal by the plan engine (a `PLAN_*` code)."""
+
+
+class CeremonyError(LockstepError):
+    """A refusal by the ceremony engine (a `CEREMONY_*` code)."""

@@ -1,4 +1,5 @@
-"""The extension module under `lockstep.psi` and `lockstep.plan` (Rust, PyO3). Call those."""
+"""The extension module under `lockstep.psi`, `lockstep.plan` and `lockstep.ceremony` (Rust, PyO3).
+Call those."""
 
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
@@ -93,3 +94,29 @@ class Plan:
         workers: int = 0,
         progress: Progress = None,
     ) -> List[Any]: ...
+
+def ceremony_info(
+    path: str, workers: int = 0, progress: Progress = None
+) -> Tuple[Dict[str, Any], str]: ...
+def ceremony_verify_phase1(
+    files: List[str],
+    previous: Optional[str] = None,
+    sealed: Optional[str] = None,
+    beacon: Optional[str] = None,
+    iterations: int = 0,
+    workers: int = 0,
+    progress: Progress = None,
+) -> Dict[str, Any]: ...
+def ceremony_verify_phase2(
+    files: List[str],
+    previous: Optional[str] = None,
+    r1cs: Optional[str] = None,
+    phase1: Optional[str] = None,
+    workers: int = 0,
+    progress: Progress = None,
+) -> Dict[str, Any]: ...
+def ceremony_verify_zkey(
+    r1cs: str, ptau: str, zkey: str, workers: int = 0, progress: Progress = None
+) -> Dict[str, Any]: ...
+def ceremony_verify_proof(vk: str, proof: str, public: str) -> Dict[str, Any]: ...
+def ceremony_verify_ptau(path: str, workers: int = 0, progress: Progress = None) -> Dict[str, Any]: ...
