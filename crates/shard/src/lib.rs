@@ -26,7 +26,8 @@
 //!   run in parallel without locks, in input order per target, reading the next batch while
 //!   applying one; hot targets can be spread.
 //! - [`merge_sorted_by_bytes`] k-way merges sorted shard outputs, carrying each shard's offset
-//!   into a permutation.
+//!   into a permutation; `spill::ExternalSort` (native builds) sorts more records than memory
+//!   holds.
 //! - [`Control`] carries a [`CancelToken`], a [`Progress`] sink (reports summed per task) and a
 //!   [`Watchdog`] (a run whose task falls silent fails with [`Error::Stalled`]) into every run.
 //!
@@ -59,6 +60,8 @@ mod pool;
 mod pools;
 mod progress;
 mod run;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod spill;
 pub mod split;
 mod watchdog;
 
