@@ -90,6 +90,8 @@ pub use curve::{ELEMENT_LEN, Element};
 pub use error::{MessageKind, PointError, PsiError};
 pub use joiner::{Joiner, Match};
 pub use key::Key;
-pub use message::{Bloom, Gcs, Limits, Mode, Request, Response, ServerSetup};
+pub use message::{
+    Bloom, ElementWriter, Gcs, Limits, Mode, Request, Response, ServerSetup, StreamError,
+};
 pub use params::{SetupFormat, SetupParams};
 pub use starter::{Setup, Starter};

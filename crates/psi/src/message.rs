@@ -4,6 +4,8 @@
 //! - `types`: the messages as values ([`ServerSetup`] raw, GCS or Bloom; [`Request`];
 //!   [`Response`]) and the structure a lookup relies on ([`ServerSetup::validate`]);
 //! - `encode`: `to_bytes`, prost over the proto declarations (`proto`);
+//! - `stream`: [`ElementWriter`], a request, response or raw setup written an element at a
+//!   time (the bytes `to_bytes` gives), for steps that never hold every element;
 //! - `decode`: `from_bytes` and `read`, streaming decoders bounded by [`Limits`] over the
 //!   protobuf `scanner`.
 //!
@@ -18,7 +20,9 @@ pub(crate) mod decode;
 mod encode;
 pub(crate) mod proto;
 mod scanner;
+mod stream;
 mod types;
 
 pub use decode::Limits;
+pub use stream::{ElementWriter, StreamError};
 pub use types::{Bloom, Gcs, Mode, Request, Response, ServerSetup};
