@@ -12,12 +12,13 @@ mod relay;
 mod starter;
 
 use std::fs::File;
+use std::io::BufWriter;
 use std::path::Path;
 
 use anyhow::Context as _;
-use lockstep_files::{SecretFile, open_input, open_input_at_most, read_secret};
+use lockstep_files::{OutputId, SecretFile, Staged, open_input, open_input_at_most, read_secret};
 use lockstep_psi::linkage::{FileError, KeySpec, Party};
-use lockstep_psi::{Backend, Key, Limits};
+use lockstep_psi::{Backend, Element, ElementWriter, Key, Limits, StreamError};
 
 use crate::args::{InputArgs, PsiArgs, PsiCommand};
 use crate::session::{Session, thousands};
@@ -88,6 +89,24 @@ pub(crate) fn open_message(
         )?,
         _ => open_input(flag, path)?,
     })
+}
+
+/// Writes a message of `elements` to output `id` an element at a time ([`ElementWriter`],
+/// started by `start` over the staged file): the bytes `to_bytes` gives, without a second copy
+/// of the message in memory.
+pub(crate) fn write_message(
+    staged: &mut Staged,
+    id: OutputId,
+    start: impl FnOnce(BufWriter<&mut File>) -> Result<ElementWriter<BufWriter<&mut File>>, StreamError>,
+    elements: &[Element],
+) -> anyhow::Result<()> {
+    let shown = staged.shown(id).display().to_string();
+    let out = BufWriter::with_capacity(1 << 20, staged.file(id));
+    let written = start(out).and_then(|mut writer| {
+        elements.iter().try_for_each(|e| writer.push(e))?;
+        writer.finish().map(drop)
+    });
+    written.with_context(|| format!("writing {shown}"))
 }
 
 /// A linkage file error, naming the file as given.

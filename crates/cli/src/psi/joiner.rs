@@ -3,9 +3,11 @@
 use anyhow::Context as _;
 use lockstep_files::Files;
 use lockstep_psi::linkage::{self, DigestingReader, Intersection, Learn, write_pairs};
-use lockstep_psi::{GRAIN, Joiner, Limits, Mode, PsiError, Request, Response, ServerSetup};
+use lockstep_psi::{
+    ElementWriter, GRAIN, Joiner, Limits, Mode, PsiError, Request, Response, ServerSetup,
+};
 
-use super::{Context, in_file, open_message};
+use super::{Context, in_file, open_message, write_message};
 use crate::args::{IntersectArgs, RequestArgs};
 use crate::session::{Timing, thousands, workers};
 use crate::usage::usage;
@@ -31,7 +33,12 @@ pub(crate) fn request(ctx: &Context, args: &RequestArgs) -> anyhow::Result<Timin
     let step = ctx.session.step("request", Some(keys.len() as u64), "rows");
     let request = linkage::request(&joiner, &pool, step.control(), keys)?;
     let timing = step.finish();
-    staged.write(out, &request.to_bytes())?;
+    write_message(
+        &mut staged,
+        out,
+        |w| ElementWriter::request(w, request.mode),
+        &request.elements,
+    )?;
     staged.commit()?;
     ctx.session.note(&format!(
         "request: {} distinct keys masked in {:.2} s ({:.0} rows/s, {}) -> {} ({mode}); \

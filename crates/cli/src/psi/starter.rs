@@ -6,9 +6,11 @@ use lockstep_psi::linkage::{
     self, FileError, KeySpec, LinkageError, Records, RowPair, read_pairs, read_permutation,
     write_permutation,
 };
-use lockstep_psi::{GRAIN, Limits, Mode, Request, SetupFormat, SetupParams, Starter};
+use lockstep_psi::{
+    ElementWriter, GRAIN, Limits, Mode, Request, SetupFormat, SetupParams, Starter,
+};
 
-use super::{Context, in_file, open_message, spec};
+use super::{Context, in_file, open_message, spec, write_message};
 use crate::args::{ResolveArgs, RespondArgs, SetupArgs};
 use crate::session::{Timing, thousands, workers};
 use crate::usage::usage;
@@ -98,7 +100,12 @@ pub(crate) fn respond(ctx: &Context, args: &RespondArgs) -> anyhow::Result<Timin
         .respond(&pool, step.control(), &request)
         .with_context(|| args.request.display().to_string())?;
     let timing = step.finish();
-    staged.write(out, &response.to_bytes())?;
+    write_message(
+        &mut staged,
+        out,
+        |w| ElementWriter::response(w),
+        &response.elements,
+    )?;
     staged.commit()?;
     ctx.session.note(&format!(
         "respond: {} elements re-masked in {:.2} s ({:.0} rows/s, {}) -> {}",
