@@ -526,6 +526,7 @@ mod tests {
             Pool::new(1).unwrap(),
             Pool::new(2).unwrap(),
             Pool::new(3).unwrap(),
+            Pool::new(5).unwrap(),
         ];
         // In memory; a few runs; more runs than one pass merges (several passes).
         for memory in [1 << 20, 12 * 1000, 12 * 60, 12 * 7] {
