@@ -11,7 +11,8 @@
 //! # Memory and disk
 //! A sort holds at most `memory` bytes of records (one run, allocated fallibly; sorted in place
 //! in ranges, one a worker, and merged from them as it is written) and, when merging, a read
-//! buffer per run of a pass that together take at most the same. Its runs take the input's bytes on
+//! buffer per run of a pass that together take the same (at least 4 KiB a run: a pass of 64
+//! runs takes 256 KiB under a smaller budget). Its runs take the input's bytes on
 //! disk, twice during a pass that merges runs into a longer one; more than the disk limit
 //! (the folder's free space when the sort starts, or the caller's limit) is refused before the
 //! write that would pass it. The folder and every run in it are removed when the sort or its
@@ -28,6 +29,9 @@ use crate::{Control, Cut, Pool, split};
 
 /// The most runs one merge pass reads at once (open files and read buffers are per run).
 pub const FAN_IN: usize = 64;
+
+/// Records a merge pass writes between two cancellation checks.
+const CANCEL_CHECK: u64 = 1 << 16;
 
 /// The least bytes of a run's read buffer.
 const MIN_READ_BUFFER: usize = 4096;
@@ -172,10 +176,12 @@ impl<const N: usize> ExternalSort<N> {
         if self.buffer.len() == self.run_records {
             self.spill(pool, control)?;
         }
-        if self.buffer.capacity() == 0 {
-            crate::memory::try_reserve(&mut self.buffer, self.run_records).map_err(|source| {
+        if self.buffer.len() == self.buffer.capacity() {
+            // Grown by doubling up to a run: a small input never asks for the whole budget.
+            let more = (self.run_records - self.buffer.len()).min(self.buffer.len().max(1024));
+            crate::memory::try_reserve(&mut self.buffer, more).map_err(|source| {
                 SpillError::Memory {
-                    bytes: self.run_records * N,
+                    bytes: (self.buffer.len() + more) * N,
                     source,
                 }
             })?;
@@ -197,7 +203,12 @@ impl<const N: usize> ExternalSort<N> {
         let mut merge = InMemory::new(std::mem::take(&mut self.buffer), ranges);
         let written = write_run(&path, || Ok(merge.next_record()));
         self.buffer = merge.into_records();
-        written.map_err(|e| self.io(e))?;
+        if let Err(error) = written {
+            // Not a run: its bytes are not counted and its file is not kept.
+            self.on_disk -= records * N as u64;
+            let _ = std::fs::remove_file(&path);
+            return Err(self.io(error));
+        }
         self.runs.push(Run { path, records });
         self.buffer.clear();
         Ok(())
@@ -247,6 +258,7 @@ impl<const N: usize> ExternalSort<N> {
             return Ok(Sorted {
                 len: self.len,
                 source: Source::Memory(InMemory::new(records, ranges)),
+                failed: false,
                 _folder: Some(self.folder),
             });
         }
@@ -263,9 +275,26 @@ impl<const N: usize> ExternalSort<N> {
             let path = self.next_path();
             self.reserve(records)?;
             let buffer = self.read_buffer(group.len());
-            let merged = Heads::<N>::open(&group, buffer)
-                .and_then(|mut heads| write_run(&path, || heads.next_record()));
-            merged.map_err(|e| self.io(e))?;
+            let mut written = 0u64;
+            let merged = Heads::<N>::open(&group, buffer).and_then(|mut heads| {
+                write_run(&path, || {
+                    written += 1;
+                    if written.is_multiple_of(CANCEL_CHECK) && control.is_cancelled() {
+                        return Err(std::io::Error::new(
+                            std::io::ErrorKind::Interrupted,
+                            "cancelled",
+                        ));
+                    }
+                    heads.next_record()
+                })
+            });
+            if let Err(error) = merged {
+                return Err(if control.is_cancelled() {
+                    SpillError::Cancelled
+                } else {
+                    self.io(error)
+                });
+            }
             for run in &group {
                 let _ = std::fs::remove_file(&run.path);
             }
@@ -280,6 +309,7 @@ impl<const N: usize> ExternalSort<N> {
                 heads,
                 dir: self.folder.path().to_owned(),
             },
+            failed: false,
             _folder: Some(self.folder),
         })
     }
@@ -421,12 +451,15 @@ impl<const N: usize> Heads<N> {
     }
 }
 
-/// A sort's output: its records in order, read a record at a time. Its temporary folder is
-/// removed when it is dropped.
+/// A sort's output: its records in order, read a record at a time; after an error it yields
+/// nothing more (the records after it are not a sorted whole). Its temporary folder is removed
+/// when it is dropped.
 #[derive(Debug)]
 pub struct Sorted<const N: usize> {
     len: u64,
     source: Source<N>,
+    /// Set by the first error: nothing is read after it (a run's record would be missing).
+    failed: bool,
     _folder: Option<tempfile::TempDir>,
 }
 
@@ -452,7 +485,10 @@ impl<const N: usize> Iterator for Sorted<N> {
     type Item = Result<[u8; N], SpillError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        match &mut self.source {
+        if self.failed {
+            return None;
+        }
+        let next = match &mut self.source {
             Source::Memory(merge) => merge.next_record().map(Ok),
             Source::Runs { heads, dir } => heads
                 .next_record()
@@ -461,7 +497,9 @@ impl<const N: usize> Iterator for Sorted<N> {
                     source,
                 })
                 .transpose(),
-        }
+        };
+        self.failed = matches!(next, Some(Err(_)));
+        next
     }
 }
 
@@ -616,6 +654,52 @@ mod tests {
             ExternalSort::<12>::new(&config),
             Err(SpillError::Io { .. })
         ));
+    }
+
+    #[test]
+    fn after_a_read_error_the_output_yields_nothing_more() {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = Pool::new(2).unwrap();
+        let control = Control::new();
+        // Five runs of 12,000 bytes, each read through a 4 KiB buffer.
+        let config = SpillConfig {
+            dir: dir.path(),
+            memory: 12 * 1000,
+            disk: None,
+        };
+        let mut sort = ExternalSort::<12>::new(&config).unwrap();
+        for r in records(5_000, 9) {
+            sort.push(&pool, &control, r).unwrap();
+        }
+        let mut out = sort.finish(&pool, &control).unwrap();
+        // Every run cut short past what its buffer already holds.
+        let folder = std::fs::read_dir(dir.path())
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        for run in std::fs::read_dir(&folder).unwrap() {
+            File::options()
+                .write(true)
+                .open(run.unwrap().path())
+                .unwrap()
+                .set_len(0)
+                .unwrap();
+        }
+        let mut read = 0;
+        let failed = loop {
+            match out.next() {
+                Some(Ok(_)) => read += 1,
+                Some(Err(error)) => break error,
+                None => panic!("the output ended without its error after {read} records"),
+            }
+        };
+        assert!(matches!(failed, SpillError::Io { .. }), "{failed}");
+        assert!(read < 5_000);
+        assert!(out.next().is_none());
+        drop(out);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
     #[test]

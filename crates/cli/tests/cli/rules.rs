@@ -171,8 +171,19 @@ fn a_full_disk_replaces_nothing_and_leaves_nothing() {
         .map(|i| format!("someone{i}@example.org\n"))
         .collect();
     fs::write(d.join("many.txt"), many).unwrap();
-    let commands: [&[&str]; 3] = [
+    let commands: [&[&str]; 4] = [
         &["ceremony", "phase1", "new", "--power", "10", "--out", "old"],
+        // A message written an element at a time (ElementWriter).
+        &[
+            "psi",
+            "request",
+            "--key",
+            "registry.key",
+            "--input",
+            "many.txt",
+            "--out",
+            "old",
+        ],
         &[
             "plan",
             "run",

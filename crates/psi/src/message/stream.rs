@@ -32,8 +32,8 @@ const ELEMENT_LEN_BYTE: u8 = {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StreamError {
-    /// The output refused the bytes.
-    #[error("writing the message: {0}")]
+    /// The output refused the bytes (the writer takes no more after it).
+    #[error(transparent)]
     Io(#[from] std::io::Error),
     /// The elements are not what the message needs: a raw setup's out of order, or another
     /// count than its header declared.
@@ -62,6 +62,8 @@ pub struct ElementWriter<W: Write> {
     written: u64,
     /// A raw setup's last element (each must be at least the one before).
     last: Option<Element>,
+    /// Set by a failed write: the message is cut, so no more is written and `finish` fails.
+    broken: bool,
 }
 
 impl<W: Write> ElementWriter<W> {
@@ -80,6 +82,7 @@ impl<W: Write> ElementWriter<W> {
             declared,
             written: 0,
             last: None,
+            broken: false,
         })
     }
 
@@ -124,9 +127,10 @@ impl<W: Write> ElementWriter<W> {
     /// Writes the next element.
     ///
     /// # Errors
-    /// [`StreamError::Io`]; for a raw setup, [`PsiError::InvalidSetup`] for an element smaller
+    /// [`StreamError::Io`] (and on every later call, the message being cut); for a raw setup, [`PsiError::InvalidSetup`] for an element smaller
     /// than the one before or past the declared count (nothing written for it).
     pub fn push(&mut self, element: &Element) -> Result<(), StreamError> {
+        self.check_whole()?;
         if self.kind == Kind::RawSetup {
             if let Some(last) = &self.last
                 && last > element
@@ -141,11 +145,27 @@ impl<W: Write> ElementWriter<W> {
             if Some(self.written) == self.declared {
                 return Err(self.miscounted(self.written + 1).into());
             }
+        }
+        let wrote = self
+            .out
+            .write_all(&[self.tag, ELEMENT_LEN_BYTE])
+            .and_then(|()| self.out.write_all(element.as_bytes()));
+        if let Err(error) = wrote {
+            self.broken = true;
+            return Err(error.into());
+        }
+        if self.kind == Kind::RawSetup {
             self.last = Some(*element);
         }
-        self.out.write_all(&[self.tag, ELEMENT_LEN_BYTE])?;
-        self.out.write_all(element.as_bytes())?;
         self.written += 1;
+        Ok(())
+    }
+
+    /// Refuses a writer whose output failed before.
+    fn check_whole(&self) -> Result<(), StreamError> {
+        if self.broken {
+            return Err(std::io::Error::other("an earlier write of this message failed").into());
+        }
         Ok(())
     }
 
@@ -160,6 +180,7 @@ impl<W: Write> ElementWriter<W> {
     /// [`StreamError::Io`]; for a raw setup, [`PsiError::InvalidSetup`] if fewer elements
     /// than declared were pushed.
     pub fn finish(mut self) -> Result<W, StreamError> {
+        self.check_whole()?;
         if let Some(declared) = self.declared
             && declared != self.written
         {
@@ -282,6 +303,10 @@ mod tests {
         let mut writer = ElementWriter::response(Full).unwrap();
         let error = writer.push(&element(&[2; 33])).unwrap_err();
         assert!(matches!(error, StreamError::Io(_)), "{error}");
+        assert_eq!(error.to_string(), "no space left");
+        // The message is cut: nothing more is taken, and it does not finish.
+        assert!(writer.push(&element(&[2; 33])).is_err());
+        assert!(writer.finish().is_err());
         assert!(matches!(
             ElementWriter::request(Full, Mode::Reveal),
             Err(StreamError::Io(_))
