@@ -26,12 +26,11 @@ use lockstep_ceremony::prove::snarkjs;
 use lockstep_ceremony::r1cs::R1cs;
 use lockstep_ceremony::zkey::{self, Verification, ZkeyVerifyError};
 use lockstep_ceremony::{FileKind, GRAIN, Limits, SNIFF_LEN, groth16, points_at_most};
-use lockstep_shard::{Control, Pool, ShardPolicy, WORKERS_ENV};
+use lockstep_shard::{Control, Pool};
 
 use crate::Coded;
 
-/// The most workers a ceremony call takes (as PSI's: far past any machine here).
-pub const MAX_WORKERS: u32 = 1024;
+pub use crate::workers::MAX_WORKERS;
 
 /// A file described: its length and the engine's description.
 #[derive(Clone, Debug)]
@@ -170,25 +169,13 @@ impl Opened {
 }
 
 /// A pool of `asked` workers, or for 0 the shard policy's count for `points` points of
-/// ceremony work by the CLI's rule (`LOCKSTEP_WORKERS` where set, else the detected
-/// parallelism, lowered for a small file).
+/// ceremony work ([`crate::workers::by_policy`] in the ceremony's grain).
 ///
 /// # Errors
 /// `CEREMONY_USAGE` past [`MAX_WORKERS`] or for a `LOCKSTEP_WORKERS` that is not a count.
 pub fn pool(asked: u32, points: u64) -> Result<Pool, Coded> {
-    let workers = match asked {
-        0 => ShardPolicy::detected()
-            .with_env_value(std::env::var(WORKERS_ENV).ok().as_deref())
-            .map_err(|e| Coded::new("CEREMONY_USAGE", format!("workers: {e}")))?
-            .workers_for(usize::try_from(points).unwrap_or(usize::MAX), GRAIN),
-        n if n > MAX_WORKERS => {
-            return Err(Coded::new(
-                "CEREMONY_USAGE",
-                format!("workers: at most {MAX_WORKERS}, not {n}"),
-            ));
-        }
-        n => n as usize,
-    };
+    let points = usize::try_from(points).unwrap_or(usize::MAX);
+    let workers = crate::workers::by_policy(asked, points, GRAIN, "CEREMONY_USAGE")?;
     Pool::new(workers).map_err(|e| Coded::new("CEREMONY_RUN", e.to_string()))
 }
 

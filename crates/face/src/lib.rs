@@ -23,6 +23,7 @@
 //! - `ceremony` (feature `ceremony`, for a native binding: blst's C underneath): the ceremony's
 //!   files by path: what a file holds (`ceremony::info`) and
 //!   the verifications (`ceremony::verify_*`), the engine's rules and words.
+//! - [`workers`]: a call's worker count by the CLI's rule, in its engine's grain and code.
 //! - [`Coded`]: a refusal as every front end reports it, a stable code and the engine's words.
 //!
 //! The engines keep their own concepts ([`lockstep_psi::party::Party`],
@@ -38,6 +39,7 @@ pub mod openmined;
 pub mod plan;
 pub mod progress;
 pub mod psi;
+pub mod workers;
 
 pub use error::{Coded, Failure};
 pub use fields::{Fields, Found, Kind, Value};

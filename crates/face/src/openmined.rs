@@ -18,13 +18,12 @@ use lockstep_psi::{
     Backend, GRAIN, Joiner, Key, Mode, PsiError, Response, ServerSetup, SetupFormat, Starter,
     compat,
 };
-use lockstep_shard::{Control, DEFAULT_CAP, Pool, ShardPolicy, WORKERS_ENV};
+use lockstep_shard::{Control, Pool};
 use zeroize::{Zeroize, Zeroizing};
 
 use crate::Coded;
 
-/// The most workers a step may ask for: the shard policy's cap.
-pub const MAX_WORKERS: usize = DEFAULT_CAP;
+pub use crate::workers::MAX_WORKERS;
 
 /// The engine's side of a party: a [`Starter`] or a [`Joiner`], made from a key and a mode.
 pub trait Side: Sized {
@@ -285,24 +284,13 @@ pub fn check_message(kind: &str, bytes: &[u8]) -> Result<(), Coded> {
     read_message(kind, bytes).map(drop)
 }
 
-/// The workers a step over `items` values takes: `asked` (at most [`MAX_WORKERS`]), or for 0
-/// the shard policy's count for PSI's grain by the CLI's rule (`LOCKSTEP_WORKERS` where set,
-/// else the detected parallelism, lowered for a small step).
+/// The workers a step over `items` values takes ([`crate::workers::by_policy`] in PSI's
+/// grain).
 ///
 /// # Errors
 /// `PSI_USAGE` past [`MAX_WORKERS`] or for a `LOCKSTEP_WORKERS` that is not a count.
 pub fn workers(asked: u32, items: usize) -> Result<usize, Coded> {
-    match asked as usize {
-        0 => Ok(ShardPolicy::detected()
-            .with_env_value(std::env::var(WORKERS_ENV).ok().as_deref())
-            .map_err(|e| Coded::new("PSI_USAGE", format!("workers: {e}")))?
-            .workers_for(items, GRAIN)),
-        n if n > MAX_WORKERS => Err(Coded::new(
-            "PSI_USAGE",
-            format!("workers: at most {MAX_WORKERS}, not {n}"),
-        )),
-        n => Ok(n),
-    }
+    crate::workers::by_policy(asked, items, GRAIN, "PSI_USAGE")
 }
 
 fn closed() -> Coded {
