@@ -29,6 +29,9 @@
 //!   inside, both roles' steps whole or in parts, values packed, stable error codes.
 //! - [`compat`]: OpenMined's own API rules (empty sets, its intersection's order and count),
 //!   for a front end that stands in for `openmined.psi`.
+//! - [`streaming`] (native builds): the steps past memory, a party's keys indexed by external
+//!   sorts on disk and messages read and written an element at a time, byte-identical to the
+//!   steps in memory.
 //! - [`sample`]: built-in sample data (two organisations' record files).
 //! - [`GRAIN`]: how many keys a worker must get.
 //!
@@ -79,6 +82,8 @@ mod point;
 pub mod reference;
 pub mod sample;
 mod starter;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod streaming;
 
 /// PSI's shard grain: a worker gets at least 256 keys (or elements), about 15 ms of curve work
 /// on one core, below which a thread costs more than it saves. Ask the shard policy for a run's
@@ -91,7 +96,8 @@ pub use error::{MessageKind, PointError, PsiError};
 pub use joiner::{Joiner, Match};
 pub use key::Key;
 pub use message::{
-    Bloom, ElementWriter, Gcs, Limits, Mode, Request, Response, ServerSetup, StreamError,
+    Bloom, ElementReader, ElementWriter, Gcs, Limits, Mode, Request, Response, ServerSetup,
+    StreamError,
 };
 pub use params::{SetupFormat, SetupParams};
 pub use starter::{Setup, Starter};

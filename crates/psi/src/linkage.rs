@@ -42,11 +42,12 @@ pub mod round;
 
 pub use digest::{Digest, DigestingReader};
 pub use file_error::{FileError, InFile};
+pub(crate) use keys::KeyDigest;
 pub use keys::{KeyColumns, KeySpec, KeyTable, KeyTableBuilder, normalize};
 pub use link_files::{read_pairs, read_permutation, write_pairs, write_permutation};
 pub use pairs::{Pair, Pairs, RowPair, resolve};
 pub use permutation::Permutation;
-pub use records::{LineLimit, MAX_LINE, Records};
+pub use records::{KeyReader, LineLimit, MAX_LINE, Records};
 pub use round::{
     Intersection, Learn, LinkedSetup, MatchedRow, Party, intersect, intersect_unmasked, plain_join,
     request, setup, setup_from_masked, write_resolved,

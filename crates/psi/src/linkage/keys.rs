@@ -151,7 +151,27 @@ pub struct KeyTable {
 pub struct KeyTableBuilder {
     table: KeyTable,
     index: HashMap<Vec<u8>, usize>,
-    hasher: Sha256,
+    digest: KeyDigest,
+}
+
+/// The key-column digest (see [`KeyTable::digest`]), fed a row's key at a time: one definition
+/// for the table built in memory and the index sorted on disk.
+pub(crate) struct KeyDigest(Sha256);
+
+impl KeyDigest {
+    pub(crate) fn new() -> Self {
+        Self(Sha256::new().chain_update(KEY_DIGEST_DOMAIN))
+    }
+
+    /// Adds the next row's key (empty for a row left out).
+    pub(crate) fn push(&mut self, key: &[u8]) {
+        self.0.update((key.len() as u64).to_le_bytes());
+        self.0.update(key);
+    }
+
+    pub(crate) fn finish(self) -> Digest {
+        Digest::from_hasher(self.0)
+    }
 }
 
 /// What the key-column digest starts with, so it is never the digest of anything else.
@@ -175,7 +195,7 @@ impl KeyTableBuilder {
                 digest: Digest::of(b""),
             },
             index: HashMap::new(),
-            hasher: Sha256::new().chain_update(KEY_DIGEST_DOMAIN),
+            digest: KeyDigest::new(),
         }
     }
 
@@ -183,8 +203,7 @@ impl KeyTableBuilder {
     pub fn push(&mut self, key: Vec<u8>) {
         let row = self.table.row_count;
         self.table.row_count += 1;
-        self.hasher.update((key.len() as u64).to_le_bytes());
-        self.hasher.update(&key);
+        self.digest.push(&key);
         if key.is_empty() {
             self.table.empty_rows.push(row);
             return;
@@ -201,7 +220,7 @@ impl KeyTableBuilder {
 
     /// The table of the rows pushed.
     pub fn finish(mut self) -> KeyTable {
-        self.table.digest = Digest::from_hasher(self.hasher);
+        self.table.digest = self.digest.finish();
         self.table
     }
 }

@@ -160,27 +160,127 @@ fn read_lines(reader: impl Read) -> Result<Vec<csv::ByteRecord>, FileError> {
     let mut reader = std::io::BufReader::with_capacity(1 << 16, reader);
     let mut rows = Vec::new();
     let mut line = Vec::new();
-    loop {
-        line.clear();
-        if reader
-            .read_until(b'\n', &mut line)
-            .map_err(FileError::Read)?
-            == 0
-        {
-            return Ok(rows);
-        }
-        if rows.is_empty() && line.starts_with(b"\xef\xbb\xbf") {
-            line.drain(..3);
-        }
-        if line.last() == Some(&b'\n') {
-            line.pop();
-            if line.last() == Some(&b'\r') {
-                line.pop();
-            }
-        }
+    while next_line(&mut reader, &mut line, rows.is_empty())? {
         let mut record = csv::ByteRecord::new();
         record.push_field(&line);
         rows.push(record);
+    }
+    Ok(rows)
+}
+
+/// Reads a plain-text record file's next value into `line` (its ending and, on the `first`
+/// line, a byte-order mark dropped); `false` at the end of the file.
+fn next_line(
+    reader: &mut impl BufRead,
+    line: &mut Vec<u8>,
+    first: bool,
+) -> Result<bool, FileError> {
+    line.clear();
+    if reader.read_until(b'\n', line).map_err(FileError::Read)? == 0 {
+        return Ok(false);
+    }
+    if first && line.starts_with(b"\xef\xbb\xbf") {
+        line.drain(..3);
+    }
+    if line.last() == Some(&b'\n') {
+        line.pop();
+        if line.last() == Some(&b'\r') {
+            line.pop();
+        }
+    }
+    Ok(true)
+}
+
+/// A record file's keys read a row at a time, by the rules [`Records::read`] and
+/// [`Records::keys`] read it: what a party too large for memory is read with.
+///
+/// Each row's key comes out in file order, an empty one for a row left out; the rows themselves
+/// are not kept. The key columns are located in the header when the reader is made, so a
+/// missing column is refused before any row is read.
+pub struct KeyReader<R: Read> {
+    source: KeySource<R>,
+    columns: KeyColumns,
+    row: usize,
+}
+
+enum KeySource<R: Read> {
+    Lines {
+        reader: std::io::BufReader<LineLimit<R>>,
+        line: Vec<u8>,
+    },
+    Csv {
+        reader: Box<csv::Reader<LineLimit<R>>>,
+        record: csv::ByteRecord,
+    },
+}
+
+impl<R: Read> KeyReader<R> {
+    /// Starts reading `reader` as a record file keyed by `spec`: CSV with a header row when
+    /// `spec` names columns, else plain text with one value per line.
+    ///
+    /// # Errors
+    /// As [`Records::read`] for the header; a key column missing from the header or named
+    /// twice in it ([`FileError::Linkage`]).
+    pub fn new(reader: R, spec: &KeySpec) -> Result<Self, FileError> {
+        let reader = LineLimit::new(reader);
+        if spec.columns.is_empty() {
+            return Ok(Self {
+                source: KeySource::Lines {
+                    reader: std::io::BufReader::with_capacity(1 << 16, reader),
+                    line: Vec::new(),
+                },
+                columns: KeyColumns::whole_row(spec.normalize),
+                row: 0,
+            });
+        }
+        let mut csv = csv::ReaderBuilder::new()
+            .has_headers(true)
+            .from_reader(reader);
+        let header = csv.byte_headers().map_err(FileError::Csv)?;
+        if header.is_empty() {
+            return Err(FileError::EmptyCsv);
+        }
+        let fields: Vec<&[u8]> = header.iter().collect();
+        let columns = spec.locate(&fields)?;
+        Ok(Self {
+            source: KeySource::Csv {
+                reader: Box::new(csv),
+                record: csv::ByteRecord::new(),
+            },
+            columns,
+            row: 0,
+        })
+    }
+
+    /// The rows read so far.
+    pub fn rows(&self) -> usize {
+        self.row
+    }
+
+    /// The next row's key (empty: the row is left out), `None` after the last row.
+    ///
+    /// # Errors
+    /// As [`Records::read`] and [`Records::keys`], for this row.
+    pub fn next_key(&mut self) -> Result<Option<Vec<u8>>, FileError> {
+        let row = self.row;
+        let key = match &mut self.source {
+            KeySource::Lines { reader, line } => {
+                if !next_line(reader, line, row == 0)? {
+                    return Ok(None);
+                }
+                let line: &[u8] = line;
+                self.columns.key(row, |c| (c == 0).then_some(line))?
+            }
+            KeySource::Csv { reader, record } => {
+                if !reader.read_byte_record(record).map_err(FileError::Csv)? {
+                    return Ok(None);
+                }
+                let record: &csv::ByteRecord = record;
+                self.columns.key(row, |c| record.get(c))?
+            }
+        };
+        self.row += 1;
+        Ok(Some(key))
     }
 }
 

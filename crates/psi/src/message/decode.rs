@@ -177,7 +177,14 @@ impl<R: BufRead> Decoder<R> {
     /// Reads one element (a length-delimited field's payload) into `elements`, checking the
     /// element bound, its length and its prefix before anything else is read.
     fn element(&mut self, elements: &mut Vec<Element>, end: Option<u64>) -> Result<(), PsiError> {
-        let index = elements.len();
+        let element = self.element_at(elements.len(), end)?;
+        elements.push(element);
+        Ok(())
+    }
+
+    /// Reads element `index` (a length-delimited field's payload), checking the element bound,
+    /// its length and its prefix before anything else is read.
+    fn element_at(&mut self, index: usize, end: Option<u64>) -> Result<Element, PsiError> {
         if let Some(limit) = self.limits.max_elements
             && index as u64 >= limit
         {
@@ -199,8 +206,102 @@ impl<R: BufRead> Decoder<R> {
         self.scanner
             .read_exact(&mut bytes)
             .map_err(|e| self.error(e))?;
-        elements.push(Element::from_slice(&bytes).map_err(element_error)?);
-        Ok(())
+        Element::from_slice(&bytes).map_err(element_error)
+    }
+}
+
+/// A request's or response's elements decoded one at a time, by the rules and bounds of
+/// [`Request::read`] and [`Response::read`]: what a message larger than memory is read with.
+///
+/// Elements come out in message order, each checked (length, prefix, the element bound) as it
+/// is read. A request's mode is known only at the end ([`mode`](Self::mode)): its field may
+/// follow the elements.
+pub struct ElementReader<R: Read> {
+    decoder: Decoder<BufReader<R>>,
+    /// The elements' field: 2 in a request, 1 in a response.
+    field: u32,
+    read: u64,
+    reveal: bool,
+    ended: bool,
+}
+
+impl<R: Read> ElementReader<R> {
+    /// Starts decoding a request.
+    ///
+    /// # Errors
+    /// [`PsiError::WrongMessage`] for another message; [`PsiError::Read`] if `reader` fails.
+    pub fn request(reader: R, limits: Limits) -> Result<Self, PsiError> {
+        Self::new(reader, MessageKind::Request, 2, limits)
+    }
+
+    /// Starts decoding a response.
+    ///
+    /// # Errors
+    /// As [`request`](Self::request).
+    pub fn response(reader: R, limits: Limits) -> Result<Self, PsiError> {
+        Self::new(reader, MessageKind::Response, 1, limits)
+    }
+
+    fn new(reader: R, kind: MessageKind, field: u32, limits: Limits) -> Result<Self, PsiError> {
+        Ok(Self {
+            decoder: Decoder::new(BufReader::with_capacity(1 << 16, reader), kind, limits)?,
+            field,
+            read: 0,
+            reveal: false,
+            ended: false,
+        })
+    }
+
+    /// The next element, `None` after the last.
+    ///
+    /// # Errors
+    /// As [`Request::read`] and [`Response::read`], for the bytes read so far; nothing more is
+    /// read after an error.
+    pub fn next_element(&mut self) -> Result<Option<Element>, PsiError> {
+        if self.ended {
+            return Ok(None);
+        }
+        let next = self.advance();
+        if !matches!(next, Ok(Some(_))) {
+            self.ended = true;
+        }
+        next
+    }
+
+    fn advance(&mut self) -> Result<Option<Element>, PsiError> {
+        let d = &mut self.decoder;
+        while let Some((field, wire_type)) = d.key(None)? {
+            if field == self.field {
+                d.expect_wire_type(field, wire_type, WireType::Len)?;
+                let index =
+                    usize::try_from(self.read).expect("invariant: fewer elements than usize holds");
+                let element = d.element_at(index, None)?;
+                self.read += 1;
+                return Ok(Some(element));
+            }
+            if d.kind == MessageKind::Request && field == 1 {
+                d.expect_wire_type(field, wire_type, WireType::Varint)?;
+                self.reveal = d.varint()? != 0;
+            } else {
+                d.skip(field, wire_type, None)?;
+            }
+        }
+        Ok(None)
+    }
+
+    /// The elements read so far.
+    pub fn count(&self) -> u64 {
+        self.read
+    }
+
+    /// A request's mode, once every element was read (`None` before the end, and for a
+    /// response).
+    pub fn mode(&self) -> Option<Mode> {
+        (self.ended && self.decoder.kind == MessageKind::Request).then_some(if self.reveal {
+            Mode::Reveal
+        } else {
+            Mode::SizeOnly
+        })
     }
 }
 
@@ -227,39 +328,23 @@ pub(crate) fn request(reader: impl Read, limits: Limits) -> Result<Request, PsiE
 /// Decodes a request that may have no elements, as OpenMined's API makes one for an empty set
 /// ([`compat`](crate::compat)).
 pub(crate) fn request_or_empty(reader: impl Read, limits: Limits) -> Result<Request, PsiError> {
-    let mut d = Decoder::new(buffered(reader), MessageKind::Request, limits)?;
-    let mut reveal = false;
+    let mut reader = ElementReader::request(reader, limits)?;
     let mut elements = Vec::new();
-    while let Some((field, wire_type)) = d.key(None)? {
-        match field {
-            1 => {
-                d.expect_wire_type(field, wire_type, WireType::Varint)?;
-                reveal = d.varint()? != 0;
-            }
-            2 => {
-                d.expect_wire_type(field, wire_type, WireType::Len)?;
-                d.element(&mut elements, None)?;
-            }
-            _ => d.skip(field, wire_type, None)?,
-        }
+    while let Some(element) = reader.next_element()? {
+        elements.push(element);
     }
-    Ok(Request {
-        mode: if reveal { Mode::Reveal } else { Mode::SizeOnly },
-        elements,
-    })
+    let mode = reader
+        .mode()
+        .expect("invariant: a request read to its end has a mode");
+    Ok(Request { mode, elements })
 }
 
 /// Decodes a response.
 pub(crate) fn response(reader: impl Read, limits: Limits) -> Result<Response, PsiError> {
-    let mut d = Decoder::new(buffered(reader), MessageKind::Response, limits)?;
+    let mut reader = ElementReader::response(reader, limits)?;
     let mut elements = Vec::new();
-    while let Some((field, wire_type)) = d.key(None)? {
-        if field == 1 {
-            d.expect_wire_type(field, wire_type, WireType::Len)?;
-            d.element(&mut elements, None)?;
-        } else {
-            d.skip(field, wire_type, None)?;
-        }
+    while let Some(element) = reader.next_element()? {
+        elements.push(element);
     }
     Ok(Response { elements })
 }

@@ -1,0 +1,138 @@
+//! PSI steps past memory: a party's distinct keys indexed by external sorts on disk, messages
+//! read and written an element at a time. Native builds only (the sorts spill to files).
+//!
+//! Each step's output is byte for byte the in-memory step's ([`linkage::request`],
+//! [`Starter::respond`](crate::Starter::respond)) at every memory bound, run count and worker
+//! count: the sorts order records by all their bytes
+//! ([`ExternalSort`](lockstep_shard::spill::ExternalSort)), and masking an element does not
+//! depend on the others, so masking block by block gives the whole's bytes.
+//!
+//! - [`KeyIndex`]: a record file's distinct keys, in order of first appearance, with each key's
+//!   rows, built without a hash map: `(SHA-256 of the key, row)` records sorted give each key's
+//!   first row, and `(first row, row)` records sorted give the keys in order of first
+//!   appearance with their rows ascending ([`KeyTable`](crate::linkage::KeyTable)'s order).
+//! - [`request`]: the joiner's request over a [`KeyIndex`], written as it is masked.
+//! - [`scan_request`], [`respond`]: the starter's response to a request read twice, once to
+//!   check it whole (its mode may come after its elements) and once to re-mask it.
+//!
+//! # Memory
+//! A step holds at most its [`SpillConfig::memory`] in sort runs and masking blocks (a block
+//! holds at least [`MIN_BLOCK`] keys, whatever the bound), plus fixed buffers: 64 KiB a file
+//! read, 1 MiB for the output, and a sort's merge buffers (see
+//! [`spill`](lockstep_shard::spill)). Nothing grows with the row count.
+//!
+//! # Disk
+//! The index takes each row's key (8 bytes and the key) and 16 bytes a row in its folder, and
+//! its sorts up to twice 40 bytes a row while they merge; a size-only response sorts 33 bytes an
+//! element. Everything is made in a folder inside [`SpillConfig::dir`], removed when the index
+//! or step is dropped.
+//!
+//! # Assumption
+//! Keys are told apart by their SHA-256: two keys with one digest would be taken for one (a
+//! collision of SHA-256, which nobody has found).
+//!
+//! [`linkage::request`]: crate::linkage::request
+
+mod index;
+mod request;
+mod respond;
+
+pub use index::{FirstKeys, KeyIndex};
+pub use lockstep_shard::spill::{SpillConfig, SpillError};
+pub use request::request;
+pub use respond::{RequestScan, respond, scan_request};
+
+use std::path::{Path, PathBuf};
+
+use crate::linkage::FileError;
+use crate::{PsiError, StreamError};
+
+/// The fewest keys (or elements) a masking block holds: enough for 16 workers of
+/// [`GRAIN`](crate::GRAIN)'s 256 keys to each get some, whatever the memory bound.
+pub const MIN_BLOCK: usize = 4096;
+
+/// The most keys (or elements) a masking block holds: about 2 s of curve work on one core.
+pub const MAX_BLOCK: usize = 1 << 16;
+
+/// Why a streamed step failed. Its temporary files are removed either way.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StreamingError {
+    /// The record file could not be read or keyed (a front end adds the file:
+    /// [`FileError::in_file`]).
+    #[error(transparent)]
+    Input(#[from] FileError),
+    /// A message could not be read, an element not masked, or the step was cancelled.
+    #[error(transparent)]
+    Psi(#[from] PsiError),
+    /// A sort failed (its temporary files, the disk limit, cancellation).
+    #[error(transparent)]
+    Spill(#[from] SpillError),
+    /// The output could not be written.
+    #[error(transparent)]
+    Write(#[from] StreamError),
+    /// The index's own files could not be written or read back.
+    #[error("the key index in {}: {source}", .dir.display())]
+    Index {
+        /// The index's folder.
+        dir: PathBuf,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A message read twice gave other elements the second time (it changed while it was read).
+    #[error(
+        "the {what} changed while it was read: {first} elements the first time, {second} the second"
+    )]
+    Changed {
+        /// The message (`request`).
+        what: &'static str,
+        /// Its elements when it was checked.
+        first: u64,
+        /// Its elements when it was read again.
+        second: u64,
+    },
+}
+
+/// What a streamed step may take: where it spills, how much memory, and its masking blocks.
+#[derive(Clone, Copy, Debug)]
+pub struct Budget<'a> {
+    /// The folder its temporary folders are made in.
+    pub dir: &'a Path,
+    /// The most bytes it holds in sort runs and masking blocks (see the module).
+    pub memory: usize,
+    /// The most bytes its sorts may take on disk; `None`: the folder's free space when each
+    /// starts.
+    pub disk: Option<u64>,
+    /// Keys (or elements) masked at once: [`Budget::new`] takes a quarter of `memory` at 128
+    /// bytes a key, between [`MIN_BLOCK`] and [`MAX_BLOCK`]. Any length gives the same bytes.
+    pub block: usize,
+}
+
+impl<'a> Budget<'a> {
+    /// A budget of `memory` bytes spilling into `dir`, its disk limited by the free space.
+    pub fn new(dir: &'a Path, memory: usize) -> Self {
+        Self {
+            dir,
+            memory,
+            disk: None,
+            block: (memory / 4 / 128).clamp(MIN_BLOCK, MAX_BLOCK),
+        }
+    }
+
+    /// The sort of one of `shares` equal parts of the memory.
+    fn spill(&self, shares: usize) -> SpillConfig<'a> {
+        SpillConfig {
+            dir: self.dir,
+            memory: self.memory / shares.max(1),
+            disk: self.disk,
+        }
+    }
+
+    fn block(&self) -> usize {
+        self.block.max(1)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,113 @@
+//! The starter's response, re-masked block by block from a request read an element at a time.
+
+use std::io::{Read, Write};
+
+use lockstep_shard::spill::ExternalSort;
+use lockstep_shard::{Control, Pool};
+
+use super::{Budget, StreamingError};
+use crate::{ELEMENT_LEN, Element, ElementReader, ElementWriter, Limits, Mode, PsiError, Starter};
+
+/// What a whole request holds, checked before it is answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RequestScan {
+    /// Its mode (which may be written after its elements).
+    pub mode: Mode,
+    /// Its elements.
+    pub elements: u64,
+}
+
+/// Reads a whole request, checking every element's form and the bound as
+/// [`Request::read`](crate::Request::read) does, without keeping them.
+///
+/// # Errors
+/// As [`Request::read`](crate::Request::read).
+///
+/// # Panics
+/// Never: a request read to its end has a mode.
+pub fn scan_request(reader: impl Read, limits: Limits) -> Result<RequestScan, PsiError> {
+    let mut request = ElementReader::request(reader, limits)?;
+    while request.next_element()?.is_some() {}
+    if request.count() == 0 {
+        return Err(PsiError::EmptySet("request's"));
+    }
+    Ok(RequestScan {
+        mode: request
+            .mode()
+            .expect("invariant: a request read to its end has a mode"),
+        elements: request.count(),
+    })
+}
+
+/// Writes the starter's response to the request `request` reads (which [`scan_request`] found
+/// to be `scan`) to `out`: the bytes [`Starter::respond`] then `to_bytes` give, in request order,
+/// or sorted by bytes (an external sort in `budget`) when size-only. Returns `out`.
+///
+/// Progress: one step per element.
+///
+/// # Errors
+/// [`PsiError::ModeMismatch`] before any work if the scan's mode is not this starter's; as
+/// [`Starter::respond`] for an element; [`StreamingError::Changed`] if `request` gives other
+/// elements than the scan found; [`StreamingError::Spill`], [`StreamingError::Write`].
+///
+/// # Panics
+/// Never: a record of the size-only sort is an element this starter re-masked.
+#[allow(clippy::too_many_arguments, reason = "one step's inputs, each needed")]
+pub fn respond<R: Read, W: Write>(
+    starter: &Starter,
+    pool: &Pool,
+    control: &Control,
+    scan: RequestScan,
+    mut request: ElementReader<R>,
+    budget: &Budget<'_>,
+    out: W,
+) -> Result<W, StreamingError> {
+    if scan.mode != starter.mode() {
+        return Err(PsiError::ModeMismatch {
+            request: scan.mode,
+            starter: starter.mode(),
+        }
+        .into());
+    }
+    let mut writer = ElementWriter::response(out)?;
+    let mut sorted = match scan.mode {
+        Mode::SizeOnly => Some(ExternalSort::<ELEMENT_LEN>::new(&budget.spill(1))?),
+        Mode::Reveal => None,
+    };
+    let capacity = usize::try_from(scan.elements).unwrap_or(usize::MAX);
+    let mut block = Vec::with_capacity(budget.block().min(capacity));
+    let mut first = 0;
+    loop {
+        let element = request.next_element()?;
+        let ended = element.is_none();
+        block.extend(element);
+        if block.len() == budget.block() || (ended && !block.is_empty()) {
+            for element in starter.remask(pool, control, &block, first)? {
+                match &mut sorted {
+                    Some(sort) => sort.push(pool, control, *element.as_bytes())?,
+                    None => writer.push(&element)?,
+                }
+            }
+            first += block.len();
+            block.clear();
+        }
+        if ended {
+            break;
+        }
+    }
+    if request.count() != scan.elements || request.mode() != Some(scan.mode) {
+        return Err(StreamingError::Changed {
+            what: "request",
+            first: scan.elements,
+            second: request.count(),
+        });
+    }
+    if let Some(sort) = sorted {
+        for record in sort.finish(pool, control)? {
+            let element = Element::from_slice(&record?)
+                .expect("invariant: a sorted record is an element re-masked");
+            writer.push(&element)?;
+        }
+    }
+    Ok(writer.finish()?)
+}
