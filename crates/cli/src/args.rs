@@ -646,6 +646,17 @@ pub(crate) struct PsiArgs {
     #[arg(long, global = true)]
     pub(crate) allow_open_key: bool,
 
+    /// The most memory a step's sorts and masking blocks hold (request, respond): past it they
+    /// spill to --tmp. A size: 2GiB, 512MiB, 64KiB, or bytes. Default: a quarter of the
+    /// machine's memory.
+    #[arg(long, global = true, value_parser = parse_size, value_name = "SIZE")]
+    pub(crate) memory: Option<u64>,
+
+    /// The folder for a step's temporary files (sort runs, the key index), removed on every
+    /// exit. Default: the output's folder.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub(crate) tmp: Option<PathBuf>,
+
     #[command(subcommand)]
     pub(crate) command: PsiCommand,
 }
@@ -925,6 +936,42 @@ impl Cli {
         };
         Ok(policy.map_err(|e| UsageError(e.to_string()))?)
     }
+}
+
+/// The least `--memory`: a sort's run and its buffers need some room.
+pub(crate) const MIN_MEMORY: u64 = 1 << 10;
+
+/// A size in bytes: a whole number, optionally followed by KiB, MiB, GiB or TiB (powers of
+/// 1,024) or by B; at least [`MIN_MEMORY`].
+fn parse_size(text: &str) -> Result<u64, String> {
+    let trimmed = text.trim();
+    let split = trimmed
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(trimmed.len());
+    let (digits, unit) = trimmed.split_at(split);
+    let shift = match unit.trim() {
+        "" | "B" => 0,
+        "KiB" => 10,
+        "MiB" => 20,
+        "GiB" => 30,
+        "TiB" => 40,
+        other => {
+            return Err(format!(
+                "unknown unit {other:?}: write the size as 2GiB, 512MiB, 64KiB or a number of bytes"
+            ));
+        }
+    };
+    let bytes = digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(1u64 << shift))
+        .ok_or_else(|| {
+            format!("{text:?} is not a size: write 2GiB, 512MiB, 64KiB or a number of bytes")
+        })?;
+    if bytes < MIN_MEMORY {
+        return Err(format!("{text:?} is less than the least, 1KiB"));
+    }
+    Ok(bytes)
 }
 
 fn parse_workers_flag(text: &str) -> Result<NonZeroUsize, String> {

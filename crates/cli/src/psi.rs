@@ -12,13 +12,15 @@ mod relay;
 mod starter;
 
 use std::fs::File;
-use std::io::BufWriter;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
-use lockstep_files::{OutputId, SecretFile, Staged, open_input, open_input_at_most, read_secret};
-use lockstep_psi::linkage::{FileError, KeySpec, Party};
-use lockstep_psi::{Backend, Element, ElementWriter, Key, Limits, StreamError};
+use lockstep_files::{
+    SecretFile, WorkDir, open_input, open_input_at_most, physical_memory, read_secret,
+};
+use lockstep_psi::linkage::{FileError, KeyReader, KeySpec, Party};
+use lockstep_psi::streaming::{Budget, KeyIndex, StreamingError};
+use lockstep_psi::{Backend, Key, Limits};
 
 use crate::args::{InputArgs, PsiArgs, PsiCommand};
 use crate::session::{Session, thousands};
@@ -28,6 +30,17 @@ pub(crate) struct Context {
     pub(crate) session: Session,
     pub(crate) backend: Backend,
     pub(crate) allow_open_key: bool,
+    /// `--memory`: what a streamed step's sorts and blocks may hold.
+    pub(crate) memory: usize,
+    /// `--tmp`: where a streamed step's temporary files go (`None`: the output's folder).
+    pub(crate) tmp: Option<PathBuf>,
+}
+
+/// `--memory`'s default: a quarter of the machine's memory (1 GiB where it cannot be told),
+/// leaving the rest to the system, the pool's threads and the other party's process on a
+/// shared machine.
+pub(crate) fn default_memory() -> u64 {
+    physical_memory().map_or(1 << 30, |bytes| bytes / 4)
 }
 
 impl Context {
@@ -44,6 +57,52 @@ impl Context {
             },
         )?;
         Key::from_bytes(&bytes).with_context(|| format!("key {}", path.display()))
+    }
+
+    /// A folder for the temporary files of a step writing `out`: in `--tmp`, else in the
+    /// output's folder (where the result must fit anyway), else, for standard output or a
+    /// device, the system's temporary folder.
+    pub(crate) fn work_dir(&self, out: &Path) -> anyhow::Result<WorkDir> {
+        let note = |line: &str| self.session.note(line);
+        if let Some(dir) = &self.tmp {
+            return Ok(WorkDir::new("--tmp", dir, &note)?);
+        }
+        let regular = std::fs::metadata(out).map_or(true, |m| m.is_file());
+        let dir = match out.parent() {
+            _ if out.as_os_str() == "-" || !regular => std::env::temp_dir(),
+            Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
+            _ => std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+        };
+        Ok(WorkDir::new("the output's folder", &dir, &note)?)
+    }
+
+    /// The budget of a streamed step spilling into `work`.
+    pub(crate) fn budget<'a>(&self, work: &'a WorkDir) -> Budget<'a> {
+        Budget::new(work.path(), self.memory)
+    }
+
+    /// Indexes a party's distinct keys on disk (`--input`, with `--column` and `--normalize`),
+    /// noting the rows left out for an empty key.
+    pub(crate) fn index(&self, input: &InputArgs, budget: &Budget<'_>) -> anyhow::Result<KeyIndex> {
+        let shown = input.input.display().to_string();
+        let reader = KeyReader::new(open_input("--input", &input.input)?, &spec(input))
+            .map_err(|e| e.in_file(&shown))?;
+        let pool = self.session.sort_pool()?;
+        let step = self.session.step("index", None, "rows");
+        let index = KeyIndex::build(reader, budget, &pool, step.control())
+            .map_err(|e| streaming_error(e, &input.input, None))?;
+        step.finish();
+        if let Some(first) = index.first_empty_row() {
+            self.session.note(&format!(
+                "{shown}: left out {} rows with an empty key (first: row {})",
+                thousands(index.empty_rows()),
+                first + 1
+            ));
+        }
+        if index.is_empty() {
+            return Err(FileError::NoKeys.in_file(&shown).into());
+        }
+        Ok(index)
     }
 
     /// Reads a party's records (`--input`, with `--column` and `--normalize`) and their distinct
@@ -91,22 +150,20 @@ pub(crate) fn open_message(
     })
 }
 
-/// Writes a message of `elements` to output `id` an element at a time ([`ElementWriter`],
-/// started by `start` over the staged file): the bytes `to_bytes` gives, without a second copy
-/// of the message in memory.
-pub(crate) fn write_message(
-    staged: &mut Staged,
-    id: OutputId,
-    start: impl FnOnce(BufWriter<&mut File>) -> Result<ElementWriter<BufWriter<&mut File>>, StreamError>,
-    elements: &[Element],
-) -> anyhow::Result<()> {
-    let shown = staged.shown(id).display().to_string();
-    let out = BufWriter::with_capacity(1 << 20, staged.file(id));
-    let written = start(out).and_then(|mut writer| {
-        elements.iter().try_for_each(|e| writer.push(e))?;
-        writer.finish().map(drop)
-    });
-    written.with_context(|| format!("writing {shown}"))
+/// A streamed step's error, naming the file it is about: the record file `input`'s, or the
+/// output `out` (as shown) that could not be written.
+pub(crate) fn streaming_error(
+    error: StreamingError,
+    input: &Path,
+    out: Option<&Path>,
+) -> anyhow::Error {
+    match (error, out) {
+        (StreamingError::Input(e), _) => in_file(e, input),
+        (StreamingError::Write(e), Some(out)) => {
+            anyhow::Error::new(e).context(format!("writing {}", out.display()))
+        }
+        (e, _) => e.into(),
+    }
 }
 
 /// A linkage file error, naming the file as given.
@@ -120,6 +177,8 @@ pub(crate) fn run(args: &PsiArgs, session: Session) -> anyhow::Result<()> {
         session,
         backend: args.backend,
         allow_open_key: args.allow_open_key,
+        memory: usize::try_from(args.memory.unwrap_or_else(default_memory)).unwrap_or(usize::MAX),
+        tmp: args.tmp.clone(),
     };
     match &args.command {
         PsiCommand::Key(command) => keys::key_command(&ctx, command),

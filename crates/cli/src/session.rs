@@ -77,6 +77,15 @@ impl Session {
         Ok(Pool::new(decision.workers)?)
     }
 
+    /// A pool for a step whose work is not known before it ends (an external sort of a file's
+    /// rows): the policy's workers for unbounded work. A lowered request is noted by the pool
+    /// of the step's counted work.
+    pub(crate) fn sort_pool(&self) -> anyhow::Result<Pool> {
+        Ok(Pool::new(
+            self.policy.decide(usize::MAX, Grain::ITEMS).workers,
+        )?)
+    }
+
     /// Checks and stages a command's files (see [`Files::prepare`]), noting stale temporary
     /// files removed.
     pub(crate) fn prepare(&self, files: &Files) -> anyhow::Result<Staged> {

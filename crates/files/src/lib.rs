@@ -15,7 +15,8 @@
 //!   output.
 //! - **Interruptions leave nothing.** Temporary files are named `.lockstep-tmp-<pid>-...`,
 //!   removed on SIGINT, SIGTERM and SIGHUP, and those a killed run left behind (its process
-//!   gone) are removed by the next run writing to that directory.
+//!   gone) are removed by the next run writing to that directory. A command's folder of
+//!   temporary files ([`WorkDir`], an external sort's runs) is held to the same rules.
 //! - **Special files.** An output that is a symbolic link is followed: the file it points to is
 //!   replaced and the link stays. A character device (`/dev/null`) or FIFO is written in place,
 //!   never replaced by a regular file; block devices, sockets and directories are refused.
@@ -56,6 +57,7 @@ mod memory;
 mod output;
 mod paths;
 mod signals;
+mod work;
 
 pub use error::{Error, ErrorKind};
 pub use input::{SecretFile, check_readable, open_input, open_input_at_most, read_secret};
@@ -63,3 +65,4 @@ pub use kind::Kind;
 pub use memory::physical_memory;
 pub use output::{Files, OutputId, Staged};
 pub use signals::{PREFIX as TEMPORARY_PREFIX, STALE_AFTER, hand_signals_over};
+pub use work::WorkDir;

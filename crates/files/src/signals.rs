@@ -102,7 +102,8 @@ fn start_handler() {
             for signal in signals.forever() {
                 let registered = registry();
                 for path in registered.iter() {
-                    let _ = std::fs::remove_file(path);
+                    // A work folder goes with what it holds.
+                    let _ = std::fs::remove_file(path).or_else(|_| std::fs::remove_dir_all(path));
                 }
                 if HANDED_OVER.load(Ordering::SeqCst) {
                     // The process's own handler (registered beside this one) acts on it.
@@ -118,8 +119,8 @@ fn start_handler() {
 #[cfg(not(unix))]
 fn start_handler() {}
 
-/// Removes the temporary files in `dir` that no running lockstep holds (unlocked, and older
-/// than [`STALE_AFTER`]), and returns them. A file that cannot be locked for any reason (held,
+/// Removes the temporary files and work folders in `dir` that no running lockstep holds
+/// (unlocked, and older than [`STALE_AFTER`]), and returns them. A file that cannot be locked for any reason (held,
 /// or a file system without locks) is left alone.
 pub(crate) fn remove_stale(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -132,7 +133,7 @@ pub(crate) fn remove_stale(dir: &Path) -> Vec<PathBuf> {
             .to_str()
             .is_some_and(|n| n.starts_with(PREFIX));
         let old = entry.metadata().is_ok_and(|m| {
-            m.is_file()
+            (m.is_file() || m.is_dir())
                 && m.modified()
                     .ok()
                     .and_then(|t| t.elapsed().ok())
@@ -143,7 +144,14 @@ pub(crate) fn remove_stale(dir: &Path) -> Vec<PathBuf> {
         }
         let path = entry.path();
         let unlocked = std::fs::File::open(&path).is_ok_and(|f| f.try_lock().is_ok());
-        if unlocked && std::fs::remove_file(&path).is_ok() {
+        let gone = || {
+            if entry.metadata().is_ok_and(|m| m.is_dir()) {
+                std::fs::remove_dir_all(&path).is_ok()
+            } else {
+                std::fs::remove_file(&path).is_ok()
+            }
+        };
+        if unlocked && gone() {
             removed.push(path);
         }
     }

@@ -72,7 +72,7 @@ pub enum StreamingError {
     #[error(transparent)]
     Write(#[from] StreamError),
     /// The index's own files could not be written or read back.
-    #[error("the key index in {}: {source}", .dir.display())]
+    #[error("the key index in {}", .dir.display())]
     Index {
         /// The index's folder.
         dir: PathBuf,

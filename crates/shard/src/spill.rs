@@ -52,7 +52,7 @@ pub struct SpillConfig<'a> {
 #[non_exhaustive]
 pub enum SpillError {
     /// Reading or writing its temporary files failed (a full disk among others).
-    #[error("temporary files in {}: {source}", .dir.display())]
+    #[error("temporary files in {}", .dir.display())]
     Io {
         /// The folder the sort spills to.
         dir: PathBuf,
@@ -74,7 +74,7 @@ pub enum SpillError {
         limit: u64,
     },
     /// A run's records could not be allocated.
-    #[error("the sort's run of {bytes} bytes: {source}")]
+    #[error("the sort's run of {bytes} bytes")]
     Memory {
         /// The bytes asked for.
         bytes: usize,

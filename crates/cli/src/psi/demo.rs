@@ -102,6 +102,8 @@ pub(crate) fn run(ctx: &Context, args: &DemoArgs) -> anyhow::Result<()> {
         session: ctx.session.quietly(),
         backend: ctx.backend,
         allow_open_key: false,
+        memory: ctx.memory,
+        tmp: ctx.tmp.clone(),
     };
     let request_timing = request(
         &quiet,

@@ -1,18 +1,20 @@
 //! The joiner's commands: request, intersect.
 
+use std::io::BufWriter;
+
 use anyhow::Context as _;
 use lockstep_files::Files;
 use lockstep_psi::linkage::{self, DigestingReader, Intersection, Learn, write_pairs};
-use lockstep_psi::{
-    ElementWriter, GRAIN, Joiner, Limits, Mode, PsiError, Request, Response, ServerSetup,
-};
+use lockstep_psi::streaming;
+use lockstep_psi::{GRAIN, Joiner, Limits, Mode, PsiError, Request, Response, ServerSetup};
 
-use super::{Context, in_file, open_message, write_message};
+use super::{Context, in_file, open_message, streaming_error};
 use crate::args::{IntersectArgs, RequestArgs};
 use crate::session::{Timing, thousands, workers};
 use crate::usage::usage;
 
-/// `psi request`.
+/// `psi request`: the input's keys indexed on disk, then masked a block at a time and written
+/// as they go (`lockstep_psi::streaming`), within `--memory`.
 pub(crate) fn request(ctx: &Context, args: &RequestArgs) -> anyhow::Result<Timing> {
     let mut files = Files::new();
     files
@@ -21,34 +23,40 @@ pub(crate) fn request(ctx: &Context, args: &RequestArgs) -> anyhow::Result<Timin
     let out = files.output("--out", &args.out, true);
     let mut staged = ctx.session.prepare(&files)?;
     let key = ctx.read_key(&args.key)?;
-    let party = ctx.load(&args.input)?;
-    let keys = party.keys();
+    let work = ctx.work_dir(&args.out)?;
+    let budget = ctx.budget(&work);
+    let index = ctx.index(&args.input, &budget)?;
     let mode = if args.size_only {
         Mode::SizeOnly
     } else {
         Mode::Reveal
     };
     let joiner = Joiner::new(&key, mode, ctx.backend)?;
-    let pool = ctx.session.pool(keys.len(), GRAIN)?;
-    let step = ctx.session.step("request", Some(keys.len() as u64), "rows");
-    let request = linkage::request(&joiner, &pool, step.control(), keys)?;
+    let pool = ctx.session.pool(index.len(), GRAIN)?;
+    let step = ctx
+        .session
+        .step("request", Some(index.len() as u64), "rows");
+    let shown = staged.shown(out).to_owned();
+    let written = streaming::request(
+        &joiner,
+        &pool,
+        step.control(),
+        &index,
+        &budget,
+        BufWriter::with_capacity(1 << 20, staged.file(out)),
+    );
+    written.map_err(|e| streaming_error(e, &args.input.input, Some(&shown)))?;
     let timing = step.finish();
-    write_message(
-        &mut staged,
-        out,
-        |w| ElementWriter::request(w, request.mode),
-        &request.elements,
-    )?;
     staged.commit()?;
     ctx.session.note(&format!(
         "request: {} distinct keys masked in {:.2} s ({:.0} rows/s, {}) -> {} ({mode}); \
          tell the starter --joiner-count {}",
-        thousands(keys.len()),
+        thousands(index.len()),
         timing.elapsed.as_secs_f64(),
         timing.per_second(),
         workers(pool.workers()),
         args.out.display(),
-        keys.len()
+        index.len()
     ));
     Ok(timing)
 }

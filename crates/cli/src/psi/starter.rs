@@ -1,16 +1,17 @@
 //! The starter's commands: setup, respond, resolve.
 
+use std::io::{BufWriter, Read as _};
+
 use anyhow::Context as _;
-use lockstep_files::{Files, open_input};
+use lockstep_files::{Files, WorkDir, open_input};
 use lockstep_psi::linkage::{
     self, FileError, KeySpec, LinkageError, Records, RowPair, read_pairs, read_permutation,
     write_permutation,
 };
-use lockstep_psi::{
-    ElementWriter, GRAIN, Limits, Mode, Request, SetupFormat, SetupParams, Starter,
-};
+use lockstep_psi::streaming::{self, StreamingError};
+use lockstep_psi::{ElementReader, GRAIN, Limits, Mode, SetupFormat, SetupParams, Starter};
 
-use super::{Context, in_file, open_message, spec, write_message};
+use super::{Context, in_file, open_message, spec};
 use crate::args::{ResolveArgs, RespondArgs, SetupArgs};
 use crate::session::{Timing, thousands, workers};
 use crate::usage::usage;
@@ -68,7 +69,9 @@ pub(crate) fn setup(ctx: &Context, args: &SetupArgs) -> anyhow::Result<Timing> {
     Ok(timing)
 }
 
-/// `psi respond`.
+/// `psi respond`: the request read twice, once to check it whole (its mode may follow its
+/// elements) and once to re-mask it a block at a time, written as it goes; a size-only response
+/// is sorted within `--memory` (`lockstep_psi::streaming`).
 pub(crate) fn respond(ctx: &Context, args: &RespondArgs) -> anyhow::Result<Timing> {
     if args.joiner_count == 0 {
         usage!("--joiner-count must be at least 1");
@@ -81,41 +84,78 @@ pub(crate) fn respond(ctx: &Context, args: &RespondArgs) -> anyhow::Result<Timin
     let mut staged = ctx.session.prepare(&files)?;
     let key = ctx.read_key(&args.key)?;
     let limits = Limits::max_elements(args.joiner_count);
-    let request = Request::read(
-        open_message("--request", &args.request, "request", limits)?,
-        limits,
-    )
-    .with_context(|| args.request.display().to_string())?;
+    let work = ctx.work_dir(&args.out)?;
+    let budget = ctx.budget(&work);
+    let shown = args.request.display().to_string();
+    // A pipe is read once: its bytes are kept in the work folder and read from there.
+    let request_path = spool(&args.request, &work, limits)?;
+    let request_path = request_path.as_deref().unwrap_or(&args.request);
+    let open = || open_message("--request", request_path, "request", limits);
+    let scan = streaming::scan_request(open()?, limits).with_context(|| shown.clone())?;
     let mode = if args.size_only {
         Mode::SizeOnly
     } else {
         Mode::Reveal
     };
     let starter = Starter::new(&key, mode, ctx.backend)?;
-    let pool = ctx.session.pool(request.elements.len(), GRAIN)?;
-    let step = ctx
-        .session
-        .step("respond", Some(request.elements.len() as u64), "rows");
-    let response = starter
-        .respond(&pool, step.control(), &request)
-        .with_context(|| args.request.display().to_string())?;
+    let count = usize::try_from(scan.elements).unwrap_or(usize::MAX);
+    let pool = ctx.session.pool(count, GRAIN)?;
+    let step = ctx.session.step("respond", Some(scan.elements), "rows");
+    let reader = ElementReader::request(open()?, limits).with_context(|| shown.clone())?;
+    let out_shown = staged.shown(out).to_owned();
+    let written = streaming::respond(
+        &starter,
+        &pool,
+        step.control(),
+        scan,
+        reader,
+        &budget,
+        BufWriter::with_capacity(1 << 20, staged.file(out)),
+    );
+    written.map_err(|e| match e {
+        StreamingError::Write(e) => {
+            anyhow::Error::new(e).context(format!("writing {}", out_shown.display()))
+        }
+        e => anyhow::Error::new(e).context(shown.clone()),
+    })?;
     let timing = step.finish();
-    write_message(
-        &mut staged,
-        out,
-        |w| ElementWriter::response(w),
-        &response.elements,
-    )?;
     staged.commit()?;
     ctx.session.note(&format!(
         "respond: {} elements re-masked in {:.2} s ({:.0} rows/s, {}) -> {}",
-        thousands(response.elements.len()),
+        thousands(count),
         timing.elapsed.as_secs_f64(),
         timing.per_second(),
         workers(pool.workers()),
         args.out.display()
     ));
     Ok(timing)
+}
+
+/// A request given as a pipe, copied into the work folder so it can be read twice (`None`: a
+/// regular file, read where it is). No more is copied than a request within `limits` can take.
+fn spool(
+    path: &std::path::Path,
+    work: &WorkDir,
+    limits: Limits,
+) -> anyhow::Result<Option<std::path::PathBuf>> {
+    if std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return Ok(None);
+    }
+    let copy = work.path().join("request");
+    let from = open_input("--request", path)?;
+    let mut to = std::fs::File::create_new(&copy)
+        .with_context(|| format!("the request's copy in {}", work.path().display()))?;
+    let max = limits.max_encoded_len().unwrap_or(u64::MAX);
+    let copied = std::io::copy(&mut from.take(max.saturating_add(1)), &mut to)
+        .with_context(|| format!("copying {} to {}", path.display(), copy.display()))?;
+    if copied > max {
+        anyhow::bail!(
+            "{}: more than {max} bytes, the most a request of at most {} elements takes",
+            path.display(),
+            limits.element_limit().unwrap_or(0)
+        );
+    }
+    Ok(Some(copy))
 }
 
 /// `psi resolve`: the joiner's pairs, through the permutation, to the starter's rows.

@@ -38,7 +38,8 @@ mod psi_files;
 mod psi_fixtures;
 pub(crate) mod psi_limits;
 mod psi_resolve;
-mod rules;
+mod psi_streaming;
+pub(crate) mod rules;
 
 use std::path::Path;
 use std::process::Command;

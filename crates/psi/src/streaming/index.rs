@@ -12,8 +12,8 @@ use super::{Budget, StreamingError};
 use crate::PsiError;
 use crate::linkage::{Digest, KeyDigest, KeyReader};
 
-/// Rows read between two cancellation checks.
-const CANCEL_CHECK: usize = 1 << 16;
+/// Rows read between two cancellation checks and progress reports.
+const CANCEL_CHECK: usize = 1 << 12;
 
 /// A `(SHA-256 of the key, row)` record: sorted, equal keys are adjacent, their rows ascending.
 type HashRow = [u8; 40];
@@ -44,7 +44,7 @@ pub struct KeyIndex {
 impl KeyIndex {
     /// Reads every row's key from `reader` and indexes them, in a new folder in `budget.dir`.
     ///
-    /// Progress: none (the rows' count is not known before the end).
+    /// Progress: one step per row read (the rows' count is not known before the end).
     ///
     /// # Errors
     /// [`StreamingError::Input`] as the reader's; [`StreamingError::Spill`] from the sorts (the
@@ -72,10 +72,15 @@ impl KeyIndex {
         let mut by_hash = ExternalSort::<40>::new(&budget.spill(2))?;
         let mut digest = KeyDigest::new();
         let (mut empty_rows, mut first_empty_row) = (0, None);
+        let mut reported = 0;
         while let Some(key) = reader.next_key()? {
             let row = reader.rows() - 1;
-            if row.is_multiple_of(CANCEL_CHECK) && control.is_cancelled() {
-                return Err(PsiError::Cancelled.into());
+            if row.is_multiple_of(CANCEL_CHECK) && row > 0 {
+                if control.is_cancelled() {
+                    return Err(PsiError::Cancelled.into());
+                }
+                control.progress().advance(CANCEL_CHECK as u64);
+                reported += CANCEL_CHECK;
             }
             digest.push(&key);
             keys.write_all(&(key.len() as u64).to_le_bytes())
@@ -93,6 +98,7 @@ impl KeyIndex {
         }
         keys.into_inner().map_err(|e| e.into_error()).map_err(io)?;
         let row_count = reader.rows();
+        control.progress().advance((row_count - reported) as u64);
 
         // Equal keys are adjacent, the first of them at their first row.
         let mut by_first = ExternalSort::<16>::new(&budget.spill(2))?;
