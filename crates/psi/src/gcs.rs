@@ -95,13 +95,14 @@ pub(crate) fn element_hash(element: &[u8], hash_range: u64) -> u64 {
 /// spread over a huge hash range) that formula is infinite, and OpenMined's conversion of it to
 /// an integer undefined; `-log2(1 - p)` is then computed as `-log1p(-p) / ln 2`, its exact value.
 /// Every other list gets OpenMined's bytes.
-fn divisor(sorted: &[u64]) -> Option<u32> {
-    let last = *sorted.last()?;
+///
+/// The list is told by its `count` of values (duplicates counted) and its `last`.
+fn divisor_of(last: u64, count: u64) -> Option<u32> {
     #[allow(
         clippy::cast_precision_loss,
         reason = "as OpenMined computes it, in doubles"
     )]
-    let average = (last + 1) as f64 / sorted.len() as f64;
+    let average = (last + 1) as f64 / count as f64;
     let probability = 1.0 / average;
     let mut bits_per_gap = -(1.0 - probability).log2();
     if bits_per_gap == 0.0 {
@@ -126,27 +127,62 @@ pub(crate) fn compress(
     max_elements: u64,
     fpr: f64,
 ) -> Result<(u32, Vec<u8>), PsiError> {
-    if sorted.is_empty() {
+    let Some(&last) = sorted.last() else {
         return Ok((0, Vec::new()));
+    };
+    let mut encoder = Encoder::new(last, sorted.len() as u64, max_elements, fpr)?;
+    sorted.iter().for_each(|&value| encoder.push(value));
+    Ok(encoder.finish())
+}
+
+/// A Golomb code written a value at a time, for a list too long to hold: [`compress`]'s bytes
+/// when given the same sorted values, whose count and last value it is told first (they fix the
+/// divisor).
+pub(crate) struct Encoder {
+    div: u32,
+    writer: BitWriter,
+    previous: Option<u64>,
+}
+
+impl Encoder {
+    /// An encoder of `count` sorted values (at least one) ending at `last`.
+    ///
+    /// # Errors
+    /// [`PsiError::SetupTooLarge`] as [`compress`].
+    pub(crate) fn new(
+        last: u64,
+        count: u64,
+        max_elements: u64,
+        fpr: f64,
+    ) -> Result<Self, PsiError> {
+        let div = divisor_of(last, count.max(1)).ok_or(PsiError::SetupTooLarge {
+            format: "gcs",
+            elements: max_elements,
+            fpr,
+        })?;
+        Ok(Self {
+            div,
+            writer: BitWriter::default(),
+            previous: None,
+        })
     }
-    let div = divisor(sorted).ok_or(PsiError::SetupTooLarge {
-        format: "gcs",
-        elements: max_elements,
-        fpr,
-    })?;
-    let mut writer = BitWriter::default();
-    let mut previous = None;
-    for &value in sorted {
-        if previous.is_some_and(|p| value <= p) {
-            continue;
+
+    /// Adds the next value (not below the last one; an equal one is skipped).
+    pub(crate) fn push(&mut self, value: u64) {
+        if self.previous.is_some_and(|p| value <= p) {
+            return;
         }
-        let gap = value - previous.unwrap_or(0);
-        writer.zeros(gap >> div);
-        writer.bit(true);
-        writer.bits(gap & ((1u64 << div) - 1), div);
-        previous = Some(value);
+        let gap = value - self.previous.unwrap_or(0);
+        self.writer.zeros(gap >> self.div);
+        self.writer.bit(true);
+        self.writer.bits(gap & ((1u64 << self.div) - 1), self.div);
+        self.previous = Some(value);
     }
-    Ok((div, writer.finish()))
+
+    /// The divisor exponent and the code.
+    pub(crate) fn finish(self) -> (u32, Vec<u8>) {
+        (self.div, self.writer.finish())
+    }
 }
 
 /// The values of a Golomb code, in order, decoded one at a time (constant memory, whatever the
@@ -235,19 +271,49 @@ pub(crate) fn members(bits: &[u8], div: u32, hashes: &[u64]) -> Result<Vec<bool>
     let mut order: Vec<usize> = (0..hashes.len()).collect();
     order.sort_unstable_by_key(|&i| (hashes[i], i));
     let mut found = vec![false; hashes.len()];
-    let mut next = 0;
+    let sorted = order.iter().map(|&i| Ok::<_, PsiError>((hashes[i], i)));
+    walk_members(bits, div, sorted, |i| {
+        found[i] = true;
+        Ok(())
+    })?;
+    Ok(found)
+}
+
+/// Walks the whole code beside the joiner's hashes `sorted` (ascending, each with its index),
+/// giving `hit` the index of each hash the code holds, in the order given: [`members`] for
+/// hashes too many to hold. The code is walked to its end, so a code that does not decode is
+/// refused whatever the hashes.
+///
+/// # Errors
+/// As [`values`] ([`PsiError::InvalidSetup`]), `sorted`'s and `hit`'s.
+pub(crate) fn walk_members<E: From<PsiError>>(
+    bits: &[u8],
+    div: u32,
+    sorted: impl Iterator<Item = Result<(u64, usize), E>>,
+    mut hit: impl FnMut(usize) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut sorted = sorted.fuse();
+    let mut pending: Option<(u64, usize)> = None;
     for value in values(bits, div) {
         let value = value?;
-        while next < order.len() && hashes[order[next]] < value {
-            next += 1;
-        }
-        let mut same = next;
-        while same < order.len() && hashes[order[same]] == value {
-            found[order[same]] = true;
-            same += 1;
+        loop {
+            let (hash, index) = match pending.take() {
+                Some(next) => next,
+                None => match sorted.next() {
+                    Some(next) => next?,
+                    None => break,
+                },
+            };
+            if hash > value {
+                pending = Some((hash, index));
+                break;
+            }
+            if hash == value {
+                hit(index)?;
+            }
         }
     }
-    Ok(found)
+    Ok(())
 }
 
 /// The index of the first 1 bit at or after `from`, if any.

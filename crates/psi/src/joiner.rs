@@ -147,16 +147,42 @@ impl Joiner {
         request_len: usize,
         request: Option<&Request>,
     ) -> Result<(), PsiError> {
-        check_length(response, request_len)?;
+        self.check_response_facts(
+            response.elements.len(),
+            || response.elements.windows(2).all(|w| w[0] <= w[1]),
+            request_len,
+            request.map(|r| (r.elements.len(), r.mode)),
+        )
+    }
+
+    /// [`check_response`](Self::check_response) on what reading the messages found, for
+    /// messages too large to hold: the response's length and whether its elements are sorted
+    /// by bytes (asked only when it matters), the request's length and mode.
+    ///
+    /// # Errors
+    /// As [`check_response`](Self::check_response).
+    pub fn check_response_facts(
+        &self,
+        response_len: usize,
+        response_sorted: impl FnOnce() -> bool,
+        request_len: usize,
+        request: Option<(usize, Mode)>,
+    ) -> Result<(), PsiError> {
+        if response_len != request_len {
+            return Err(PsiError::ResponseLength {
+                response: response_len,
+                request: request_len,
+            });
+        }
         match request {
-            Some(request) => {
-                if request.elements.len() != request_len {
+            Some((len, mode)) => {
+                if len != request_len {
                     return Err(PsiError::RequestLength {
-                        request: request.elements.len(),
+                        request: len,
                         expected: request_len,
                     });
                 }
-                if request.mode == Mode::SizeOnly && self.mode == Mode::Reveal {
+                if mode == Mode::SizeOnly && self.mode == Mode::Reveal {
                     return Err(PsiError::SizeOnlyRequest);
                 }
             }
@@ -164,7 +190,7 @@ impl Joiner {
                 if request_len < SORTED_BY_CHANCE {
                     return Err(PsiError::ResponseOrderUnknown(request_len));
                 }
-                if response.elements.windows(2).all(|w| w[0] <= w[1]) {
+                if response_sorted() {
                     return Err(PsiError::ResponseSorted);
                 }
             }

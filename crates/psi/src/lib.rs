@@ -96,8 +96,8 @@ pub use error::{MessageKind, PointError, PsiError};
 pub use joiner::{Joiner, Match};
 pub use key::Key;
 pub use message::{
-    Bloom, ElementReader, ElementWriter, Gcs, Limits, Mode, Request, Response, ServerSetup,
-    StreamError,
+    Bloom, ElementReader, ElementWriter, Gcs, Limits, Mode, RawSetupReader, Request, Response,
+    ServerSetup, StreamError, StreamedSetup,
 };
 pub use params::{SetupFormat, SetupParams};
 pub use starter::{Setup, Starter};

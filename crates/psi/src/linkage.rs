@@ -37,10 +37,10 @@ mod keys;
 pub mod link_files;
 mod pairs;
 mod permutation;
-mod records;
+pub(crate) mod records;
 pub mod round;
 
-pub use digest::{Digest, DigestingReader};
+pub use digest::{Digest, DigestingReader, DigestingWriter};
 pub use file_error::{FileError, InFile};
 pub(crate) use keys::KeyDigest;
 pub use keys::{KeyColumns, KeySpec, KeyTable, KeyTableBuilder, normalize};

@@ -23,6 +23,6 @@ mod scanner;
 mod stream;
 mod types;
 
-pub use decode::{ElementReader, Limits};
+pub use decode::{ElementReader, Limits, RawSetupReader, StreamedSetup};
 pub use stream::{ElementWriter, StreamError};
 pub use types::{Bloom, Gcs, Mode, Request, Response, ServerSetup};

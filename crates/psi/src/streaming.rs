@@ -34,18 +34,22 @@
 //! [`linkage::request`]: crate::linkage::request
 
 mod index;
+mod intersect;
 mod request;
 mod respond;
+mod setup;
 
-pub use index::{FirstKeys, KeyIndex};
+pub use index::{FirstKeys, Groups, KeyIndex};
+pub use intersect::{Found, ResponseScan, RowsOut, intersect, scan_response};
 pub use lockstep_shard::spill::{SpillConfig, SpillError};
 pub use request::request;
 pub use respond::{RequestScan, respond, scan_request};
+pub use setup::{SetupWritten, setup};
 
 use std::path::{Path, PathBuf};
 
 use crate::linkage::FileError;
-use crate::{PsiError, StreamError};
+use crate::{Element, PsiError, StreamError};
 
 /// The fewest keys (or elements) a masking block holds: enough for 16 workers of
 /// [`GRAIN`](crate::GRAIN)'s 256 keys to each get some, whatever the memory bound.
@@ -80,13 +84,15 @@ pub enum StreamingError {
         #[source]
         source: std::io::Error,
     },
-    /// A message read twice gave other elements the second time (it changed while it was read).
+    /// A file read twice gave another count the second time (it changed while it was read).
     #[error(
-        "the {what} changed while it was read: {first} elements the first time, {second} the second"
+        "the {what} changed while it was read: {first} {unit} the first time, {second} the second"
     )]
     Changed {
-        /// The message (`request`).
+        /// The file (`request`, `record file`).
         what: &'static str,
+        /// What was counted (`elements`, `rows`).
+        unit: &'static str,
         /// Its elements when it was checked.
         first: u64,
         /// Its elements when it was read again.
@@ -131,6 +137,34 @@ impl<'a> Budget<'a> {
 
     fn block(&self) -> usize {
         self.block.max(1)
+    }
+}
+
+/// Masks `index`'s distinct keys in order of first appearance, `budget.block` at a time with
+/// `mask`, and gives each element with its key's index to `each`, in order.
+fn mask_in_blocks(
+    index: &KeyIndex,
+    budget: &Budget<'_>,
+    mask: impl Fn(&[Vec<u8>]) -> Result<Vec<Element>, PsiError>,
+    mut each: impl FnMut(usize, Element) -> Result<(), StreamingError>,
+) -> Result<(), StreamingError> {
+    let mut block = Vec::with_capacity(budget.block().min(index.len()));
+    let mut keys = index.first_keys()?;
+    let mut next = 0;
+    loop {
+        let key = keys.next().transpose()?;
+        let ended = key.is_none();
+        block.extend(key);
+        if block.len() == budget.block() || (ended && !block.is_empty()) {
+            for element in mask(&block)? {
+                each(next, element)?;
+                next += 1;
+            }
+            block.clear();
+        }
+        if ended {
+            return Ok(());
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 //! SHA-256 digests that tie a round's files together.
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::str::FromStr;
 
 use sha2::{Digest as _, Sha256};
@@ -94,6 +94,53 @@ impl<R: Read> Read for DigestingReader<R> {
     }
 }
 
+/// A writer that hashes and counts what passes through it: a message's digest while it is
+/// written, without holding its bytes.
+pub struct DigestingWriter<W> {
+    inner: W,
+    hasher: Sha256,
+    written: u64,
+}
+
+impl<W: Write> DigestingWriter<W> {
+    /// Wraps `inner`.
+    pub fn new(inner: W) -> Self {
+        Self {
+            inner,
+            hasher: Sha256::new(),
+            written: 0,
+        }
+    }
+
+    /// The digest of every byte written so far.
+    pub fn digest(&self) -> Digest {
+        Digest::from_hasher(self.hasher.clone())
+    }
+
+    /// The bytes written so far.
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
+    /// The inner writer.
+    pub fn into_inner(self) -> W {
+        self.inner
+    }
+}
+
+impl<W: Write> Write for DigestingWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        self.written += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,5 +161,10 @@ mod tests {
         let mut reader = DigestingReader::new(&b"abc"[..]);
         std::io::copy(&mut reader, &mut std::io::sink()).unwrap();
         assert_eq!(reader.digest(), Digest::of(b"abc"));
+        let mut writer = DigestingWriter::new(Vec::new());
+        writer.write_all(b"ab").unwrap();
+        writer.write_all(b"c").unwrap();
+        assert_eq!((writer.digest(), writer.written()), (Digest::of(b"abc"), 3));
+        assert_eq!(writer.into_inner(), b"abc");
     }
 }

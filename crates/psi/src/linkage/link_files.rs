@@ -59,6 +59,37 @@ pub fn write_permutation(
     permutation: &Permutation,
     spec: &KeySpec,
 ) -> Result<(), FileError> {
+    let head = PermutationHead {
+        starter_rows: permutation.starter_rows(),
+        positions: permutation.positions(),
+        key_digest: permutation.key_digest(),
+        setup_digest: permutation.setup_digest(),
+        entries_digest: permutation.entries_digest(),
+    };
+    let mut out = std::io::BufWriter::new(out);
+    out.write_all(permutation_preamble(&head, spec)?.as_bytes())
+        .map_err(FileError::Write)?;
+    let mut rows = PermutationRows::new(out)?;
+    for (position, row) in permutation.entries() {
+        rows.push(position, row)?;
+    }
+    rows.finish()?.0.flush().map_err(FileError::Write)
+}
+
+/// What a permutation file says of itself in its `#` lines.
+pub(crate) struct PermutationHead {
+    pub(crate) starter_rows: usize,
+    pub(crate) positions: usize,
+    pub(crate) key_digest: Digest,
+    pub(crate) setup_digest: Digest,
+    pub(crate) entries_digest: Digest,
+}
+
+/// A permutation file's `#` lines, up to its column names.
+pub(crate) fn permutation_preamble(
+    head: &PermutationHead,
+    spec: &KeySpec,
+) -> Result<String, FileError> {
     let mut columns = csv::WriterBuilder::new().from_writer(Vec::new());
     if !spec.columns.is_empty() {
         columns
@@ -69,8 +100,7 @@ pub fn write_permutation(
         .into_inner()
         .map_err(|e| FileError::Write(e.into_error()))?;
     let columns = String::from_utf8_lossy(&columns);
-    let mut out = std::io::BufWriter::new(out);
-    let preamble = format!(
+    Ok(format!(
         "{PERMUTATION_MAGIC}\n\
          # setup positions -> your rows; keep this file to yourself\n\
          # starter_rows: {}\n\
@@ -80,27 +110,51 @@ pub fn write_permutation(
          # key_sha256: {}\n\
          # setup_sha256: {}\n\
          # entries_sha256: {}\n",
-        permutation.starter_rows(),
-        permutation.positions(),
+        head.starter_rows,
+        head.positions,
         columns.trim_end(),
         spec.normalize,
-        permutation.key_digest(),
-        permutation.setup_digest(),
-        permutation.entries_digest()
-    );
-    out.write_all(preamble.as_bytes())
-        .map_err(FileError::Write)?;
-    let mut csv = csv::Writer::from_writer(out);
-    csv.write_record(PERMUTATION_COLUMNS)
-        .map_err(FileError::from_csv_write)?;
-    for (position, row) in permutation.entries() {
-        csv.write_record([position.to_string(), (row + 1).to_string()])
+        head.key_digest,
+        head.setup_digest,
+        head.entries_digest
+    ))
+}
+
+/// A permutation file's rows from its column names on, written an entry at a time (in
+/// position then row order), digested as they go.
+pub(crate) struct PermutationRows<W: Write> {
+    csv: csv::Writer<W>,
+    digest: super::permutation::EntriesDigest,
+}
+
+impl<W: Write> PermutationRows<W> {
+    /// Writes the column names.
+    pub(crate) fn new(out: W) -> Result<Self, FileError> {
+        let mut csv = csv::Writer::from_writer(out);
+        csv.write_record(PERMUTATION_COLUMNS)
             .map_err(FileError::from_csv_write)?;
+        Ok(Self {
+            csv,
+            digest: super::permutation::EntriesDigest::new(),
+        })
     }
-    csv.into_inner()
-        .map_err(|e| FileError::Write(e.into_error()))?
-        .flush()
-        .map_err(FileError::Write)
+
+    /// Writes `(setup position, 0-based starter row)`.
+    pub(crate) fn push(&mut self, position: usize, row: usize) -> Result<(), FileError> {
+        self.digest.push(position, row);
+        self.csv
+            .write_record([position.to_string(), (row + 1).to_string()])
+            .map_err(FileError::from_csv_write)
+    }
+
+    /// The output and the entries' digest.
+    pub(crate) fn finish(self) -> Result<(W, Digest), FileError> {
+        let out = self
+            .csv
+            .into_inner()
+            .map_err(|e| FileError::Write(e.into_error()))?;
+        Ok((out, self.digest.finish()))
+    }
 }
 
 /// Reads a permutation file and the key spec it was made with.
@@ -164,31 +218,64 @@ pub fn read_permutation(reader: impl Read) -> Result<(Permutation, KeySpec), Fil
 /// [`FileError::Write`] for a write failure.
 pub fn write_pairs(out: impl Write, pairs: &Pairs) -> Result<(), FileError> {
     let mut out = std::io::BufWriter::new(out);
-    let preamble = format!(
+    out.write_all(
+        pairs_preamble(pairs.joiner_rows, pairs.joiner_keys, pairs.setup_digest).as_bytes(),
+    )
+    .map_err(FileError::Write)?;
+    let mut rows = PairsRows::new(out)?;
+    for pair in &pairs.pairs {
+        rows.push(pair.joiner_row, pair.joiner_key, pair.setup_position)?;
+    }
+    rows.finish()?.flush().map_err(FileError::Write)
+}
+
+/// A pairs file's `#` lines, up to its column names.
+pub(crate) fn pairs_preamble(
+    joiner_rows: usize,
+    joiner_keys: usize,
+    setup_digest: Digest,
+) -> String {
+    format!(
         "{PAIRS_MAGIC}\n\
          # matched joiner rows, for the starter's `lockstep psi resolve`\n\
-         # joiner_rows: {}\n\
-         # joiner_keys: {}\n\
-         # setup_sha256: {}\n",
-        pairs.joiner_rows, pairs.joiner_keys, pairs.setup_digest
-    );
-    out.write_all(preamble.as_bytes())
-        .map_err(FileError::Write)?;
-    let mut csv = csv::Writer::from_writer(out);
-    csv.write_record(PAIRS_COLUMNS)
-        .map_err(FileError::from_csv_write)?;
-    for pair in &pairs.pairs {
-        csv.write_record([
-            (pair.joiner_row + 1).to_string(),
-            pair.joiner_key.to_string(),
-            pair.setup_position.to_string(),
-        ])
-        .map_err(FileError::from_csv_write)?;
+         # joiner_rows: {joiner_rows}\n\
+         # joiner_keys: {joiner_keys}\n\
+         # setup_sha256: {setup_digest}\n"
+    )
+}
+
+/// A pairs file's rows from its column names on, written a pair at a time.
+pub(crate) struct PairsRows<W: Write> {
+    csv: csv::Writer<W>,
+}
+
+impl<W: Write> PairsRows<W> {
+    /// Writes the column names.
+    pub(crate) fn new(out: W) -> Result<Self, FileError> {
+        let mut csv = csv::Writer::from_writer(out);
+        csv.write_record(PAIRS_COLUMNS)
+            .map_err(FileError::from_csv_write)?;
+        Ok(Self { csv })
     }
-    csv.into_inner()
-        .map_err(|e| FileError::Write(e.into_error()))?
-        .flush()
-        .map_err(FileError::Write)
+
+    /// Writes a pair: the 0-based joiner row, its key's number, the setup position.
+    pub(crate) fn push(
+        &mut self,
+        row: usize,
+        key: usize,
+        position: usize,
+    ) -> Result<(), FileError> {
+        self.csv
+            .write_record([(row + 1).to_string(), key.to_string(), position.to_string()])
+            .map_err(FileError::from_csv_write)
+    }
+
+    /// The output.
+    pub(crate) fn finish(self) -> Result<W, FileError> {
+        self.csv
+            .into_inner()
+            .map_err(|e| FileError::Write(e.into_error()))
+    }
 }
 
 /// Reads a pairs file, in file order.

@@ -7,6 +7,26 @@ use super::{Digest, KeyTable, LinkageError};
 /// What the entries digest starts with, so it is never the digest of anything else.
 const ENTRIES_DIGEST_DOMAIN: &[u8] = b"lockstep psi permutation entries v1\0";
 
+/// [`Permutation::entries_digest`], fed an entry at a time: one definition for a permutation in
+/// memory and one written as a sort gives its entries.
+pub(crate) struct EntriesDigest(Sha256);
+
+impl EntriesDigest {
+    pub(crate) fn new() -> Self {
+        Self(Sha256::new().chain_update(ENTRIES_DIGEST_DOMAIN))
+    }
+
+    /// Adds the next `(setup position, starter row)`, in position then row order.
+    pub(crate) fn push(&mut self, position: usize, row: usize) {
+        self.0.update((position as u64).to_le_bytes());
+        self.0.update((row as u64).to_le_bytes());
+    }
+
+    pub(crate) fn finish(self) -> Digest {
+        Digest::from_hasher(self.0)
+    }
+}
+
 /// Which of the starter's rows each position of its raw setup stands for, and what it was made
 /// from: the starter's row count and key-column digest, and the setup message's digest.
 ///
@@ -155,12 +175,10 @@ impl Permutation {
     /// reader sees entries edited, moved or spliced in, which the structure alone cannot show
     /// (two positions' rows swapped, say).
     pub fn entries_digest(&self) -> Digest {
-        let mut hasher = Sha256::new().chain_update(ENTRIES_DIGEST_DOMAIN);
-        for (position, row) in self.entries() {
-            hasher.update((position as u64).to_le_bytes());
-            hasher.update((row as u64).to_le_bytes());
-        }
-        Digest::from_hasher(hasher)
+        let mut digest = EntriesDigest::new();
+        self.entries()
+            .for_each(|(position, row)| digest.push(position, row));
+        digest.finish()
     }
 
     /// Every `(setup position, starter row)`, by position then row.

@@ -133,22 +133,52 @@ impl Records {
         lead: [&str; N],
         rows: impl IntoIterator<Item = ([String; N], usize)>,
     ) -> Result<(), FileError> {
-        let mut csv = csv::Writer::from_writer(std::io::BufWriter::new(out));
-        let mut header: Vec<&[u8]> = lead.iter().map(|c| c.as_bytes()).collect();
-        header.extend(self.header_fields());
-        csv.write_record(&header)
-            .map_err(FileError::from_csv_write)?;
+        let mut writer = RowsWriter::new(out, &lead, &self.header_fields())?;
         for (values, row) in rows {
             let record = self
                 .rows
                 .get(row)
                 .expect("invariant: rows written are rows of these records");
-            let mut fields: Vec<&[u8]> = values.iter().map(String::as_bytes).collect();
-            fields.extend(record.iter());
-            csv.write_record(&fields)
-                .map_err(FileError::from_csv_write)?;
+            writer.push(&values, record)?;
         }
-        csv.into_inner()
+        writer.finish()
+    }
+}
+
+/// Rows of a record file written back out as CSV, `lead` columns first: one definition for
+/// [`Records::write_rows`] and the rows a step past memory writes as it reads them again.
+pub(crate) struct RowsWriter<W: Write> {
+    csv: csv::Writer<std::io::BufWriter<W>>,
+}
+
+impl<W: Write> RowsWriter<W> {
+    /// Writes the header: `lead`, then the record file's own columns.
+    pub(crate) fn new(out: W, lead: &[&str], header: &[&[u8]]) -> Result<Self, FileError> {
+        let mut csv = csv::Writer::from_writer(std::io::BufWriter::new(out));
+        let mut fields: Vec<&[u8]> = lead.iter().map(|c| c.as_bytes()).collect();
+        fields.extend(header);
+        csv.write_record(&fields)
+            .map_err(FileError::from_csv_write)?;
+        Ok(Self { csv })
+    }
+
+    /// Writes a row: `values` (one a lead column), then `record`'s fields.
+    pub(crate) fn push(
+        &mut self,
+        values: &[String],
+        record: &csv::ByteRecord,
+    ) -> Result<(), FileError> {
+        let mut fields: Vec<&[u8]> = values.iter().map(String::as_bytes).collect();
+        fields.extend(record.iter());
+        self.csv
+            .write_record(&fields)
+            .map_err(FileError::from_csv_write)
+    }
+
+    /// Flushes what was written.
+    pub(crate) fn finish(self) -> Result<(), FileError> {
+        self.csv
+            .into_inner()
             .map_err(|e| FileError::Write(e.into_error()))?
             .flush()
             .map_err(FileError::Write)
@@ -200,6 +230,9 @@ fn next_line(
 pub struct KeyReader<R: Read> {
     source: KeySource<R>,
     columns: KeyColumns,
+    header: Option<csv::ByteRecord>,
+    /// The last row read.
+    record: csv::ByteRecord,
     row: usize,
 }
 
@@ -208,10 +241,7 @@ enum KeySource<R: Read> {
         reader: std::io::BufReader<LineLimit<R>>,
         line: Vec<u8>,
     },
-    Csv {
-        reader: Box<csv::Reader<LineLimit<R>>>,
-        record: csv::ByteRecord,
-    },
+    Csv(Box<csv::Reader<LineLimit<R>>>),
 }
 
 impl<R: Read> KeyReader<R> {
@@ -230,24 +260,25 @@ impl<R: Read> KeyReader<R> {
                     line: Vec::new(),
                 },
                 columns: KeyColumns::whole_row(spec.normalize),
+                header: None,
+                record: csv::ByteRecord::new(),
                 row: 0,
             });
         }
         let mut csv = csv::ReaderBuilder::new()
             .has_headers(true)
             .from_reader(reader);
-        let header = csv.byte_headers().map_err(FileError::Csv)?;
+        let header = csv.byte_headers().map_err(FileError::Csv)?.clone();
         if header.is_empty() {
             return Err(FileError::EmptyCsv);
         }
         let fields: Vec<&[u8]> = header.iter().collect();
         let columns = spec.locate(&fields)?;
         Ok(Self {
-            source: KeySource::Csv {
-                reader: Box::new(csv),
-                record: csv::ByteRecord::new(),
-            },
+            source: KeySource::Csv(Box::new(csv)),
             columns,
+            header: Some(header),
+            record: csv::ByteRecord::new(),
             row: 0,
         })
     }
@@ -257,30 +288,55 @@ impl<R: Read> KeyReader<R> {
         self.row
     }
 
+    /// The header (CSV) or `value` (plain text), as field names:
+    /// [`Records::header_fields`]'.
+    pub fn header_fields(&self) -> Vec<&[u8]> {
+        match &self.header {
+            Some(h) => h.iter().collect(),
+            None => vec![b"value"],
+        }
+    }
+
+    /// The next row's fields, `None` after the last row.
+    ///
+    /// # Errors
+    /// As [`Records::read`], for this row.
+    pub fn next_record(&mut self) -> Result<Option<&csv::ByteRecord>, FileError> {
+        let more = match &mut self.source {
+            KeySource::Lines { reader, line } => {
+                let more = next_line(reader, line, self.row == 0)?;
+                if more {
+                    self.record.clear();
+                    self.record.push_field(line);
+                }
+                more
+            }
+            KeySource::Csv(reader) => reader
+                .read_byte_record(&mut self.record)
+                .map_err(FileError::Csv)?,
+        };
+        if !more {
+            return Ok(None);
+        }
+        self.row += 1;
+        Ok(Some(&self.record))
+    }
+
+    /// The fields of the last row read (none before the first).
+    pub fn last_record(&self) -> &csv::ByteRecord {
+        &self.record
+    }
+
     /// The next row's key (empty: the row is left out), `None` after the last row.
     ///
     /// # Errors
     /// As [`Records::read`] and [`Records::keys`], for this row.
     pub fn next_key(&mut self) -> Result<Option<Vec<u8>>, FileError> {
-        let row = self.row;
-        let key = match &mut self.source {
-            KeySource::Lines { reader, line } => {
-                if !next_line(reader, line, row == 0)? {
-                    return Ok(None);
-                }
-                let line: &[u8] = line;
-                self.columns.key(row, |c| (c == 0).then_some(line))?
-            }
-            KeySource::Csv { reader, record } => {
-                if !reader.read_byte_record(record).map_err(FileError::Csv)? {
-                    return Ok(None);
-                }
-                let record: &csv::ByteRecord = record;
-                self.columns.key(row, |c| record.get(c))?
-            }
-        };
-        self.row += 1;
-        Ok(Some(key))
+        if self.next_record()?.is_none() {
+            return Ok(None);
+        }
+        let record = &self.record;
+        Ok(Some(self.columns.key(self.row - 1, |c| record.get(c))?))
     }
 }
 

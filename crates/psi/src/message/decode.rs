@@ -174,14 +174,6 @@ impl<R: BufRead> Decoder<R> {
         })
     }
 
-    /// Reads one element (a length-delimited field's payload) into `elements`, checking the
-    /// element bound, its length and its prefix before anything else is read.
-    fn element(&mut self, elements: &mut Vec<Element>, end: Option<u64>) -> Result<(), PsiError> {
-        let element = self.element_at(elements.len(), end)?;
-        elements.push(element);
-        Ok(())
-    }
-
     /// Reads element `index` (a length-delimited field's payload), checking the element bound,
     /// its length and its prefix before anything else is read.
     fn element_at(&mut self, index: usize, end: Option<u64>) -> Result<Element, PsiError> {
@@ -312,10 +304,6 @@ fn scan_error(kind: MessageKind, error: ScanError) -> PsiError {
     }
 }
 
-fn buffered(reader: impl Read) -> BufReader<impl Read> {
-    BufReader::with_capacity(1 << 16, reader)
-}
-
 /// Decodes a request (see the module documentation for what is refused).
 pub(crate) fn request(reader: impl Read, limits: Limits) -> Result<Request, PsiError> {
     let request = request_or_empty(reader, limits)?;
@@ -349,64 +337,163 @@ pub(crate) fn response(reader: impl Read, limits: Limits) -> Result<Response, Ps
     Ok(Response { elements })
 }
 
-/// Decodes and validates a setup; raw elements are checked to be sorted as they arrive.
+/// Decodes a setup (see the module documentation for what is refused).
 pub(crate) fn setup(reader: impl Read, limits: Limits) -> Result<ServerSetup, PsiError> {
-    let mut d = Decoder::new(buffered(reader), MessageKind::Setup, limits)?;
-    let mut setup = None;
-    while let Some((field, wire_type)) = d.key(None)? {
-        if !(1..=3).contains(&field) {
-            d.skip(field, wire_type, None)?;
-            continue;
+    match StreamedSetup::read(reader, limits)? {
+        StreamedSetup::Raw(mut raw) => {
+            let mut elements = Vec::new();
+            while let Some(element) = raw.next_element()? {
+                elements.push(element);
+            }
+            Ok(ServerSetup::Raw(elements))
         }
-        d.expect_wire_type(field, wire_type, WireType::Len)?;
-        if setup.is_some() {
-            return Err(PsiError::InvalidSetup(
-                "it holds more than one data structure".to_owned(),
-            ));
-        }
-        let len = d.length(None)?;
-        let Some(end) = d.scanner.offset().checked_add(len) else {
-            return Err(PsiError::Protobuf {
-                kind: MessageKind::Setup,
-                reason: format!(
-                    "a data structure of {len} bytes runs past any input, at byte {}",
-                    d.scanner.offset()
-                ),
-            });
-        };
-        setup = Some(match field {
-            1 => raw(&mut d, end)?,
-            2 => gcs_info(&mut d, end)?,
-            _ => bloom_info(&mut d, end)?,
-        });
+        StreamedSetup::Whole(setup) => Ok(setup),
     }
-    let setup = setup.ok_or_else(|| {
-        PsiError::InvalidSetup("it holds no data structure (raw, gcs or bloom_filter)".to_owned())
-    })?;
-    setup.validate()?;
-    Ok(setup)
 }
 
-fn raw<R: BufRead>(d: &mut Decoder<R>, end: u64) -> Result<ServerSetup, PsiError> {
-    let mut elements = Vec::new();
-    while let Some((field, wire_type)) = d.key(Some(end))? {
-        if field != 1 {
-            d.skip(field, wire_type, Some(end))?;
-            continue;
+/// A setup as it is read for a step past memory: a raw setup's elements one at a time, a GCS or
+/// Bloom setup whole (it is its code or filter, held in memory either way).
+pub enum StreamedSetup<R: Read> {
+    /// A raw setup, its elements still to be read.
+    Raw(RawSetupReader<R>),
+    /// A GCS or Bloom setup, read to its end and validated.
+    Whole(ServerSetup),
+}
+
+impl<R: Read> StreamedSetup<R> {
+    /// Reads a setup up to a raw setup's first element, or a GCS or Bloom setup whole, by the
+    /// rules and bounds of [`ServerSetup::read`].
+    ///
+    /// # Errors
+    /// As [`ServerSetup::read`], for the bytes read so far.
+    pub fn read(reader: R, limits: Limits) -> Result<Self, PsiError> {
+        let mut d = Decoder::new(
+            BufReader::with_capacity(1 << 16, reader),
+            MessageKind::Setup,
+            limits,
+        )?;
+        let mut setup = None;
+        while let Some((field, wire_type)) = d.key(None)? {
+            if !(1..=3).contains(&field) {
+                d.skip(field, wire_type, None)?;
+                continue;
+            }
+            d.expect_wire_type(field, wire_type, WireType::Len)?;
+            if setup.is_some() {
+                return Err(second_structure());
+            }
+            let end = structure_end(&mut d)?;
+            setup = Some(match field {
+                1 => {
+                    return Ok(Self::Raw(RawSetupReader {
+                        decoder: d,
+                        end,
+                        read: 0,
+                        previous: None,
+                        ended: false,
+                    }));
+                }
+                2 => gcs_info(&mut d, end)?,
+                _ => bloom_info(&mut d, end)?,
+            });
         }
-        d.expect_wire_type(field, wire_type, WireType::Len)?;
-        d.element(&mut elements, Some(end))?;
-        if let [.., previous, last] = elements.as_slice()
-            && last < previous
-        {
-            return Err(PsiError::InvalidSetup(format!(
-                "raw elements are not sorted: element {} is smaller than element {}",
-                elements.len() - 1,
-                elements.len() - 2
-            )));
-        }
+        let setup = setup.ok_or_else(|| {
+            PsiError::InvalidSetup(
+                "it holds no data structure (raw, gcs or bloom_filter)".to_owned(),
+            )
+        })?;
+        setup.validate()?;
+        Ok(Self::Whole(setup))
     }
-    Ok(ServerSetup::Raw(elements))
+}
+
+fn second_structure() -> PsiError {
+    PsiError::InvalidSetup("it holds more than one data structure".to_owned())
+}
+
+/// Where a data structure whose key was just read ends.
+fn structure_end<R: BufRead>(d: &mut Decoder<R>) -> Result<u64, PsiError> {
+    let len = d.length(None)?;
+    d.scanner
+        .offset()
+        .checked_add(len)
+        .ok_or_else(|| PsiError::Protobuf {
+            kind: MessageKind::Setup,
+            reason: format!(
+                "a data structure of {len} bytes runs past any input, at byte {}",
+                d.scanner.offset()
+            ),
+        })
+}
+
+/// A raw setup's elements, read one at a time in message order, each checked (length, prefix,
+/// the element bound, not below the one before it); at their end the rest of the message is
+/// read, refusing a second data structure.
+pub struct RawSetupReader<R: Read> {
+    decoder: Decoder<BufReader<R>>,
+    end: u64,
+    read: u64,
+    previous: Option<Element>,
+    ended: bool,
+}
+
+impl<R: Read> RawSetupReader<R> {
+    /// The next element, `None` after the last (the whole message read and checked).
+    ///
+    /// # Errors
+    /// As [`ServerSetup::read`]; nothing more is read after an error.
+    pub fn next_element(&mut self) -> Result<Option<Element>, PsiError> {
+        if self.ended {
+            return Ok(None);
+        }
+        let next = self.advance();
+        if !matches!(next, Ok(Some(_))) {
+            self.ended = true;
+        }
+        next
+    }
+
+    fn advance(&mut self) -> Result<Option<Element>, PsiError> {
+        let d = &mut self.decoder;
+        while let Some((field, wire_type)) = d.key(Some(self.end))? {
+            if field != 1 {
+                d.skip(field, wire_type, Some(self.end))?;
+                continue;
+            }
+            d.expect_wire_type(field, wire_type, WireType::Len)?;
+            let index =
+                usize::try_from(self.read).expect("invariant: fewer elements than usize holds");
+            let element = d.element_at(index, Some(self.end))?;
+            if self.previous.is_some_and(|previous| element < previous) {
+                return Err(PsiError::InvalidSetup(format!(
+                    "raw elements are not sorted: element {index} is smaller than element {}",
+                    index - 1
+                )));
+            }
+            self.previous = Some(element);
+            self.read += 1;
+            return Ok(Some(element));
+        }
+        // The rest of the message: unknown fields, and no second data structure.
+        while let Some((field, wire_type)) = d.key(None)? {
+            if (1..=3).contains(&field) {
+                d.expect_wire_type(field, wire_type, WireType::Len)?;
+                return Err(second_structure());
+            }
+            d.skip(field, wire_type, None)?;
+        }
+        Ok(None)
+    }
+
+    /// The elements read so far.
+    pub fn count(&self) -> u64 {
+        self.read
+    }
+
+    /// The reader the setup is read from (some of its bytes may be read ahead).
+    pub fn get_ref(&self) -> &R {
+        self.decoder.scanner.get_ref().get_ref()
+    }
 }
 
 fn gcs_info<R: BufRead>(d: &mut Decoder<R>, end: u64) -> Result<ServerSetup, PsiError> {

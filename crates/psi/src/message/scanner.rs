@@ -57,6 +57,11 @@ pub(crate) struct Scanner<R> {
 }
 
 impl<R: BufRead> Scanner<R> {
+    /// The reader scanned.
+    pub(crate) fn get_ref(&self) -> &R {
+        &self.reader
+    }
+
     pub(crate) fn new(reader: R) -> Self {
         Self { reader, offset: 0 }
     }

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use lockstep_shard::{Control, Pool};
 
-use super::{Budget, KeyIndex, StreamingError};
+use super::{Budget, KeyIndex, StreamingError, mask_in_blocks};
 use crate::{ElementWriter, Joiner, PsiError};
 
 /// Writes the joiner's request over `index`'s distinct keys to `out`: the bytes
@@ -30,20 +30,11 @@ pub fn request<W: Write>(
         return Err(PsiError::EmptySet("joiner's").into());
     }
     let mut writer = ElementWriter::request(out, joiner.mode())?;
-    let mut block = Vec::with_capacity(budget.block().min(index.len()));
-    let mut keys = index.first_keys()?;
-    loop {
-        let key = keys.next().transpose()?;
-        let ended = key.is_none();
-        block.extend(key);
-        if block.len() == budget.block() || (ended && !block.is_empty()) {
-            for element in joiner.mask(pool, control, &block)? {
-                writer.push(&element)?;
-            }
-            block.clear();
-        }
-        if ended {
-            return Ok(writer.finish()?);
-        }
-    }
+    mask_in_blocks(
+        index,
+        budget,
+        |block| joiner.mask(pool, control, block),
+        |_, element| Ok(writer.push(&element)?),
+    )?;
+    Ok(writer.finish()?)
 }

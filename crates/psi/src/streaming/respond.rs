@@ -98,6 +98,7 @@ pub fn respond<R: Read, W: Write>(
     if request.count() != scan.elements || request.mode() != Some(scan.mode) {
         return Err(StreamingError::Changed {
             what: "request",
+            unit: "elements",
             first: scan.elements,
             second: request.count(),
         });

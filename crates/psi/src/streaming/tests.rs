@@ -153,7 +153,7 @@ fn a_streamed_response_refuses_what_the_response_in_memory_refuses() {
     let off = (1u8..)
         .find_map(|v| {
             x[32] = v;
-            let e = crate::Element::from_slice(&x).unwrap();
+            let e = Element::from_slice(&x).unwrap();
             size_only
                 .remask(&pool, &control, &[e], 0)
                 .is_err()
@@ -203,4 +203,340 @@ fn a_streamed_response_refuses_what_the_response_in_memory_refuses() {
         scan_request(&empty.to_bytes()[..], Limits::NONE),
         Err(PsiError::EmptySet(_))
     ));
+}
+
+/// The starter's rows as CSV keyed by `email`, normalized.
+fn starter_csv() -> (String, KeySpec) {
+    let mut text = String::from("id,email\n");
+    for i in 0..1200u32 {
+        match i.wrapping_mul(2_654_435_761) % 251 {
+            250 => text.push_str(&format!("s{i},\n")),
+            k if k % 5 == 0 => text.push_str(&format!("s{i}, Person-{k}@Example.org \n")),
+            k => text.push_str(&format!("s{i},person-{k}@example.org\n")),
+        }
+    }
+    let spec = KeySpec {
+        columns: vec!["email".to_owned()],
+        normalize: true,
+    };
+    (text, spec)
+}
+
+#[test]
+fn a_streamed_setup_and_permutation_are_those_in_memory() {
+    use crate::linkage::{Party, write_permutation};
+    use crate::{SetupFormat, SetupParams};
+    let (text, spec) = starter_csv();
+    let party = Party::read(text.as_bytes(), &spec).unwrap();
+    let starter =
+        Starter::new(&Key::generate().unwrap(), Mode::Reveal, Backend::fastest()).unwrap();
+    let (pool, control) = (Pool::new(2).unwrap(), Control::new());
+    for format in [SetupFormat::Raw, SetupFormat::Gcs, SetupFormat::Bloom] {
+        let params = SetupParams {
+            format,
+            fpr: 1e-6,
+            joiner_count: 300,
+        };
+        let linked =
+            crate::linkage::setup(&starter, &pool, &control, party.keys(), &params).unwrap();
+        let expected_permutation = linked.permutation.as_ref().map(|p| {
+            let mut file = Vec::new();
+            write_permutation(&mut file, p, &spec).unwrap();
+            file
+        });
+        for (memory, block) in [(400, 7), (4096, 100), (1 << 20, 4096)] {
+            for workers in [1, 2, 3] {
+                let dir = tempfile::tempdir().unwrap();
+                let budget = Budget {
+                    block,
+                    ..Budget::new(dir.path(), memory)
+                };
+                let pool = Pool::new(workers).unwrap();
+                let reader = KeyReader::new(text.as_bytes(), &spec).unwrap();
+                let index = KeyIndex::build(reader, &budget, &pool, &control).unwrap();
+                let permutation = (format == SetupFormat::Raw).then(Vec::new);
+                let (written, bytes, permutation) = setup(
+                    &starter,
+                    &pool,
+                    &control,
+                    &index,
+                    &params,
+                    &spec,
+                    &budget,
+                    Vec::new(),
+                    permutation,
+                )
+                .unwrap();
+                let context = format!("{format:?} memory {memory} block {block} workers {workers}");
+                assert!(bytes == linked.bytes, "{context}");
+                assert_eq!(written.bytes, bytes.len() as u64, "{context}");
+                assert_eq!(
+                    written.digest,
+                    crate::linkage::Digest::of(&bytes),
+                    "{context}"
+                );
+                assert_eq!(written.format, linked.message.format_name(), "{context}");
+                assert!(permutation == expected_permutation, "{context}");
+                drop(index);
+                assert_eq!(
+                    std::fs::read_dir(dir.path()).unwrap().count(),
+                    0,
+                    "{context}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_streamed_setup_refuses_what_the_setup_in_memory_refuses() {
+    use crate::{SetupFormat, SetupParams};
+    let (text, spec) = starter_csv();
+    let starter = Starter::new(&Key::generate().unwrap(), Mode::Reveal, Backend::Portable).unwrap();
+    let (pool, control) = (Pool::new(1).unwrap(), Control::new());
+    let dir = tempfile::tempdir().unwrap();
+    let budget = Budget::new(dir.path(), 1 << 16);
+    let reader = KeyReader::new(text.as_bytes(), &spec).unwrap();
+    let index = KeyIndex::build(reader, &budget, &pool, &control).unwrap();
+    let run = |params: &SetupParams, permutation: Option<Vec<u8>>| {
+        setup(
+            &starter,
+            &pool,
+            &control,
+            &index,
+            params,
+            &spec,
+            &budget,
+            Vec::new(),
+            permutation,
+        )
+        .map(drop)
+        .unwrap_err()
+        .to_string()
+    };
+    let bad_rate = SetupParams {
+        format: SetupFormat::Gcs,
+        fpr: 1.5,
+        joiner_count: 10,
+    };
+    assert_eq!(
+        run(&bad_rate, None),
+        bad_rate.validate().unwrap_err().to_string()
+    );
+    let gcs = SetupParams {
+        format: SetupFormat::Gcs,
+        fpr: 1e-9,
+        joiner_count: 10,
+    };
+    assert!(run(&gcs, Some(Vec::new())).contains("gcs"));
+}
+
+/// The joiner's rows as CSV keyed by `email`, normalized: some keys the starter has.
+fn joiner_csv() -> String {
+    let mut text = String::from("email,city\n");
+    for i in 0..900u32 {
+        match i.wrapping_mul(2_246_822_519) % 401 {
+            400 => text.push_str(",nowhere\n"),
+            k => text.push_str(&format!("PERSON-{}@example.org,c{i}\n", k + 100)),
+        }
+    }
+    text
+}
+
+#[test]
+fn a_streamed_intersection_is_the_intersection_in_memory() {
+    use crate::linkage::{DigestingReader, Learn, Party, write_pairs};
+    use crate::{SetupFormat, SetupParams, StreamedSetup};
+    let (starter_text, spec) = starter_csv();
+    let joiner_text = joiner_csv();
+    let starter_party = Party::read(starter_text.as_bytes(), &spec).unwrap();
+    let joiner_party = Party::read(joiner_text.as_bytes(), &spec).unwrap();
+    let (pool, control) = (Pool::new(2).unwrap(), Control::new());
+    let starter_key = Key::generate().unwrap();
+    let joiner_key = Key::generate().unwrap();
+    for (mode, learn) in [(Mode::Reveal, Learn::Rows), (Mode::SizeOnly, Learn::Size)] {
+        let starter = Starter::new(&starter_key, mode, Backend::fastest()).unwrap();
+        let joiner = Joiner::new(&joiner_key, mode, Backend::fastest()).unwrap();
+        let request =
+            crate::linkage::request(&joiner, &pool, &control, joiner_party.keys()).unwrap();
+        let response = starter.respond(&pool, &control, &request).unwrap();
+        let response_bytes = response.to_bytes();
+        for format in [SetupFormat::Raw, SetupFormat::Gcs, SetupFormat::Bloom] {
+            let params = SetupParams {
+                format,
+                fpr: 1e-6,
+                joiner_count: 500,
+            };
+            let linked =
+                crate::linkage::setup(&starter, &pool, &control, starter_party.keys(), &params)
+                    .unwrap();
+            let expected = crate::linkage::intersect(
+                &joiner,
+                &pool,
+                &control,
+                &linked.message,
+                crate::linkage::Digest::of(&linked.bytes),
+                &response,
+                joiner_party.keys(),
+                learn,
+            )
+            .unwrap();
+            assert!(learn == Learn::Size || !expected.rows.is_empty());
+            let mut expected_rows = Vec::new();
+            expected
+                .write_rows(joiner_party.records(), &mut expected_rows)
+                .unwrap();
+            let expected_pairs = expected.pairs.as_ref().map(|p| {
+                let mut file = Vec::new();
+                write_pairs(&mut file, p).unwrap();
+                file
+            });
+            for (memory, block) in [(400, 7), (4096, 100), (1 << 20, 4096)] {
+                for workers in [1, 2, 3] {
+                    let context = format!(
+                        "{mode} {format:?} memory {memory} block {block} workers {workers}"
+                    );
+                    let dir = tempfile::tempdir().unwrap();
+                    let budget = Budget {
+                        block,
+                        ..Budget::new(dir.path(), memory)
+                    };
+                    let pool = Pool::new(workers).unwrap();
+                    let reader = KeyReader::new(joiner_text.as_bytes(), &spec).unwrap();
+                    let index = KeyIndex::build(reader, &budget, &pool, &control).unwrap();
+                    let setup =
+                        StreamedSetup::read(DigestingReader::new(&linked.bytes[..]), Limits::NONE)
+                            .unwrap();
+                    let reader =
+                        crate::ElementReader::response(&response_bytes[..], Limits::NONE).unwrap();
+                    let rows_out = (learn == Learn::Rows).then(|| RowsOut {
+                        records: KeyReader::new(joiner_text.as_bytes(), &spec).unwrap(),
+                        out: Vec::new(),
+                    });
+                    let mut rows = Vec::new();
+                    let mut pairs = Vec::new();
+                    let found = intersect(
+                        &joiner,
+                        &pool,
+                        &control,
+                        &index,
+                        setup,
+                        reader,
+                        learn,
+                        &budget,
+                        rows_out.map(|r| RowsOut {
+                            records: r.records,
+                            out: &mut rows,
+                        }),
+                        expected_pairs.as_ref().map(|_| &mut pairs),
+                    )
+                    .unwrap();
+                    assert_eq!(found.size, expected.size, "{context}");
+                    assert_eq!(found.raw, expected.raw, "{context}");
+                    if learn == Learn::Rows {
+                        assert_eq!(found.rows, expected.rows.len() as u64, "{context}");
+                        assert!(rows == expected_rows, "{context}");
+                    }
+                    if let Some(expected_pairs) = &expected_pairs {
+                        assert!(&pairs == expected_pairs, "{context}");
+                    }
+                    drop(index);
+                    assert_eq!(
+                        std::fs::read_dir(dir.path()).unwrap().count(),
+                        0,
+                        "{context}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// A starter that repeats elements (in its setup, in its response) gets from the streamed
+/// intersection what it gets from the one in memory: every pair, counted the same way.
+#[test]
+fn repeated_elements_are_joined_as_in_memory() {
+    use crate::linkage::{DigestingReader, Learn, Party, write_pairs};
+    use crate::{Response, ServerSetup, SetupFormat, SetupParams, StreamedSetup};
+    let (starter_text, spec) = starter_csv();
+    let joiner_text = joiner_csv();
+    let starter_party = Party::read(starter_text.as_bytes(), &spec).unwrap();
+    let joiner_party = Party::read(joiner_text.as_bytes(), &spec).unwrap();
+    let (pool, control) = (Pool::new(2).unwrap(), Control::new());
+    let starter =
+        Starter::new(&Key::generate().unwrap(), Mode::Reveal, Backend::fastest()).unwrap();
+    let joiner = Joiner::new(&Key::generate().unwrap(), Mode::Reveal, Backend::fastest()).unwrap();
+    let request = crate::linkage::request(&joiner, &pool, &control, joiner_party.keys()).unwrap();
+    let mut response = starter.respond(&pool, &control, &request).unwrap();
+    // Three joiner keys answered with one element, and another with a second's.
+    let (a, b) = (response.elements[2], response.elements[40]);
+    response.elements[17] = a;
+    response.elements[30] = a;
+    response.elements[41] = b;
+    let response = Response {
+        elements: response.elements,
+    };
+    let params = SetupParams {
+        format: SetupFormat::Raw,
+        fpr: 1e-6,
+        joiner_count: 500,
+    };
+    let linked =
+        crate::linkage::setup(&starter, &pool, &control, starter_party.keys(), &params).unwrap();
+    let ServerSetup::Raw(mut elements) = linked.message else {
+        panic!("a raw setup");
+    };
+    // Every element the setup holds twice.
+    elements = elements.iter().flat_map(|&e| [e, e]).collect();
+    let setup = ServerSetup::Raw(elements);
+    let setup_bytes = setup.to_bytes().unwrap();
+    for learn in [Learn::Rows, Learn::Size] {
+        let expected = crate::linkage::intersect(
+            &joiner,
+            &pool,
+            &control,
+            &setup,
+            crate::linkage::Digest::of(&setup_bytes),
+            &response,
+            joiner_party.keys(),
+            learn,
+        )
+        .unwrap();
+        let mut expected_rows = Vec::new();
+        expected
+            .write_rows(joiner_party.records(), &mut expected_rows)
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let budget = Budget {
+            block: 9,
+            ..Budget::new(dir.path(), 500)
+        };
+        let reader = KeyReader::new(joiner_text.as_bytes(), &spec).unwrap();
+        let index = KeyIndex::build(reader, &budget, &pool, &control).unwrap();
+        let (mut rows, mut pairs) = (Vec::new(), Vec::new());
+        let found = intersect(
+            &joiner,
+            &pool,
+            &control,
+            &index,
+            StreamedSetup::read(DigestingReader::new(&setup_bytes[..]), Limits::NONE).unwrap(),
+            crate::ElementReader::response(&response.to_bytes()[..], Limits::NONE).unwrap(),
+            learn,
+            &budget,
+            Some(RowsOut {
+                records: KeyReader::new(joiner_text.as_bytes(), &spec).unwrap(),
+                out: &mut rows,
+            }),
+            Some(&mut pairs),
+        );
+        let found = found.unwrap();
+        assert_eq!(found.size, expected.size, "{learn:?}");
+        if learn == Learn::Rows {
+            assert!(rows == expected_rows);
+            let mut expected_pairs = Vec::new();
+            write_pairs(&mut expected_pairs, expected.pairs.as_ref().unwrap()).unwrap();
+            assert!(pairs == expected_pairs);
+            assert!(found.rows > expected.size as u64);
+        }
+    }
 }
