@@ -18,7 +18,7 @@ use anyhow::Context as _;
 use lockstep_files::{
     SecretFile, WorkDir, open_input, open_input_at_most, physical_memory, read_secret,
 };
-use lockstep_psi::linkage::{FileError, KeyReader, KeySpec, Party};
+use lockstep_psi::linkage::{FileError, KeyReader, KeySpec};
 use lockstep_psi::streaming::{Budget, KeyIndex, StreamingError};
 use lockstep_psi::{Backend, Key, Limits};
 
@@ -104,23 +104,6 @@ impl Context {
         }
         Ok(index)
     }
-
-    /// Reads a party's records (`--input`, with `--column` and `--normalize`) and their distinct
-    /// keys, noting the rows left out for an empty key.
-    pub(crate) fn load(&self, input: &InputArgs) -> anyhow::Result<Party> {
-        let shown = input.input.display().to_string();
-        let party = Party::read(open_input("--input", &input.input)?, &spec(input))
-            .map_err(|e| e.in_file(&shown))?;
-        let keys = party.keys();
-        if let Some(first) = keys.empty_rows().first() {
-            self.session.note(&format!(
-                "{shown}: left out {} rows with an empty key (first: row {})",
-                thousands(keys.empty_rows().len()),
-                first + 1
-            ));
-        }
-        Ok(party)
-    }
 }
 
 /// The key spec of a party's `--column` and `--normalize` flags.
@@ -148,6 +131,37 @@ pub(crate) fn open_message(
         )?,
         _ => open_input(flag, path)?,
     })
+}
+
+/// A file given as a pipe (`flag`), copied into the work folder as `name` so that it can be read
+/// twice (`None`: a regular file, read where it is). No more is copied than a message within
+/// `limits` can take.
+pub(crate) fn spool(
+    flag: &str,
+    path: &Path,
+    work: &WorkDir,
+    name: &str,
+    limits: Limits,
+) -> anyhow::Result<Option<PathBuf>> {
+    use std::io::Read as _;
+    if std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return Ok(None);
+    }
+    let copy = work.path().join(name);
+    let from = open_input(flag, path)?;
+    let mut to = File::create_new(&copy)
+        .with_context(|| format!("{flag}'s copy in {}", work.path().display()))?;
+    let max = limits.max_encoded_len().unwrap_or(u64::MAX);
+    let copied = std::io::copy(&mut from.take(max.saturating_add(1)), &mut to)
+        .with_context(|| format!("copying {} to {}", path.display(), copy.display()))?;
+    if copied > max {
+        anyhow::bail!(
+            "{}: more than {max} bytes, the most a {name} of at most {} elements takes",
+            path.display(),
+            limits.element_limit().unwrap_or(0)
+        );
+    }
+    Ok(Some(copy))
 }
 
 /// A streamed step's error, naming the file it is about: the record file `input`'s, or the

@@ -66,6 +66,10 @@ pub enum StreamingError {
     /// [`FileError::in_file`]).
     #[error(transparent)]
     Input(#[from] FileError),
+    /// A linkage file could not be written (a front end adds the file:
+    /// [`FileError::in_file`]).
+    #[error("writing the {0}")]
+    Output(Output, #[source] FileError),
     /// A message could not be read, an element not masked, or the step was cancelled.
     #[error(transparent)]
     Psi(#[from] PsiError),
@@ -98,6 +102,34 @@ pub enum StreamingError {
         /// Its elements when it was read again.
         second: u64,
     },
+}
+
+/// Which linkage file a step was writing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// The raw setup's permutation.
+    Permutation,
+    /// The joiner's pairs.
+    Pairs,
+    /// The joiner's matched rows.
+    Rows,
+}
+
+impl std::fmt::Display for Output {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Permutation => "permutation",
+            Self::Pairs => "pairs",
+            Self::Rows => "matched rows",
+        })
+    }
+}
+
+impl Output {
+    /// A closure mapping a write error to this output's.
+    fn error(self) -> impl Fn(FileError) -> StreamingError {
+        move |e| StreamingError::Output(self, e)
+    }
 }
 
 /// What a streamed step may take: where it spills, how much memory, and its masking blocks.

@@ -188,7 +188,10 @@ pub(crate) fn run(ctx: &Context, args: &DemoArgs) -> anyhow::Result<()> {
 
     let (starter, joiner) = (party(&path("starter.csv"))?, party(&path("joiner.csv"))?);
     let expected = linkage::plain_join(starter.keys(), joiner.keys());
-    let joiner_matched: BTreeSet<usize> = found.intersection.rows.iter().map(|m| m.row).collect();
+    // The joiner's matched rows, as its pairs file lists them.
+    let pairs = linkage::read_pairs(open_input("pairs", &path("pairs.csv"))?)
+        .map_err(|e| in_file(e, &path("pairs.csv")))?;
+    let joiner_matched: BTreeSet<usize> = pairs.pairs.iter().map(|p| p.joiner_row).collect();
     let expected_joiner: BTreeSet<usize> = expected.iter().map(|p| p.joiner_row).collect();
     if resolved != expected || joiner_matched != expected_joiner {
         anyhow::bail!(
@@ -201,7 +204,7 @@ pub(crate) fn run(ctx: &Context, args: &DemoArgs) -> anyhow::Result<()> {
         out,
         "\nmatched {} distinct emails: {} joiner rows <-> starter rows in {} pairs,\n\
          equal to the plain join of the two files on the normalized email.",
-        thousands(found.intersection.size),
+        thousands(found.size),
         thousands(joiner_matched.len()),
         thousands(resolved.len())
     )?;

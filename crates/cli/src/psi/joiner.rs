@@ -2,14 +2,16 @@
 
 use std::io::BufWriter;
 
-use anyhow::Context as _;
-use lockstep_files::Files;
-use lockstep_psi::linkage::{self, DigestingReader, Intersection, Learn, write_pairs};
-use lockstep_psi::streaming;
-use lockstep_psi::{GRAIN, Joiner, Limits, Mode, PsiError, Request, Response, ServerSetup};
+use std::path::Path;
 
-use super::{Context, in_file, open_message, streaming_error};
-use crate::args::{IntersectArgs, RequestArgs};
+use anyhow::Context as _;
+use lockstep_files::{Files, open_input};
+use lockstep_psi::linkage::{DigestingReader, KeyReader, Learn};
+use lockstep_psi::streaming::{self, Output as OutputFile, RowsOut, StreamingError};
+use lockstep_psi::{ElementReader, GRAIN, Joiner, Limits, Mode, PsiError, StreamedSetup};
+
+use super::{Context, in_file, open_message, spec, spool, streaming_error};
+use crate::args::{InputArgs, IntersectArgs, RequestArgs};
 use crate::session::{Timing, thousands, workers};
 use crate::usage::usage;
 
@@ -65,10 +67,13 @@ pub(crate) fn request(ctx: &Context, args: &RequestArgs) -> anyhow::Result<Timin
 #[derive(Clone, Debug)]
 pub(crate) struct Found {
     pub(crate) timing: Timing,
-    pub(crate) intersection: Intersection,
+    /// Distinct keys found.
+    pub(crate) size: usize,
 }
 
-/// `psi intersect`.
+/// `psi intersect`: the input's keys indexed on disk; the response (and request) checked
+/// whole, then unmasked a block at a time and joined with the setup on disk; matched rows and
+/// pairs written as the sorts give them, within `--memory` (`lockstep_psi::streaming`).
 pub(crate) fn intersect(ctx: &Context, args: &IntersectArgs) -> anyhow::Result<Found> {
     let mut files = Files::new();
     files
@@ -88,35 +93,54 @@ pub(crate) fn intersect(ctx: &Context, args: &IntersectArgs) -> anyhow::Result<F
     let printed = args.size.then(|| files.printed());
     let mut staged = ctx.session.prepare(&files)?;
     let key = ctx.read_key(&args.key)?;
-    let party = ctx.load(&args.input)?;
-    let keys = party.keys();
-    let n = keys.len();
+    let work = ctx.work_dir(
+        args.out
+            .as_deref()
+            .or(args.pairs_out.as_deref())
+            .unwrap_or(Path::new("-")),
+    )?;
+    let budget = ctx.budget(&work);
+    // The records are read twice when the matched rows are written: a pipe is kept first.
+    let input = match out {
+        Some(_) => spool("--input", &args.input.input, &work, "input", Limits::NONE)?,
+        None => None,
+    };
+    let input_args = InputArgs {
+        input: input.clone().unwrap_or_else(|| args.input.input.clone()),
+        ..args.input.clone()
+    };
+    let index = ctx.index(&input_args, &budget).map_err(|e| {
+        // Named as given, not by its copy.
+        if input.is_some() {
+            e.context(args.input.input.display().to_string())
+        } else {
+            e
+        }
+    })?;
+    let n = index.len();
 
-    // The setup is hashed as it is decoded: the pairs name the setup they answer.
-    let mut setup_reader =
-        DigestingReader::new(open_message("--setup", &args.setup, "setup", Limits::NONE)?);
-    let setup = ServerSetup::read(&mut setup_reader, Limits::NONE)
-        .with_context(|| args.setup.display().to_string())?;
-    let setup_digest = setup_reader.digest();
-    if args.pairs_out.is_some() && !matches!(setup, ServerSetup::Raw(_)) {
-        usage!(
-            "--pairs-out needs a raw setup: {} is a {} setup, which carries no positions",
-            args.setup.display(),
-            setup.format_name()
-        );
-    }
-    // A response, and the request it answers, hold one element per distinct key.
+    // A response, and the request it answers, hold one element per distinct key: each is read
+    // whole first (checked), then again.
     let limits = Limits::max_elements(n as u64);
-    let response = Response::read(
-        open_message("--response", &args.response, "response", limits)?,
-        limits,
-    )
-    .with_context(|| args.response.display().to_string())?;
+    let response_path = spool("--response", &args.response, &work, "response", limits)?;
+    let response_path = response_path.as_deref().unwrap_or(&args.response);
+    let open_response = || open_message("--response", response_path, "response", limits);
+    let scan = streaming::scan_response(open_response()?, limits)
+        .with_context(|| args.response.display().to_string())?;
     let request = match &args.request {
-        Some(path) => Some(
-            Request::read(open_message("--request", path, "request", limits)?, limits)
-                .with_context(|| path.display().to_string())?,
-        ),
+        Some(path) => {
+            let copy = spool("--request", path, &work, "request", limits)?;
+            let opened = open_message(
+                "--request",
+                copy.as_deref().unwrap_or(path),
+                "request",
+                limits,
+            )?;
+            Some(
+                streaming::scan_request(opened, limits)
+                    .with_context(|| path.display().to_string())?,
+            )
+        }
         None => None,
     };
     let (mode, learn) = if args.size {
@@ -125,51 +149,96 @@ pub(crate) fn intersect(ctx: &Context, args: &IntersectArgs) -> anyhow::Result<F
         (Mode::Reveal, Learn::Rows)
     };
     let joiner = Joiner::new(&key, mode, ctx.backend)?;
+    let count = |c: u64| usize::try_from(c).unwrap_or(usize::MAX);
     joiner
-        .check_response(&response, n, request.as_ref())
+        .check_response_facts(
+            count(scan.elements),
+            || scan.sorted,
+            n,
+            request.map(|r| (count(r.elements), r.mode)),
+        )
         .map_err(|e| response_hint(e, args))?;
+
+    // The setup is hashed as it is read: the pairs name the setup they answer.
+    let setup = StreamedSetup::read(
+        DigestingReader::new(open_message("--setup", &args.setup, "setup", Limits::NONE)?),
+        Limits::NONE,
+    )
+    .with_context(|| args.setup.display().to_string())?;
+    let format = match &setup {
+        StreamedSetup::Raw(_) => "raw",
+        StreamedSetup::Whole(s) => s.format_name(),
+    };
+    if args.pairs_out.is_some() && format != "raw" {
+        usage!(
+            "--pairs-out needs a raw setup: {} is a {format} setup, which carries no positions",
+            args.setup.display(),
+        );
+    }
+    let rows_out = match out {
+        Some(id) => Some(RowsOut {
+            records: KeyReader::new(
+                open_input("--input", &input_args.input)?,
+                &spec(&input_args),
+            )
+            .map_err(|e| in_file(e, &args.input.input))?,
+            out: staged
+                .file(id)
+                .try_clone()
+                .context("the staged matched rows")?,
+        }),
+        None => None,
+    };
+    let pairs_file = match pairs_out {
+        Some(id) => Some(staged.file(id).try_clone().context("the staged pairs")?),
+        None => None,
+    };
+    let response = ElementReader::response(open_response()?, limits)
+        .with_context(|| args.response.display().to_string())?;
 
     let pool = ctx.session.pool(n, GRAIN)?;
     let step = ctx.session.step("intersect", Some(n as u64), "rows");
-    let intersection = linkage::intersect(
+    let found = streaming::intersect(
         &joiner,
         &pool,
         step.control(),
-        &setup,
-        setup_digest,
-        &response,
-        keys,
+        &index,
+        setup,
+        response,
         learn,
+        &budget,
+        rows_out,
+        pairs_file,
     )
-    .map_err(|e| message_error(e, args))?;
+    .map_err(|e| match e {
+        StreamingError::Output(OutputFile::Rows, e) => {
+            in_file(e, args.out.as_deref().unwrap_or(Path::new("-")))
+        }
+        StreamingError::Output(_, e) => {
+            in_file(e, args.pairs_out.as_deref().unwrap_or(Path::new("-")))
+        }
+        StreamingError::Psi(e) => message_error(e, args),
+        e => streaming_error(e, &args.input.input, None),
+    })?;
     let timing = step.finish();
 
-    if let Some(id) = out {
-        intersection
-            .write_rows(party.records(), staged.file(id))
-            .map_err(|e| in_file(e, staged.shown(id)))?;
-    }
-    if let (Some(id), Some(pairs)) = (pairs_out, &intersection.pairs) {
-        write_pairs(staged.file(id), pairs).map_err(|e| in_file(e, staged.shown(id)))?;
-    }
     if let Some(id) = printed {
-        staged.write(id, format!("{}\n", intersection.size).as_bytes())?;
+        staged.write(id, format!("{}\n", found.size).as_bytes())?;
     }
     // Every output is complete before any replaces anything.
     staged.commit()?;
     ctx.session.note(&format!(
-        "intersect: {} of {} distinct keys found ({} rows) in {:.2} s ({:.0} rows/s, {}, {} setup)",
-        thousands(intersection.size),
+        "intersect: {} of {} distinct keys found ({} rows) in {:.2} s ({:.0} rows/s, {}, {format} setup)",
+        thousands(found.size),
         thousands(n),
-        thousands(intersection.rows.len()),
+        thousands(count(found.rows)),
         timing.elapsed.as_secs_f64(),
         timing.per_second(),
         workers(pool.workers()),
-        setup.format_name()
     ));
     Ok(Found {
         timing,
-        intersection,
+        size: found.size,
     })
 }
 

@@ -1,17 +1,16 @@
 //! The starter's commands: setup, respond, resolve.
 
-use std::io::{BufWriter, Read as _};
+use std::io::BufWriter;
 
 use anyhow::Context as _;
-use lockstep_files::{Files, WorkDir, open_input};
+use lockstep_files::{Files, open_input};
 use lockstep_psi::linkage::{
     self, FileError, KeySpec, LinkageError, Records, RowPair, read_pairs, read_permutation,
-    write_permutation,
 };
 use lockstep_psi::streaming::{self, StreamingError};
 use lockstep_psi::{ElementReader, GRAIN, Limits, Mode, SetupFormat, SetupParams, Starter};
 
-use super::{Context, in_file, open_message, spec};
+use super::{Context, in_file, open_message, spec, spool, streaming_error};
 use crate::args::{ResolveArgs, RespondArgs, SetupArgs};
 use crate::session::{Timing, thousands, workers};
 use crate::usage::usage;
@@ -41,30 +40,55 @@ pub(crate) fn setup(ctx: &Context, args: &SetupArgs) -> anyhow::Result<Timing> {
         .map(|p| files.output("--permutation-out", p, false));
     let mut staged = ctx.session.prepare(&files)?;
     let key = ctx.read_key(&args.key)?;
-    let party = ctx.load(&args.input)?;
-    let keys = party.keys();
+    let work = ctx.work_dir(&args.out)?;
+    let budget = ctx.budget(&work);
+    let index = ctx.index(&args.input, &budget)?;
     let starter = Starter::new(&key, Mode::Reveal, ctx.backend)?;
-    let pool = ctx.session.pool(keys.len(), GRAIN)?;
-    let step = ctx.session.step("setup", Some(keys.len() as u64), "rows");
-    let setup = linkage::setup(&starter, &pool, step.control(), keys, &params)?;
+    let pool = ctx.session.pool(index.len(), GRAIN)?;
+    let step = ctx.session.step("setup", Some(index.len() as u64), "rows");
+    // Two handles on the staged files: the setup and its permutation are written together.
+    let out_file = staged.file(out).try_clone().context("the staged setup")?;
+    let permutation = match permutation_out {
+        Some(id) => Some(BufWriter::with_capacity(
+            1 << 20,
+            staged
+                .file(id)
+                .try_clone()
+                .context("the staged permutation")?,
+        )),
+        None => None,
+    };
+    let written = streaming::setup(
+        &starter,
+        &pool,
+        step.control(),
+        &index,
+        &params,
+        &spec(&args.input),
+        &budget,
+        BufWriter::with_capacity(1 << 20, out_file),
+        permutation,
+    );
+    let (written, _, _) = written.map_err(|e| match (e, permutation_out) {
+        (StreamingError::Output(_, e), Some(id)) => in_file(e, staged.shown(id)),
+        (StreamingError::Write(e), _) => {
+            anyhow::Error::new(e).context(format!("writing {}", staged.shown(out).display()))
+        }
+        (e, _) => streaming_error(e, &args.input.input, None),
+    })?;
     let timing = step.finish();
-    staged.write(out, &setup.bytes)?;
-    if let (Some(id), Some(permutation)) = (permutation_out, &setup.permutation) {
-        write_permutation(staged.file(id), permutation, &spec(&args.input))
-            .map_err(|e| in_file(e, staged.shown(id)))?;
-    }
     // Both files are complete before either replaces anything.
     staged.commit()?;
     ctx.session.note(&format!(
         "setup: {} distinct keys masked in {:.2} s ({:.0} rows/s, {}, {} backend) -> {} ({} setup, {} bytes)",
-        thousands(keys.len()),
+        thousands(index.len()),
         timing.elapsed.as_secs_f64(),
         timing.per_second(),
         workers(pool.workers()),
         ctx.backend,
         args.out.display(),
-        setup.message.format_name(),
-        thousands(setup.bytes.len())
+        written.format,
+        thousands(usize::try_from(written.bytes).unwrap_or(usize::MAX))
     ));
     Ok(timing)
 }
@@ -88,7 +112,7 @@ pub(crate) fn respond(ctx: &Context, args: &RespondArgs) -> anyhow::Result<Timin
     let budget = ctx.budget(&work);
     let shown = args.request.display().to_string();
     // A pipe is read once: its bytes are kept in the work folder and read from there.
-    let request_path = spool(&args.request, &work, limits)?;
+    let request_path = spool("--request", &args.request, &work, "request", limits)?;
     let request_path = request_path.as_deref().unwrap_or(&args.request);
     let open = || open_message("--request", request_path, "request", limits);
     let scan = streaming::scan_request(open()?, limits).with_context(|| shown.clone())?;
@@ -129,33 +153,6 @@ pub(crate) fn respond(ctx: &Context, args: &RespondArgs) -> anyhow::Result<Timin
         args.out.display()
     ));
     Ok(timing)
-}
-
-/// A request given as a pipe, copied into the work folder so it can be read twice (`None`: a
-/// regular file, read where it is). No more is copied than a request within `limits` can take.
-fn spool(
-    path: &std::path::Path,
-    work: &WorkDir,
-    limits: Limits,
-) -> anyhow::Result<Option<std::path::PathBuf>> {
-    if std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
-        return Ok(None);
-    }
-    let copy = work.path().join("request");
-    let from = open_input("--request", path)?;
-    let mut to = std::fs::File::create_new(&copy)
-        .with_context(|| format!("the request's copy in {}", work.path().display()))?;
-    let max = limits.max_encoded_len().unwrap_or(u64::MAX);
-    let copied = std::io::copy(&mut from.take(max.saturating_add(1)), &mut to)
-        .with_context(|| format!("copying {} to {}", path.display(), copy.display()))?;
-    if copied > max {
-        anyhow::bail!(
-            "{}: more than {max} bytes, the most a request of at most {} elements takes",
-            path.display(),
-            limits.element_limit().unwrap_or(0)
-        );
-    }
-    Ok(Some(copy))
 }
 
 /// `psi resolve`: the joiner's pairs, through the permutation, to the starter's rows.

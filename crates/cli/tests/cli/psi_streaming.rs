@@ -38,6 +38,12 @@ const JOINER: [&str; 6] = [
     "-q",
 ];
 
+/// Runs `lockstep` with the parts' arguments in order, which must succeed.
+fn run_parts(dir: &Path, parts: &[&[&str]]) -> crate::Run {
+    let args: Vec<&str> = parts.iter().flat_map(|p| p.iter().copied()).collect();
+    ok(dir, &args)
+}
+
 /// The round's streamed files at `memory` (`None`: the default) on `workers`, named by `tag`.
 fn round(dir: &Path, memory: Option<&str>, workers: &str, tag: &str) -> Vec<Vec<u8>> {
     let mut budget = vec!["--workers", workers, "--tmp", "tmp"];
@@ -88,15 +94,133 @@ fn round(dir: &Path, memory: Option<&str>, workers: &str, tag: &str) -> Vec<Vec<
         );
         ok(dir, &with(&args, more));
     }
+    let starter_input = ["--input", "starter.csv", "--column", "email", "--normalize"];
+    let (setup, permutation, gcs) = (name("setup"), format!("{tag}-perm.csv"), name("gcs"));
+    let starter = [
+        "psi",
+        "setup",
+        "--key",
+        "starter.key",
+        "--joiner-count",
+        "600",
+        "-q",
+    ];
+    run_parts(
+        dir,
+        &[
+            &starter,
+            &starter_input,
+            &budget,
+            &["--out", &setup, "--permutation-out", &permutation],
+        ],
+    );
+    run_parts(
+        dir,
+        &[
+            &starter,
+            &starter_input,
+            &budget,
+            &["--out", &gcs, "--format", "gcs"],
+        ],
+    );
+    let (matches, pairs, gcs_matches, resolved) = (
+        format!("{tag}-matches.csv"),
+        format!("{tag}-pairs.csv"),
+        format!("{tag}-gcs-matches.csv"),
+        format!("{tag}-resolved.csv"),
+    );
+    let joiner = [
+        "psi",
+        "intersect",
+        "--key",
+        "joiner.key",
+        "--request",
+        &request,
+    ];
+    run_parts(
+        dir,
+        &[
+            &joiner,
+            &JOINER,
+            &budget,
+            &[
+                "--setup",
+                &setup,
+                "--response",
+                &response,
+                "--out",
+                &matches,
+                "--pairs-out",
+                &pairs,
+            ],
+        ],
+    );
+    run_parts(
+        dir,
+        &[
+            &joiner,
+            &JOINER,
+            &budget,
+            &[
+                "--setup",
+                &gcs,
+                "--response",
+                &response,
+                "--out",
+                &gcs_matches,
+            ],
+        ],
+    );
+    let joiner = ["psi", "intersect", "--key", "joiner.key", "--size"];
+    let size = run_parts(
+        dir,
+        &[
+            &joiner,
+            &JOINER,
+            &budget,
+            &["--setup", &gcs, "--response", &size_response],
+        ],
+    );
+    run_parts(
+        dir,
+        &[
+            &[
+                "psi",
+                "resolve",
+                "--permutation",
+                &permutation,
+                "--matches",
+                &pairs,
+                "-q",
+            ],
+            &starter_input,
+            &budget,
+            &["--out", &resolved],
+        ],
+    );
     assert_eq!(
         std::fs::read_dir(dir.join("tmp")).unwrap().count(),
         0,
         "--tmp is left empty"
     );
-    [request, size_request, response, size_response]
-        .iter()
-        .map(|f| std::fs::read(dir.join(f)).unwrap())
-        .collect()
+    let mut files: Vec<Vec<u8>> = [
+        request,
+        size_request,
+        response,
+        size_response,
+        setup,
+        permutation,
+        gcs,
+        matches,
+        pairs,
+        gcs_matches,
+        resolved,
+    ]
+    .iter()
+    .map(|f| std::fs::read(dir.join(f)).unwrap())
+    .collect();
+    files.push(size.stdout.into_bytes());
+    files
 }
 
 #[test]
@@ -106,6 +230,9 @@ fn spilled_steps_write_the_bytes_of_steps_in_memory_at_every_worker_count() {
     parties(dir);
     let whole = round(dir, None, "2", "whole");
     assert!(whole.iter().all(|f| !f.is_empty()));
+    // Rows matched, and resolved to the starter's.
+    let resolved = String::from_utf8(whole[10].clone()).unwrap();
+    assert!(resolved.lines().count() > 100, "{resolved}");
     for workers in ["1", "2", "3"] {
         let spilled = round(dir, Some("1KiB"), workers, &format!("spilled{workers}"));
         assert!(spilled == whole, "--memory 1KiB on {workers} workers");

@@ -6,7 +6,7 @@ use std::io::{Read, Write};
 use lockstep_shard::spill::ExternalSort;
 use lockstep_shard::{Control, Pool};
 
-use super::{Budget, KeyIndex, StreamingError};
+use super::{Budget, KeyIndex, Output, StreamingError};
 use crate::linkage::link_files::{PairsRows, pairs_preamble};
 use crate::linkage::records::RowsWriter;
 use crate::linkage::{DigestingReader, FileError, KeyReader, Learn};
@@ -206,13 +206,16 @@ pub fn intersect<S: Read, R: Read, I: Read, W: Write, P: Write>(
             .map(|f| f.to_vec())
             .collect::<Vec<_>>();
         let header: Vec<&[u8]> = header.iter().map(Vec::as_slice).collect();
-        let mut writer = RowsWriter::new(out, &["joiner_row"], &header)?;
+        let failed = Output::Rows.error();
+        let mut writer = RowsWriter::new(out, &["joiner_row"], &header).map_err(&failed)?;
         for record in rows {
             let row = number(&record?[..8]);
-            writer.push(&[(row + 1).to_string()], record_at(&mut records, row)?)?;
+            writer
+                .push(&[(row + 1).to_string()], record_at(&mut records, row)?)
+                .map_err(&failed)?;
             written += 1;
         }
-        writer.finish()?;
+        writer.finish().map_err(&failed)?;
     }
     Ok(Found {
         size,
@@ -382,11 +385,12 @@ fn write_raw<I: Read, W: Write, P: Write>(
     rows_out: Option<RowsOut<I, W>>,
     pairs_out: Option<P>,
 ) -> Result<u64, StreamingError> {
+    let (pairs_failed, rows_failed) = (Output::Pairs.error(), Output::Rows.error());
     let mut pairs = match pairs_out {
         Some(mut out) => {
             out.write_all(pairs_preamble(index.row_count(), index.len(), setup_digest).as_bytes())
-                .map_err(FileError::Write)?;
-            Some(PairsRows::new(out)?)
+                .map_err(|e| pairs_failed(FileError::Write(e)))?;
+            Some(PairsRows::new(out).map_err(&pairs_failed)?)
         }
         None => None,
     };
@@ -394,7 +398,8 @@ fn write_raw<I: Read, W: Write, P: Write>(
         Some(RowsOut { records, out }) => {
             let header: Vec<Vec<u8>> = records.header_fields().iter().map(|f| f.to_vec()).collect();
             let header: Vec<&[u8]> = header.iter().map(Vec::as_slice).collect();
-            let writer = RowsWriter::new(out, &["joiner_row", "setup_position"], &header)?;
+            let writer = RowsWriter::new(out, &["joiner_row", "setup_position"], &header)
+                .map_err(&rows_failed)?;
             (Some(records), Some(writer))
         }
         None => (None, None),
@@ -408,21 +413,24 @@ fn write_raw<I: Read, W: Write, P: Write>(
             number(&entry[16..]),
         );
         if let Some(pairs) = &mut pairs {
-            pairs.push(row, key, position)?;
+            pairs.push(row, key, position).map_err(&pairs_failed)?;
         }
         if let (Some(records), Some(writer)) = (&mut records, &mut writer) {
-            writer.push(
-                &[(row + 1).to_string(), position.to_string()],
-                record_at(records, row)?,
-            )?;
+            let record = record_at(records, row)?;
+            writer
+                .push(&[(row + 1).to_string(), position.to_string()], record)
+                .map_err(&rows_failed)?;
         }
         written += 1;
     }
     if let Some(pairs) = pairs {
-        pairs.finish()?.flush().map_err(FileError::Write)?;
+        pairs
+            .finish()
+            .and_then(|mut out| out.flush().map_err(FileError::Write))
+            .map_err(&pairs_failed)?;
     }
     if let Some(writer) = writer {
-        writer.finish()?;
+        writer.finish().map_err(&rows_failed)?;
     }
     Ok(written)
 }

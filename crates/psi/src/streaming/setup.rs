@@ -6,7 +6,7 @@ use std::io::{BufWriter, Seek, SeekFrom, Write};
 use lockstep_shard::spill::ExternalSort;
 use lockstep_shard::{Control, Pool};
 
-use super::{Budget, KeyIndex, StreamingError, mask_in_blocks};
+use super::{Budget, KeyIndex, Output, StreamingError, mask_in_blocks};
 use crate::linkage::link_files::{PermutationHead, PermutationRows, permutation_preamble};
 use crate::linkage::{Digest, DigestingWriter, FileError, KeySpec};
 use crate::params::Sizing;
@@ -225,13 +225,16 @@ fn write_permutation<P: Write>(
         dir: budget.dir.to_owned(),
         source,
     };
+    let written = Output::Permutation.error();
     let body = tempfile::tempfile_in(budget.dir).map_err(index_error)?;
-    let mut rows = PermutationRows::new(BufWriter::with_capacity(1 << 16, body))?;
+    let mut rows =
+        PermutationRows::new(BufWriter::with_capacity(1 << 16, body)).map_err(&written)?;
     for entry in by_position.finish(pool, control)? {
         let entry = entry?;
-        rows.push(number(&entry[..8]), number(&entry[8..]))?;
+        rows.push(number(&entry[..8]), number(&entry[8..]))
+            .map_err(&written)?;
     }
-    let (body, entries_digest) = rows.finish()?;
+    let (body, entries_digest) = rows.finish().map_err(&written)?;
     let mut body = body.into_inner().map_err(|e| index_error(e.into_error()))?;
     body.seek(SeekFrom::Start(0)).map_err(index_error)?;
     let head = PermutationHead {
@@ -241,10 +244,11 @@ fn write_permutation<P: Write>(
         setup_digest,
         entries_digest,
     };
-    file.write_all(permutation_preamble(&head, spec)?.as_bytes())
+    let preamble = permutation_preamble(&head, spec).map_err(&written)?;
+    file.write_all(preamble.as_bytes())
         .and_then(|()| std::io::copy(&mut body, &mut file).map(drop))
         .and_then(|()| file.flush())
-        .map_err(FileError::Write)?;
+        .map_err(|e| written(FileError::Write(e)))?;
     Ok(file)
 }
 
