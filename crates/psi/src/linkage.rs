@@ -35,8 +35,8 @@ mod digest;
 mod file_error;
 mod keys;
 pub mod link_files;
-mod pairs;
-mod permutation;
+pub(crate) mod pairs;
+pub(crate) mod permutation;
 pub(crate) mod records;
 pub mod round;
 

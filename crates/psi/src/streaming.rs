@@ -36,6 +36,7 @@
 mod index;
 mod intersect;
 mod request;
+mod resolve;
 mod respond;
 mod setup;
 
@@ -43,12 +44,13 @@ pub use index::{FirstKeys, Groups, KeyIndex};
 pub use intersect::{Found, ResponseScan, RowsOut, intersect, scan_response};
 pub use lockstep_shard::spill::{SpillConfig, SpillError};
 pub use request::request;
+pub use resolve::resolve;
 pub use respond::{RequestScan, respond, scan_request};
 pub use setup::{SetupWritten, setup};
 
 use std::path::{Path, PathBuf};
 
-use crate::linkage::FileError;
+use crate::linkage::{FileError, KeyReader, LinkageError};
 use crate::{Element, PsiError, StreamError};
 
 /// The fewest keys (or elements) a masking block holds: enough for 16 workers of
@@ -70,6 +72,10 @@ pub enum StreamingError {
     /// [`FileError::in_file`]).
     #[error("writing the {0}")]
     Output(Output, #[source] FileError),
+    /// The linkage files do not agree: an input that is not the permutation's, an invalid
+    /// permutation, pairs no honest joiner sends.
+    #[error(transparent)]
+    Linkage(#[from] LinkageError),
     /// A message could not be read, an element not masked, or the step was cancelled.
     #[error(transparent)]
     Psi(#[from] PsiError),
@@ -198,6 +204,24 @@ fn mask_in_blocks(
             return Ok(());
         }
     }
+}
+
+/// Row `row` (0-based, not before the last one read) of `records`, read on to it.
+fn record_at<I: std::io::Read>(
+    records: &mut KeyReader<I>,
+    row: usize,
+) -> Result<&csv::ByteRecord, StreamingError> {
+    while records.rows() <= row {
+        if records.next_record()?.is_none() {
+            return Err(StreamingError::Changed {
+                what: "record file",
+                unit: "rows",
+                first: row as u64 + 1,
+                second: records.rows() as u64,
+            });
+        }
+    }
+    Ok(records.last_record())
 }
 
 #[cfg(test)]

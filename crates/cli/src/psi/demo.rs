@@ -161,9 +161,10 @@ pub(crate) fn run(ctx: &Context, args: &DemoArgs) -> anyhow::Result<()> {
         },
     )?;
     let resolve_timing = Timing {
-        items: resolved.len() as u64,
+        items: resolved,
         elapsed: started.elapsed(),
     };
+    let resolved = resolved_pairs(&path("matched-rows.csv"))?;
 
     writeln!(
         out,
@@ -238,4 +239,29 @@ pub(crate) fn run(ctx: &Context, args: &DemoArgs) -> anyhow::Result<()> {
         )?;
     }
     ctx.session.print(&out)
+}
+
+/// The `(joiner row, starter row)` pairs (0-based) of a resolved file's first two columns.
+fn resolved_pairs(path: &Path) -> anyhow::Result<Vec<RowPair>> {
+    let spec = KeySpec {
+        columns: vec!["joiner_row".to_owned(), "starter_row".to_owned()],
+        normalize: false,
+    };
+    let records = linkage::Records::read(open_input("resolved", path)?, &spec)
+        .map_err(|e| in_file(e, path))?;
+    let number = |field: Option<&[u8]>| -> anyhow::Result<usize> {
+        let value: usize = std::str::from_utf8(field.unwrap_or(b""))?.parse()?;
+        value
+            .checked_sub(1)
+            .ok_or_else(|| anyhow::anyhow!("{}: a row 0", path.display()))
+    };
+    (0..records.len())
+        .map(|row| {
+            let mut fields = records.row(row).expect("invariant: a row of the file");
+            Ok(RowPair {
+                joiner_row: number(fields.next())?,
+                starter_row: number(fields.next())?,
+            })
+        })
+        .collect()
 }

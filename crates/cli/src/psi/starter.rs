@@ -4,9 +4,8 @@ use std::io::BufWriter;
 
 use anyhow::Context as _;
 use lockstep_files::{Files, open_input};
-use lockstep_psi::linkage::{
-    self, FileError, KeySpec, LinkageError, Records, RowPair, read_pairs, read_permutation,
-};
+use lockstep_psi::linkage::link_files::PermutationFile;
+use lockstep_psi::linkage::{KeyReader, KeySpec, LinkageError, read_pairs};
 use lockstep_psi::streaming::{self, StreamingError};
 use lockstep_psi::{ElementReader, GRAIN, Limits, Mode, SetupFormat, SetupParams, Starter};
 
@@ -155,9 +154,9 @@ pub(crate) fn respond(ctx: &Context, args: &RespondArgs) -> anyhow::Result<Timin
     Ok(timing)
 }
 
-/// `psi resolve`: the joiner's pairs, through the permutation, to the starter's rows.
-/// Returns the matched pairs (0-based rows).
-pub(crate) fn resolve(ctx: &Context, args: &ResolveArgs) -> anyhow::Result<Vec<RowPair>> {
+/// `psi resolve`: the joiner's pairs, through the permutation, to the starter's rows, within
+/// `--memory` (`lockstep_psi::streaming::resolve`). Returns how many row pairs were written.
+pub(crate) fn resolve(ctx: &Context, args: &ResolveArgs) -> anyhow::Result<u64> {
     let mut files = Files::new();
     files
         .input("--permutation", &args.permutation)
@@ -165,41 +164,76 @@ pub(crate) fn resolve(ctx: &Context, args: &ResolveArgs) -> anyhow::Result<Vec<R
         .input("--input", &args.input.input);
     let out = files.output("--out", &args.out, true);
     let mut staged = ctx.session.prepare(&files)?;
-    let (permutation, made_with) =
-        read_permutation(open_input("--permutation", &args.permutation)?)
-            .map_err(|e| in_file(e, &args.permutation))?;
+    let permutation = PermutationFile::open(open_input("--permutation", &args.permutation)?)
+        .map_err(|e| in_file(e, &args.permutation))?;
     let spec = spec(&args.input);
-    if made_with != spec {
+    if permutation.spec != spec {
         usage!(
             "{} was made with {}; this run asks for {}: give resolve the --column and --normalize flags of the setup",
             args.permutation.display(),
-            describe(&made_with),
+            describe(&permutation.spec),
             describe(&spec)
         );
     }
-    let records = Records::read(open_input("--input", &args.input.input)?, &spec)
-        .map_err(|e| in_file(e, &args.input.input))?;
-    let keys = records
-        .keys(&spec)
-        .map_err(|e| in_file(FileError::from(e), &args.input.input))?;
     let pairs = read_pairs(open_input("--matches", &args.matches)?)
         .map_err(|e| in_file(e, &args.matches))?;
-    let resolved = linkage::resolve(&permutation, &keys, &pairs).map_err(|e| {
-        let file = match e {
-            LinkageError::RowCountChanged { .. } | LinkageError::KeysChanged => &args.input.input,
-            _ => &args.matches,
+    let work = ctx.work_dir(&args.out)?;
+    let budget = ctx.budget(&work);
+    // The records are read twice: a pipe is kept first.
+    let copy = spool("--input", &args.input.input, &work, "input", Limits::NONE)?;
+    let input = copy.as_deref().unwrap_or(&args.input.input);
+    let index = ctx
+        .index(
+            &crate::args::InputArgs {
+                input: input.to_owned(),
+                ..args.input.clone()
+            },
+            &budget,
+        )
+        .map_err(|e| {
+            if copy.is_some() {
+                e.context(args.input.input.display().to_string())
+            } else {
+                e
+            }
+        })?;
+    let records = KeyReader::new(open_input("--input", input)?, &spec)
+        .map_err(|e| in_file(e, &args.input.input))?;
+    let pool = ctx.session.sort_pool()?;
+    let step = ctx.session.step("resolve", None, "rows");
+    let written = streaming::resolve(
+        &pool,
+        step.control(),
+        permutation,
+        &index,
+        &pairs,
+        records,
+        &budget,
+        staged.file(out),
+    )
+    .map_err(|e| {
+        let file = match &e {
+            StreamingError::Linkage(
+                LinkageError::RowCountChanged { .. } | LinkageError::KeysChanged,
+            ) => &args.input.input,
+            StreamingError::Linkage(LinkageError::InvalidPermutation(_)) => &args.permutation,
+            StreamingError::Linkage(_) => &args.matches,
+            StreamingError::Output(..) => &args.out,
+            _ => return streaming_error(e, &args.input.input, None),
         };
-        anyhow::Error::new(e).context(file.display().to_string())
+        match e {
+            StreamingError::Output(_, e) => in_file(e, file),
+            e => anyhow::Error::new(e).context(file.display().to_string()),
+        }
     })?;
-    linkage::write_resolved(&records, &resolved, staged.file(out))
-        .map_err(|e| in_file(e, &args.out))?;
+    step.finish();
     staged.commit()?;
     ctx.session.note(&format!(
         "resolve: {} matched row pairs -> {}",
-        thousands(resolved.len()),
+        thousands(usize::try_from(written).unwrap_or(usize::MAX)),
         args.out.display()
     ));
-    Ok(resolved)
+    Ok(written)
 }
 
 /// A key spec as its flags: `--column name --column dob --normalize`.

@@ -77,12 +77,18 @@ pub fn write_permutation(
 }
 
 /// What a permutation file says of itself in its `#` lines.
-pub(crate) struct PermutationHead {
-    pub(crate) starter_rows: usize,
-    pub(crate) positions: usize,
-    pub(crate) key_digest: Digest,
-    pub(crate) setup_digest: Digest,
-    pub(crate) entries_digest: Digest,
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PermutationHead {
+    /// The starter's rows when the setup was made.
+    pub starter_rows: usize,
+    /// The setup's positions.
+    pub positions: usize,
+    /// The digest of the starter's key column then.
+    pub key_digest: Digest,
+    /// The SHA-256 of the setup message.
+    pub setup_digest: Digest,
+    /// The digest of its entries ([`Permutation::entries_digest`]).
+    pub entries_digest: Digest,
 }
 
 /// A permutation file's `#` lines, up to its column names.
@@ -163,53 +169,95 @@ impl<W: Write> PermutationRows<W> {
 /// Not a permutation file, a missing or malformed field, a malformed row (each naming the
 /// line and field), or an invalid permutation ([`FileError::Linkage`]).
 pub fn read_permutation(reader: impl Read) -> Result<(Permutation, KeySpec), FileError> {
-    let (fields, reader) = read_preamble(reader, PERMUTATION_MAGIC, "psi setup --permutation-out")?;
-    let (starter_rows, positions) = (
-        fields.parse("starter_rows")?,
-        fields.parse("setup_positions")?,
-    );
-    let (key_digest, setup_digest): (Digest, Digest) =
-        (fields.parse("key_sha256")?, fields.parse("setup_sha256")?);
-    let entries_digest: Digest = fields.parse("entries_sha256")?;
-    let normalize: bool = fields.parse("normalize")?;
-    let columns_text = fields.get("key_columns")?;
-    let columns = if columns_text.is_empty() {
-        Vec::new()
-    } else {
-        csv::ReaderBuilder::new()
-            .has_headers(false)
-            .from_reader(columns_text.as_bytes())
-            .records()
-            .next()
-            .transpose()
-            .ok()
-            .flatten()
-            .map(|r| r.iter().map(str::to_owned).collect())
-            .ok_or(FileError::BadField {
-                field: "key_columns",
-                value: quoted(columns_text.as_bytes()),
-            })?
-    };
+    let file = PermutationFile::open(reader)?;
+    let (head, spec) = (file.head, file.spec.clone());
     let mut entries = Vec::new();
-    read_rows(reader, PERMUTATION_COLUMNS, |line, [position, row]| {
-        if row == 0 {
-            return Err(FileError::RowZero {
-                line,
-                field: "starter_row",
-            });
-        }
-        entries.push((position, row - 1));
+    file.entries::<FileError>(|_, position, row| {
+        entries.push((position, row));
         Ok(())
     })?;
     let permutation = Permutation::from_entries(
-        starter_rows,
-        key_digest,
-        setup_digest,
-        positions,
+        head.starter_rows,
+        head.key_digest,
+        head.setup_digest,
+        head.positions,
         &entries,
-        Some(entries_digest),
+        Some(head.entries_digest),
     )?;
-    Ok((permutation, KeySpec { columns, normalize }))
+    Ok((permutation, spec))
+}
+
+/// A permutation file whose `#` lines are read, its entries not yet: how a step past memory
+/// reads one.
+pub struct PermutationFile<R: Read> {
+    /// What its `#` lines say.
+    pub head: PermutationHead,
+    /// The key spec it was made with.
+    pub spec: KeySpec,
+    reader: BufReader<LineLimit<R>>,
+}
+
+impl<R: Read> PermutationFile<R> {
+    /// Reads a permutation file's `#` lines.
+    ///
+    /// # Errors
+    /// Not a permutation file, a missing or malformed field.
+    pub fn open(reader: R) -> Result<Self, FileError> {
+        let (fields, reader) =
+            read_preamble(reader, PERMUTATION_MAGIC, "psi setup --permutation-out")?;
+        let head = PermutationHead {
+            starter_rows: fields.parse("starter_rows")?,
+            positions: fields.parse("setup_positions")?,
+            key_digest: fields.parse("key_sha256")?,
+            setup_digest: fields.parse("setup_sha256")?,
+            entries_digest: fields.parse("entries_sha256")?,
+        };
+        let normalize: bool = fields.parse("normalize")?;
+        let columns_text = fields.get("key_columns")?;
+        let columns = if columns_text.is_empty() {
+            Vec::new()
+        } else {
+            csv::ReaderBuilder::new()
+                .has_headers(false)
+                .from_reader(columns_text.as_bytes())
+                .records()
+                .next()
+                .transpose()
+                .ok()
+                .flatten()
+                .map(|r| r.iter().map(str::to_owned).collect())
+                .ok_or(FileError::BadField {
+                    field: "key_columns",
+                    value: quoted(columns_text.as_bytes()),
+                })?
+        };
+        Ok(Self {
+            head,
+            spec: KeySpec { columns, normalize },
+            reader,
+        })
+    }
+
+    /// Gives each entry, in file order, to `entry`: its 1-based data line, its setup position
+    /// and its 0-based starter row.
+    ///
+    /// # Errors
+    /// A malformed row (naming its line and field), or `entry`'s error.
+    pub fn entries<E: From<FileError>>(
+        self,
+        mut entry: impl FnMut(usize, usize, usize) -> Result<(), E>,
+    ) -> Result<(), E> {
+        read_rows(self.reader, PERMUTATION_COLUMNS, |line, [position, row]| {
+            if row == 0 {
+                return Err(FileError::RowZero {
+                    line,
+                    field: "starter_row",
+                }
+                .into());
+            }
+            entry(line, position, row - 1)
+        })
+    }
 }
 
 /// Writes `pairs` as a pairs file.
@@ -379,15 +427,15 @@ fn read_preamble<R: Read>(
 
 /// Calls `row(line, values)` for each data row, with the named number columns' values and the
 /// row's 1-based number, one row in memory at a time.
-fn read_rows<const N: usize>(
+fn read_rows<const N: usize, E: From<FileError>>(
     reader: impl Read,
     names: [&'static str; N],
-    mut row: impl FnMut(usize, [usize; N]) -> Result<(), FileError>,
-) -> Result<(), FileError> {
+    mut row: impl FnMut(usize, [usize; N]) -> Result<(), E>,
+) -> Result<(), E> {
     let mut csv = csv::Reader::from_reader(reader);
     let header = csv.byte_headers().map_err(FileError::Csv)?.clone();
     if !header.iter().eq(names.iter().map(|n| n.as_bytes())) {
-        return Err(FileError::Columns(names.join(",")));
+        return Err(FileError::Columns(names.join(",")).into());
     }
     let mut record = csv::ByteRecord::new();
     let mut line = 0;
@@ -398,7 +446,8 @@ fn read_rows<const N: usize>(
                 line,
                 found: record.len(),
                 expected: N,
-            });
+            }
+            .into());
         }
         let mut values = [0usize; N];
         for ((value, field), text) in values.iter_mut().zip(names).zip(record.iter()) {

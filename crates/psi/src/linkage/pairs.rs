@@ -139,45 +139,84 @@ pub fn resolve(
             pairs: pairs.setup_digest,
         });
     }
-    let mut rows_seen = HashSet::with_capacity(pairs.pairs.len());
-    let mut key_at: HashMap<usize, usize> = HashMap::new();
-    let mut position_of: HashMap<usize, usize> = HashMap::new();
+    let mut check = PairCheck::new(pairs, permutation.positions());
     let mut resolved = Vec::new();
     for (i, pair) in pairs.pairs.iter().enumerate() {
-        let n = i + 1;
+        check.check(i + 1, pair)?;
+        resolved.extend(
+            permutation
+                .rows_at(pair.setup_position)
+                .iter()
+                .map(|&starter_row| RowPair {
+                    joiner_row: pair.joiner_row,
+                    starter_row,
+                }),
+        );
+    }
+    resolved.sort_unstable();
+    Ok(resolved)
+}
+
+/// The checks [`resolve`] makes of each pair (its position, row and key in range, no row listed
+/// twice, one key a position and one position a key), a pair at a time: shared with the resolve
+/// of a step past memory.
+pub(crate) struct PairCheck {
+    positions: usize,
+    joiner_rows: usize,
+    joiner_keys: usize,
+    rows_seen: HashSet<usize>,
+    key_at: HashMap<usize, usize>,
+    position_of: HashMap<usize, usize>,
+}
+
+impl PairCheck {
+    /// The checks of `pairs` against a setup of `positions` positions.
+    pub(crate) fn new(pairs: &Pairs, positions: usize) -> Self {
+        Self {
+            positions,
+            joiner_rows: pairs.joiner_rows,
+            joiner_keys: pairs.joiner_keys,
+            rows_seen: HashSet::with_capacity(pairs.pairs.len()),
+            key_at: HashMap::new(),
+            position_of: HashMap::new(),
+        }
+    }
+
+    /// Checks pair number `n` (1-based), after the pairs before it.
+    pub(crate) fn check(&mut self, n: usize, pair: &Pair) -> Result<(), LinkageError> {
         let &Pair {
             joiner_row,
             joiner_key,
             setup_position,
         } = pair;
-        if setup_position >= permutation.positions() {
+        if setup_position >= self.positions {
             return Err(LinkageError::PositionOutOfRange {
                 pair: n,
                 position: setup_position,
-                positions: permutation.positions(),
+                positions: self.positions,
             });
         }
-        if joiner_row >= pairs.joiner_rows {
+        if joiner_row >= self.joiner_rows {
             return Err(LinkageError::JoinerRowOutOfRange {
                 pair: n,
                 row: joiner_row.saturating_add(1),
-                rows: pairs.joiner_rows,
+                rows: self.joiner_rows,
             });
         }
-        if joiner_key >= pairs.joiner_keys {
+        if joiner_key >= self.joiner_keys {
             return Err(LinkageError::JoinerKeyOutOfRange {
                 pair: n,
                 key: joiner_key,
-                keys: pairs.joiner_keys,
+                keys: self.joiner_keys,
             });
         }
-        if !rows_seen.insert(joiner_row) {
+        if !self.rows_seen.insert(joiner_row) {
             return Err(LinkageError::RowListedTwice {
                 pair: n,
                 row: joiner_row + 1,
             });
         }
-        let first = *key_at.entry(setup_position).or_insert(joiner_key);
+        let first = *self.key_at.entry(setup_position).or_insert(joiner_key);
         if first != joiner_key {
             return Err(LinkageError::PositionClaimedTwice {
                 pair: n,
@@ -186,7 +225,7 @@ pub fn resolve(
                 second: joiner_key,
             });
         }
-        let first = *position_of.entry(joiner_key).or_insert(setup_position);
+        let first = *self.position_of.entry(joiner_key).or_insert(setup_position);
         if first != setup_position {
             return Err(LinkageError::KeyAtTwoPositions {
                 pair: n,
@@ -195,18 +234,8 @@ pub fn resolve(
                 second: setup_position,
             });
         }
-        resolved.extend(
-            permutation
-                .rows_at(setup_position)
-                .iter()
-                .map(|&starter_row| RowPair {
-                    joiner_row,
-                    starter_row,
-                }),
-        );
+        Ok(())
     }
-    resolved.sort_unstable();
-    Ok(resolved)
 }
 
 /// Checks that each position of `permutation` holds exactly the rows of one distinct key of

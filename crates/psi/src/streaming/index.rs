@@ -198,6 +198,27 @@ impl KeyIndex {
         })
     }
 
+    /// Every keyed row's `(first row of its key, row)` record, sorted (big-endian): the order a
+    /// permutation's positions, each given by its first row, must give too.
+    pub(crate) fn first_row_records(
+        &self,
+    ) -> Result<impl Iterator<Item = std::io::Result<[u8; 16]>>, StreamingError> {
+        let mut rows = BufReader::with_capacity(1 << 16, self.open("rows")?);
+        let mut left = self.keyed_rows;
+        Ok(std::iter::from_fn(move || {
+            (left > 0).then(|| {
+                left -= 1;
+                let mut record = [0u8; 16];
+                rows.read_exact(&mut record).map(|()| record)
+            })
+        }))
+    }
+
+    /// The folder its files are in.
+    pub(crate) fn dir(&self) -> &Path {
+        self.folder.path()
+    }
+
     fn open(&self, name: &str) -> Result<File, StreamingError> {
         File::open(self.folder.path().join(name)).map_err(|source| StreamingError::Index {
             dir: self.folder.path().to_owned(),

@@ -6,7 +6,7 @@ use std::io::{Read, Write};
 use lockstep_shard::spill::ExternalSort;
 use lockstep_shard::{Control, Pool};
 
-use super::{Budget, KeyIndex, Output, StreamingError};
+use super::{Budget, KeyIndex, Output, StreamingError, record_at};
 use crate::linkage::link_files::{PairsRows, pairs_preamble};
 use crate::linkage::records::RowsWriter;
 use crate::linkage::{DigestingReader, FileError, KeyReader, Learn};
@@ -433,22 +433,4 @@ fn write_raw<I: Read, W: Write, P: Write>(
         writer.finish().map_err(&rows_failed)?;
     }
     Ok(written)
-}
-
-/// Row `row` (0-based, not before the last one read) of `records`.
-fn record_at<I: Read>(
-    records: &mut KeyReader<I>,
-    row: usize,
-) -> Result<&csv::ByteRecord, StreamingError> {
-    while records.rows() <= row {
-        if records.next_record()?.is_none() {
-            return Err(StreamingError::Changed {
-                what: "record file",
-                unit: "rows",
-                first: row as u64 + 1,
-                second: records.rows() as u64,
-            });
-        }
-    }
-    Ok(records.last_record())
 }

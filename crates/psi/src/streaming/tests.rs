@@ -540,3 +540,136 @@ fn repeated_elements_are_joined_as_in_memory() {
         }
     }
 }
+
+#[test]
+fn a_streamed_resolve_is_the_resolve_in_memory() {
+    use crate::linkage::link_files::PermutationFile;
+    use crate::linkage::{
+        Digest, Learn, Party, read_pairs, read_permutation, write_pairs, write_permutation,
+        write_resolved,
+    };
+    use crate::{SetupFormat, SetupParams};
+    let (starter_text, spec) = starter_csv();
+    let joiner_text = joiner_csv();
+    let starter_party = Party::read(starter_text.as_bytes(), &spec).unwrap();
+    let joiner_party = Party::read(joiner_text.as_bytes(), &spec).unwrap();
+    let (pool, control) = (Pool::new(2).unwrap(), Control::new());
+    let starter =
+        Starter::new(&Key::generate().unwrap(), Mode::Reveal, Backend::fastest()).unwrap();
+    let joiner = Joiner::new(&Key::generate().unwrap(), Mode::Reveal, Backend::fastest()).unwrap();
+    let params = SetupParams {
+        format: SetupFormat::Raw,
+        fpr: 1e-6,
+        joiner_count: 500,
+    };
+    let linked =
+        crate::linkage::setup(&starter, &pool, &control, starter_party.keys(), &params).unwrap();
+    let request = crate::linkage::request(&joiner, &pool, &control, joiner_party.keys()).unwrap();
+    let response = starter.respond(&pool, &control, &request).unwrap();
+    let found = crate::linkage::intersect(
+        &joiner,
+        &pool,
+        &control,
+        &linked.message,
+        Digest::of(&linked.bytes),
+        &response,
+        joiner_party.keys(),
+        Learn::Rows,
+    )
+    .unwrap();
+    let mut pairs_file = Vec::new();
+    write_pairs(&mut pairs_file, found.pairs.as_ref().unwrap()).unwrap();
+    let mut permutation_file = Vec::new();
+    write_permutation(
+        &mut permutation_file,
+        linked.permutation.as_ref().unwrap(),
+        &spec,
+    )
+    .unwrap();
+    let pairs = read_pairs(&pairs_file[..]).unwrap();
+    let (permutation, _) = read_permutation(&permutation_file[..]).unwrap();
+    let resolved = crate::linkage::resolve(&permutation, starter_party.keys(), &pairs).unwrap();
+    assert!(resolved.len() > 100);
+    let mut expected = Vec::new();
+    write_resolved(starter_party.records(), &resolved, &mut expected).unwrap();
+
+    let streamed = |text: &str, permutation: &[u8], memory: usize, workers: usize| {
+        let dir = tempfile::tempdir().unwrap();
+        let budget = Budget::new(dir.path(), memory);
+        let pool = Pool::new(workers).unwrap();
+        let index = KeyIndex::build(
+            KeyReader::new(text.as_bytes(), &spec).unwrap(),
+            &budget,
+            &pool,
+            &control,
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        let written = resolve(
+            &pool,
+            &control,
+            PermutationFile::open(permutation).unwrap(),
+            &index,
+            &pairs,
+            KeyReader::new(text.as_bytes(), &spec).unwrap(),
+            &budget,
+            &mut out,
+        );
+        drop(index);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        written.map(|n| (n, out))
+    };
+    for memory in [400, 4096, 1 << 20] {
+        for workers in [1, 2, 3] {
+            let (n, out) = streamed(&starter_text, &permutation_file, memory, workers).unwrap();
+            assert_eq!(n, resolved.len() as u64);
+            assert!(out == expected, "memory {memory} workers {workers}");
+        }
+    }
+    // Another input: the in-memory refusal, word for word.
+    let fewer: String = starter_text
+        .lines()
+        .take(1000)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let fewer_party = Party::read(fewer.as_bytes(), &spec).unwrap();
+    let expected = crate::linkage::resolve(&permutation, fewer_party.keys(), &pairs).unwrap_err();
+    let err = streamed(&fewer, &permutation_file, 4096, 2).unwrap_err();
+    assert_eq!(err.to_string(), expected.to_string());
+    let reordered = starter_text.replacen("s0,", "s0x,", 1);
+    let edited: String = {
+        let mut lines: Vec<&str> = reordered.lines().collect();
+        lines.swap(1, 2);
+        lines.iter().map(|l| format!("{l}\n")).collect()
+    };
+    let err = streamed(&edited, &permutation_file, 4096, 2).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "the input's keys are not those the setup was made from: rows reordered, keys edited, \
+         another file, or other key columns or normalization"
+    );
+    // Entries moved, or edited: refused.
+    let text = String::from_utf8(permutation_file.clone()).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    let first = lines
+        .iter()
+        .position(|l| l.starts_with("setup_position"))
+        .unwrap()
+        + 1;
+    lines.swap(first, first + 1);
+    let moved: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let err = streamed(&starter_text, moved.as_bytes(), 4096, 2).unwrap_err();
+    assert!(err.to_string().contains("entry 2: not after"), "{err}");
+    let row = lines[first + 1].to_owned();
+    let (position, starter_row) = row.split_once(',').unwrap();
+    let other = format!(
+        "{position},{}",
+        starter_row.parse::<usize>().unwrap() % 1200 + 1
+    );
+    let edited = text.replacen(&format!("\n{row}\n"), &format!("\n{other}\n"), 1);
+    let err = streamed(&starter_text, edited.as_bytes(), 4096, 2).unwrap_err();
+    assert!(
+        err.to_string().contains("the permutation is invalid"),
+        "{err}"
+    );
+}

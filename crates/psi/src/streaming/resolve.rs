@@ -1,0 +1,299 @@
+//! The starter's resolve: the joiner's pairs through a permutation read an entry at a time to
+//! the starter's rows, written as the sorts give them.
+
+use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+
+use lockstep_shard::spill::ExternalSort;
+use lockstep_shard::{Control, Pool};
+
+use super::{Budget, KeyIndex, Output, StreamingError, record_at};
+use crate::linkage::link_files::PermutationFile;
+use crate::linkage::pairs::PairCheck;
+use crate::linkage::permutation::EntriesDigest;
+use crate::linkage::{FileError, KeyReader, LinkageError, Pairs};
+
+/// Resolves `pairs` through `permutation` to the starter's rows, as
+/// [`linkage::resolve`](crate::linkage::resolve) then
+/// [`write_resolved`](crate::linkage::write_resolved) do: `index` and `records` are the
+/// starter's input now (indexed, and read again from its first row), which must be the input
+/// the permutation was made from. Writes the matched row pairs' CSV to `out` and returns how
+/// many.
+///
+/// The permutation's entries are read once, in the order lockstep writes them (by position,
+/// then row): each checked as it comes (ranges, a row listed twice, by a bit a starter row),
+/// its digest taken, its positions' rows compared with the index's keys through a sort, and
+/// the pairs' positions met. The pairs are the joiner's matched rows, checked and held in
+/// memory; the matched starter rows are read in row order, written to an unnamed file, and put
+/// in `(joiner row, starter row)` order by a sort of their offsets.
+///
+/// # Errors
+/// In this order: [`LinkageError::RowCountChanged`], [`LinkageError::KeysChanged`],
+/// [`LinkageError::InvalidPermutation`] for another number of positions than keys,
+/// [`LinkageError::OtherSetup`], the pairs' errors as [`linkage::resolve`](
+/// crate::linkage::resolve)'s (all as [`StreamingError::Linkage`]); then, reading the
+/// permutation, [`LinkageError::InvalidPermutation`] for an entry out of range, out of order or
+/// listed twice, a position without rows, positions that are not the input's keys, or edited
+/// entries; the files', the sorts' and the output's errors.
+///
+/// # Panics
+/// Never: the sorts give back the records pushed.
+#[allow(clippy::too_many_arguments, reason = "one step's inputs, each needed")]
+pub fn resolve<P: Read, I: Read, W: Write>(
+    pool: &Pool,
+    control: &Control,
+    permutation: PermutationFile<P>,
+    index: &KeyIndex,
+    pairs: &Pairs,
+    mut records: KeyReader<I>,
+    budget: &Budget<'_>,
+    mut out: W,
+) -> Result<u64, StreamingError> {
+    let head = permutation.head;
+    if index.row_count() != head.starter_rows {
+        return Err(LinkageError::RowCountChanged {
+            then: head.starter_rows,
+            now: index.row_count(),
+        }
+        .into());
+    }
+    if index.digest() != head.key_digest {
+        return Err(LinkageError::KeysChanged.into());
+    }
+    if head.positions != index.len() {
+        return Err(invalid(format!(
+            "it has {} setup positions but the input has {} distinct keys",
+            head.positions,
+            index.len()
+        )));
+    }
+    if pairs.setup_digest != head.setup_digest {
+        return Err(LinkageError::OtherSetup {
+            permutation: head.setup_digest,
+            pairs: pairs.setup_digest,
+        }
+        .into());
+    }
+    let mut check = PairCheck::new(pairs, head.positions);
+    for (i, pair) in pairs.pairs.iter().enumerate() {
+        check.check(i + 1, pair)?;
+    }
+    // The pairs by position, to meet the permutation's entries.
+    let mut wanted: Vec<(usize, usize)> = pairs
+        .pairs
+        .iter()
+        .map(|p| (p.setup_position, p.joiner_row))
+        .collect();
+    wanted.sort_unstable();
+
+    let mut groups = ExternalSort::<16>::new(&budget.spill(3))?;
+    let mut by_starter = ExternalSort::<16>::new(&budget.spill(3))?;
+    let mut seen = vec![0u64; head.starter_rows.div_ceil(64)];
+    let mut digest = EntriesDigest::new();
+    let (mut previous, mut first_row) = (None::<(usize, usize)>, 0);
+    let mut next_wanted = 0;
+    permutation.entries::<StreamingError>(|_, position, row| {
+        let entry = digest_entry(&mut digest, previous, position, row, &head)?;
+        let bit = &mut seen[row / 64];
+        if *bit & (1 << (row % 64)) != 0 {
+            return Err(invalid(format!(
+                "entry {entry}: starter row {} is listed twice",
+                row + 1
+            )));
+        }
+        *bit |= 1 << (row % 64);
+        let expected_position = previous.map_or(0, |(p, _)| p + 1);
+        if previous.is_none_or(|(p, _)| p != position) {
+            if position != expected_position {
+                return Err(invalid(format!(
+                    "setup position {expected_position} has no starter row"
+                )));
+            }
+            first_row = row;
+        }
+        previous = Some((position, row));
+        groups.push(pool, control, pair(first_row, row))?;
+        while wanted.get(next_wanted).is_some_and(|&(p, _)| p < position) {
+            next_wanted += 1;
+        }
+        let mut at = next_wanted;
+        while let Some(&(_, joiner_row)) = wanted.get(at).filter(|(p, _)| *p == position) {
+            by_starter.push(pool, control, pair(row, joiner_row))?;
+            at += 1;
+        }
+        Ok(())
+    })?;
+    let last = previous.map_or(0, |(p, _)| p + 1);
+    if last != head.positions {
+        return Err(invalid(format!("setup position {last} has no starter row")));
+    }
+    if digest.finish() != head.entries_digest {
+        return Err(invalid(
+            "its entries are not those it was written with (edited?)".to_owned(),
+        ));
+    }
+    // Each position's rows, given by its first row, are exactly the rows of one key.
+    let mut ours = groups.finish(pool, control)?;
+    let index_error = |source| StreamingError::Index {
+        dir: index.dir().to_owned(),
+        source,
+    };
+    let mut theirs = index.first_row_records()?;
+    loop {
+        let (a, b) = (
+            ours.next().transpose()?,
+            theirs.next().transpose().map_err(index_error)?,
+        );
+        if a != b {
+            return Err(invalid(
+                "its setup positions do not hold exactly the rows of one key of the input each"
+                    .to_owned(),
+            ));
+        }
+        if a.is_none() {
+            break;
+        }
+    }
+    write_rows(pool, control, budget, by_starter, &mut records, &mut out)
+}
+
+fn invalid(what: String) -> StreamingError {
+    LinkageError::InvalidPermutation(what).into()
+}
+
+/// Checks an entry's ranges and order, adds it to the digest, and returns its 1-based number.
+fn digest_entry(
+    digest: &mut EntriesDigest,
+    previous: Option<(usize, usize)>,
+    position: usize,
+    row: usize,
+    head: &crate::linkage::link_files::PermutationHead,
+) -> Result<u64, StreamingError> {
+    let entry = digest.count() + 1;
+    if position >= head.positions {
+        return Err(invalid(format!(
+            "entry {entry}: setup position {position} is outside its {} positions",
+            head.positions
+        )));
+    }
+    if row >= head.starter_rows {
+        return Err(invalid(format!(
+            "entry {entry}: starter row {} is beyond its {} rows",
+            row.saturating_add(1),
+            head.starter_rows
+        )));
+    }
+    if previous.is_some_and(|p| p >= (position, row)) {
+        return Err(invalid(format!(
+            "entry {entry}: not after the entry before it (lockstep writes them by position, then row)"
+        )));
+    }
+    digest.push(position, row);
+    Ok(entry)
+}
+
+fn pair(a: usize, b: usize) -> [u8; 16] {
+    let mut record = [0u8; 16];
+    record[..8].copy_from_slice(&(a as u64).to_be_bytes());
+    record[8..].copy_from_slice(&(b as u64).to_be_bytes());
+    record
+}
+
+fn number(bytes: &[u8]) -> u64 {
+    u64::from_be_bytes(bytes.try_into().expect("invariant: 8 bytes"))
+}
+
+fn row_number(bytes: &[u8]) -> usize {
+    usize::try_from(number(bytes)).expect("invariant: counted in usize")
+}
+
+/// Writes the resolved pairs, `(starter row, joiner row)` records sorted by starter row: each
+/// starter row's line written (in that order) to an unnamed file, then copied out in
+/// `(joiner row, starter row)` order.
+fn write_rows<I: Read, W: Write>(
+    pool: &Pool,
+    control: &Control,
+    budget: &Budget<'_>,
+    by_starter: ExternalSort<16>,
+    records: &mut KeyReader<I>,
+    out: &mut W,
+) -> Result<u64, StreamingError> {
+    let failed = Output::Rows.error();
+    let spill_error = |source| StreamingError::Index {
+        dir: budget.dir.to_owned(),
+        source,
+    };
+    let mut header = csv::Writer::from_writer(Vec::new());
+    let mut fields: Vec<&[u8]> = vec![b"joiner_row", b"starter_row"];
+    let own = records
+        .header_fields()
+        .iter()
+        .map(|f| f.to_vec())
+        .collect::<Vec<_>>();
+    fields.extend(own.iter().map(Vec::as_slice));
+    header
+        .write_record(&fields)
+        .map_err(|e| failed(FileError::from_csv_write(e)))?;
+    let header = header
+        .into_inner()
+        .map_err(|e| failed(FileError::Write(e.into_error())))?;
+
+    let lines = tempfile::tempfile_in(budget.dir).map_err(spill_error)?;
+    let mut lines = BufWriter::with_capacity(1 << 16, lines);
+    let mut offset = 0u64;
+    let mut by_joiner = ExternalSort::<32>::new(&budget.spill(3))?;
+    for record in by_starter.finish(pool, control)? {
+        let record = record?;
+        let (starter_row, joiner_row) = (row_number(&record[..8]), row_number(&record[8..]));
+        let fields = record_at(records, starter_row)?;
+        let numbers = [(joiner_row + 1).to_string(), (starter_row + 1).to_string()];
+        let mut row: Vec<&[u8]> = numbers.iter().map(String::as_bytes).collect();
+        row.extend(fields.iter());
+        // A writer a line: its bytes are the line as the in-memory writer writes it.
+        let mut line = csv::Writer::from_writer(Vec::with_capacity(128));
+        line.write_record(&row)
+            .map_err(|e| failed(FileError::from_csv_write(e)))?;
+        let bytes = line
+            .into_inner()
+            .map_err(|e| failed(FileError::Write(e.into_error())))?;
+        lines.write_all(&bytes).map_err(spill_error)?;
+        let mut entry = [0u8; 32];
+        entry[..8].copy_from_slice(&(joiner_row as u64).to_be_bytes());
+        entry[8..16].copy_from_slice(&(starter_row as u64).to_be_bytes());
+        entry[16..24].copy_from_slice(&offset.to_be_bytes());
+        entry[24..].copy_from_slice(&(bytes.len() as u64).to_be_bytes());
+        by_joiner.push(pool, control, entry)?;
+        offset += bytes.len() as u64;
+    }
+    let mut lines = lines
+        .into_inner()
+        .map_err(|e| spill_error(e.into_error()))?;
+    lines.seek(SeekFrom::Start(0)).map_err(spill_error)?;
+    let mut lines = BufReader::with_capacity(1 << 16, lines);
+    let mut at = 0u64;
+    let mut out = BufWriter::with_capacity(1 << 20, out);
+    out.write_all(&header)
+        .map_err(|e| failed(FileError::Write(e)))?;
+    let mut buffer = Vec::new();
+    let mut written = 0;
+    for entry in by_joiner.finish(pool, control)? {
+        let entry = entry?;
+        let (start, len) = (number(&entry[16..24]), number(&entry[24..]));
+        if start != at {
+            let signed = |offset: u64| i64::try_from(offset).expect("invariant: a file offset");
+            lines
+                .seek_relative(signed(start) - signed(at))
+                .map_err(spill_error)?;
+        }
+        buffer.resize(
+            usize::try_from(len).expect("invariant: a line in memory"),
+            0,
+        );
+        lines.read_exact(&mut buffer).map_err(spill_error)?;
+        at = start + len;
+        out.write_all(&buffer)
+            .map_err(|e| failed(FileError::Write(e)))?;
+        written += 1;
+    }
+    out.flush().map_err(|e| failed(FileError::Write(e)))?;
+    Ok(written)
+}
