@@ -71,7 +71,10 @@ pub enum StreamingError {
     /// A linkage file could not be written (a front end adds the file:
     /// [`FileError::in_file`]).
     #[error("writing the {0}")]
-    Output(Output, #[source] FileError),
+    Output(LinkageFile, #[source] FileError),
+    /// A linkage file read as it is used is malformed (a front end adds the file).
+    #[error("reading the {0}")]
+    Reading(LinkageFile, #[source] FileError),
     /// The linkage files do not agree: an input that is not the permutation's, an invalid
     /// permutation, pairs no honest joiner sends.
     #[error(transparent)]
@@ -110,9 +113,9 @@ pub enum StreamingError {
     },
 }
 
-/// Which linkage file a step was writing.
+/// Which linkage file a step was reading or writing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Output {
+pub enum LinkageFile {
     /// The raw setup's permutation.
     Permutation,
     /// The joiner's pairs.
@@ -121,7 +124,7 @@ pub enum Output {
     Rows,
 }
 
-impl std::fmt::Display for Output {
+impl std::fmt::Display for LinkageFile {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             Self::Permutation => "permutation",
@@ -131,7 +134,7 @@ impl std::fmt::Display for Output {
     }
 }
 
-impl Output {
+impl LinkageFile {
     /// A closure mapping a write error to this output's.
     fn error(self) -> impl Fn(FileError) -> StreamingError {
         move |e| StreamingError::Output(self, e)

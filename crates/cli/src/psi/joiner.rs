@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::Context as _;
 use lockstep_files::{Files, open_input};
 use lockstep_psi::linkage::{DigestingReader, KeyReader, Learn};
-use lockstep_psi::streaming::{self, Output as OutputFile, RowsOut, StreamingError};
+use lockstep_psi::streaming::{self, LinkageFile, RowsOut, StreamingError};
 use lockstep_psi::{ElementReader, GRAIN, Joiner, Limits, Mode, PsiError, StreamedSetup};
 
 use super::{Context, in_file, open_message, spec, spool, streaming_error};
@@ -211,7 +211,7 @@ pub(crate) fn intersect(ctx: &Context, args: &IntersectArgs) -> anyhow::Result<F
         pairs_file,
     )
     .map_err(|e| match e {
-        StreamingError::Output(OutputFile::Rows, e) => {
+        StreamingError::Output(LinkageFile::Rows, e) => {
             in_file(e, args.out.as_deref().unwrap_or(Path::new("-")))
         }
         StreamingError::Output(_, e) => {

@@ -4,9 +4,9 @@ use std::io::BufWriter;
 
 use anyhow::Context as _;
 use lockstep_files::{Files, open_input};
-use lockstep_psi::linkage::link_files::PermutationFile;
-use lockstep_psi::linkage::{KeyReader, KeySpec, LinkageError, read_pairs};
-use lockstep_psi::streaming::{self, StreamingError};
+use lockstep_psi::linkage::link_files::{PairsFile, PermutationFile};
+use lockstep_psi::linkage::{KeyReader, KeySpec, LinkageError};
+use lockstep_psi::streaming::{self, LinkageFile, StreamingError};
 use lockstep_psi::{ElementReader, GRAIN, Limits, Mode, SetupFormat, SetupParams, Starter};
 
 use super::{Context, in_file, open_message, spec, spool, streaming_error};
@@ -175,7 +175,7 @@ pub(crate) fn resolve(ctx: &Context, args: &ResolveArgs) -> anyhow::Result<u64> 
             describe(&spec)
         );
     }
-    let pairs = read_pairs(open_input("--matches", &args.matches)?)
+    let pairs = PairsFile::open(open_input("--matches", &args.matches)?)
         .map_err(|e| in_file(e, &args.matches))?;
     let work = ctx.work_dir(&args.out)?;
     let budget = ctx.budget(&work);
@@ -206,7 +206,7 @@ pub(crate) fn resolve(ctx: &Context, args: &ResolveArgs) -> anyhow::Result<u64> 
         step.control(),
         permutation,
         &index,
-        &pairs,
+        pairs,
         records,
         &budget,
         staged.file(out),
@@ -217,12 +217,15 @@ pub(crate) fn resolve(ctx: &Context, args: &ResolveArgs) -> anyhow::Result<u64> 
                 LinkageError::RowCountChanged { .. } | LinkageError::KeysChanged,
             ) => &args.input.input,
             StreamingError::Linkage(LinkageError::InvalidPermutation(_)) => &args.permutation,
-            StreamingError::Linkage(_) => &args.matches,
+            StreamingError::Linkage(_) | StreamingError::Reading(LinkageFile::Pairs, _) => {
+                &args.matches
+            }
+            StreamingError::Reading(..) => &args.permutation,
             StreamingError::Output(..) => &args.out,
             _ => return streaming_error(e, &args.input.input, None),
         };
         match e {
-            StreamingError::Output(_, e) => in_file(e, file),
+            StreamingError::Output(_, e) | StreamingError::Reading(_, e) => in_file(e, file),
             e => anyhow::Error::new(e).context(file.display().to_string()),
         }
     })?;

@@ -332,31 +332,72 @@ impl<W: Write> PairsRows<W> {
 /// Not a pairs file, a missing or malformed field, or a malformed row, each naming the line
 /// and field.
 pub fn read_pairs(reader: impl Read) -> Result<Pairs, FileError> {
-    let (fields, reader) = read_preamble(reader, PAIRS_MAGIC, "psi intersect --pairs-out")?;
-    let joiner_rows = fields.parse("joiner_rows")?;
-    let joiner_keys = fields.parse("joiner_keys")?;
-    let setup_digest = fields.parse("setup_sha256")?;
-    let mut pairs = Vec::new();
-    read_rows(reader, PAIRS_COLUMNS, |line, [row, key, position]| {
-        if row == 0 {
-            return Err(FileError::RowZero {
-                line,
-                field: "joiner_row",
-            });
-        }
-        pairs.push(Pair {
-            joiner_row: row - 1,
-            joiner_key: key,
-            setup_position: position,
-        });
+    let file = PairsFile::open(reader)?;
+    let mut pairs = Pairs {
+        joiner_rows: file.joiner_rows,
+        joiner_keys: file.joiner_keys,
+        setup_digest: file.setup_digest,
+        pairs: Vec::new(),
+    };
+    file.pairs::<FileError>(|_, pair| {
+        pairs.pairs.push(pair);
         Ok(())
     })?;
-    Ok(Pairs {
-        joiner_rows,
-        joiner_keys,
-        setup_digest,
-        pairs,
-    })
+    Ok(pairs)
+}
+
+/// A pairs file whose `#` lines are read, its pairs not yet: how a step past memory reads one.
+pub struct PairsFile<R: Read> {
+    /// The joiner's data rows.
+    pub joiner_rows: usize,
+    /// The joiner's distinct keys.
+    pub joiner_keys: usize,
+    /// The SHA-256 of the setup the pairs answer.
+    pub setup_digest: Digest,
+    reader: BufReader<LineLimit<R>>,
+}
+
+impl<R: Read> PairsFile<R> {
+    /// Reads a pairs file's `#` lines.
+    ///
+    /// # Errors
+    /// Not a pairs file, a missing or malformed field.
+    pub fn open(reader: R) -> Result<Self, FileError> {
+        let (fields, reader) = read_preamble(reader, PAIRS_MAGIC, "psi intersect --pairs-out")?;
+        Ok(Self {
+            joiner_rows: fields.parse("joiner_rows")?,
+            joiner_keys: fields.parse("joiner_keys")?,
+            setup_digest: fields.parse("setup_sha256")?,
+            reader,
+        })
+    }
+
+    /// Gives each pair, in file order, to `pair` with its 1-based number.
+    ///
+    /// # Errors
+    /// A malformed row (naming its line and field), or `pair`'s error.
+    pub fn pairs<E: From<FileError>>(
+        self,
+        mut pair: impl FnMut(usize, Pair) -> Result<(), E>,
+    ) -> Result<(), E> {
+        read_rows(self.reader, PAIRS_COLUMNS, |line, [row, key, position]| {
+            if row == 0 {
+                return Err(FileError::RowZero {
+                    line,
+                    field: "joiner_row",
+                }
+                .into());
+            }
+            pair(
+                line,
+                Pair {
+                    joiner_row: row - 1,
+                    joiner_key: key,
+                    setup_position: position,
+                },
+            )
+        })
+    }
 }
 
 /// The `# name: value` lines of a file.

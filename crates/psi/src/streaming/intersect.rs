@@ -6,7 +6,7 @@ use std::io::{Read, Write};
 use lockstep_shard::spill::ExternalSort;
 use lockstep_shard::{Control, Pool};
 
-use super::{Budget, KeyIndex, Output, StreamingError, record_at};
+use super::{Budget, KeyIndex, LinkageFile, StreamingError, record_at};
 use crate::linkage::link_files::{PairsRows, pairs_preamble};
 use crate::linkage::records::RowsWriter;
 use crate::linkage::{DigestingReader, FileError, KeyReader, Learn};
@@ -206,7 +206,7 @@ pub fn intersect<S: Read, R: Read, I: Read, W: Write, P: Write>(
             .map(|f| f.to_vec())
             .collect::<Vec<_>>();
         let header: Vec<&[u8]> = header.iter().map(Vec::as_slice).collect();
-        let failed = Output::Rows.error();
+        let failed = LinkageFile::Rows.error();
         let mut writer = RowsWriter::new(out, &["joiner_row"], &header).map_err(&failed)?;
         for record in rows {
             let row = number(&record?[..8]);
@@ -385,7 +385,7 @@ fn write_raw<I: Read, W: Write, P: Write>(
     rows_out: Option<RowsOut<I, W>>,
     pairs_out: Option<P>,
 ) -> Result<u64, StreamingError> {
-    let (pairs_failed, rows_failed) = (Output::Pairs.error(), Output::Rows.error());
+    let (pairs_failed, rows_failed) = (LinkageFile::Pairs.error(), LinkageFile::Rows.error());
     let mut pairs = match pairs_out {
         Some(mut out) => {
             out.write_all(pairs_preamble(index.row_count(), index.len(), setup_digest).as_bytes())

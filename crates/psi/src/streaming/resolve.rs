@@ -6,11 +6,10 @@ use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use lockstep_shard::spill::ExternalSort;
 use lockstep_shard::{Control, Pool};
 
-use super::{Budget, KeyIndex, Output, StreamingError, record_at};
-use crate::linkage::link_files::PermutationFile;
-use crate::linkage::pairs::PairCheck;
+use super::{Budget, KeyIndex, LinkageFile, StreamingError, record_at};
+use crate::linkage::link_files::{PairsFile, PermutationFile};
 use crate::linkage::permutation::EntriesDigest;
-use crate::linkage::{FileError, KeyReader, LinkageError, Pairs};
+use crate::linkage::{FileError, KeyReader, LinkageError};
 
 /// Resolves `pairs` through `permutation` to the starter's rows, as
 /// [`linkage::resolve`](crate::linkage::resolve) then
@@ -22,15 +21,17 @@ use crate::linkage::{FileError, KeyReader, LinkageError, Pairs};
 /// The permutation's entries are read once, in the order lockstep writes them (by position,
 /// then row): each checked as it comes (ranges, a row listed twice, by a bit a starter row),
 /// its digest taken, its positions' rows compared with the index's keys through a sort, and
-/// the pairs' positions met. The pairs are the joiner's matched rows, checked and held in
-/// memory; the matched starter rows are read in row order, written to an unnamed file, and put
-/// in `(joiner row, starter row)` order by a sort of their offsets.
+/// the pairs' positions met. The pairs (the joiner's matched rows) are read once and checked
+/// through three sorts (by row, position and key), the first refusal in file order kept as
+/// memory's checks give it; the matched starter rows are read in row order, written to an
+/// unnamed file, and put in `(joiner row, starter row)` order by a sort of their offsets.
 ///
 /// # Errors
 /// In this order: [`LinkageError::RowCountChanged`], [`LinkageError::KeysChanged`],
 /// [`LinkageError::InvalidPermutation`] for another number of positions than keys,
-/// [`LinkageError::OtherSetup`], the pairs' errors as [`linkage::resolve`](
-/// crate::linkage::resolve)'s (all as [`StreamingError::Linkage`]); then, reading the
+/// [`LinkageError::OtherSetup`], the pairs' first error in file order as
+/// [`linkage::resolve`](crate::linkage::resolve) names it (all as
+/// [`StreamingError::Linkage`]); then, reading the
 /// permutation, [`LinkageError::InvalidPermutation`] for an entry out of range, out of order or
 /// listed twice, a position without rows, positions that are not the input's keys, or edited
 /// entries; the files', the sorts' and the output's errors.
@@ -38,12 +39,12 @@ use crate::linkage::{FileError, KeyReader, LinkageError, Pairs};
 /// # Panics
 /// Never: the sorts give back the records pushed.
 #[allow(clippy::too_many_arguments, reason = "one step's inputs, each needed")]
-pub fn resolve<P: Read, I: Read, W: Write>(
+pub fn resolve<P: Read, Q: Read, I: Read, W: Write>(
     pool: &Pool,
     control: &Control,
     permutation: PermutationFile<P>,
     index: &KeyIndex,
-    pairs: &Pairs,
+    pairs: PairsFile<Q>,
     mut records: KeyReader<I>,
     budget: &Budget<'_>,
     mut out: W,
@@ -73,55 +74,55 @@ pub fn resolve<P: Read, I: Read, W: Write>(
         }
         .into());
     }
-    let mut check = PairCheck::new(pairs, head.positions);
-    for (i, pair) in pairs.pairs.iter().enumerate() {
-        check.check(i + 1, pair)?;
-    }
-    // The pairs by position, to meet the permutation's entries.
-    let mut wanted: Vec<(usize, usize)> = pairs
-        .pairs
-        .iter()
-        .map(|p| (p.setup_position, p.joiner_row))
-        .collect();
-    wanted.sort_unstable();
+    let wanted = check_pairs(pool, control, pairs, head.positions, budget)?;
+    let mut wanted = wanted.peekable();
 
-    let mut groups = ExternalSort::<16>::new(&budget.spill(3))?;
-    let mut by_starter = ExternalSort::<16>::new(&budget.spill(3))?;
+    let mut groups = ExternalSort::<16>::new(&budget.spill(4))?;
+    let mut by_starter = ExternalSort::<16>::new(&budget.spill(4))?;
     let mut seen = vec![0u64; head.starter_rows.div_ceil(64)];
     let mut digest = EntriesDigest::new();
     let (mut previous, mut first_row) = (None::<(usize, usize)>, 0);
-    let mut next_wanted = 0;
-    permutation.entries::<StreamingError>(|_, position, row| {
-        let entry = digest_entry(&mut digest, previous, position, row, &head)?;
-        let bit = &mut seen[row / 64];
-        if *bit & (1 << (row % 64)) != 0 {
-            return Err(invalid(format!(
-                "entry {entry}: starter row {} is listed twice",
-                row + 1
-            )));
-        }
-        *bit |= 1 << (row % 64);
-        let expected_position = previous.map_or(0, |(p, _)| p + 1);
-        if previous.is_none_or(|(p, _)| p != position) {
-            if position != expected_position {
+    // The joiner rows matched at the current position.
+    let mut at_position: Vec<(usize, usize)> = Vec::new();
+    let read = permutation.entries::<In<false>>(|_, position, row| {
+        (|| -> Result<(), StreamingError> {
+            let entry = digest_entry(&mut digest, previous, position, row, &head)?;
+            let bit = &mut seen[row / 64];
+            if *bit & (1 << (row % 64)) != 0 {
                 return Err(invalid(format!(
-                    "setup position {expected_position} has no starter row"
+                    "entry {entry}: starter row {} is listed twice",
+                    row + 1
                 )));
             }
-            first_row = row;
-        }
-        previous = Some((position, row));
-        groups.push(pool, control, pair(first_row, row))?;
-        while wanted.get(next_wanted).is_some_and(|&(p, _)| p < position) {
-            next_wanted += 1;
-        }
-        let mut at = next_wanted;
-        while let Some(&(_, joiner_row)) = wanted.get(at).filter(|(p, _)| *p == position) {
-            by_starter.push(pool, control, pair(row, joiner_row))?;
-            at += 1;
-        }
-        Ok(())
-    })?;
+            *bit |= 1 << (row % 64);
+            let expected_position = previous.map_or(0, |(p, _)| p + 1);
+            if previous.is_none_or(|(p, _)| p != position) {
+                if position != expected_position {
+                    return Err(invalid(format!(
+                        "setup position {expected_position} has no starter row"
+                    )));
+                }
+                first_row = row;
+            }
+            previous = Some((position, row));
+            groups.push(pool, control, pair(first_row, row))?;
+            // The pairs at this position (sorted by position, then joiner row), kept while the
+            // position's rows come.
+            if at_position.first().is_none_or(|&(p, _)| p != position) {
+                at_position.clear();
+                take_at(&mut wanted, position, &mut at_position)?;
+            }
+            for &(_, joiner_row) in &at_position {
+                by_starter.push(pool, control, pair(row, joiner_row))?;
+            }
+            Ok(())
+        })()
+        .map_err(In)
+    });
+    read.map_err(|In(e)| e)?;
+    // Pairs past the last position would be an invariant broken (positions were checked), and
+    // a read error of the sort must not go unsaid.
+    take_at(&mut wanted, usize::MAX, &mut at_position)?;
     let last = previous.map_or(0, |(p, _)| p + 1);
     if last != head.positions {
         return Err(invalid(format!("setup position {last} has no starter row")));
@@ -154,6 +155,185 @@ pub fn resolve<P: Read, I: Read, W: Write>(
         }
     }
     write_rows(pool, control, budget, by_starter, &mut records, &mut out)
+}
+
+/// The first refusal of the pairs in file order, as [`PairCheck`] in memory gives it: each
+/// check's first violation found through a sort, the lowest pair number kept (ties in the
+/// order memory checks them). Returns the pairs' `(position, joiner row)` records sorted.
+fn check_pairs<Q: Read>(
+    pool: &Pool,
+    control: &Control,
+    pairs: PairsFile<Q>,
+    positions: usize,
+    budget: &Budget<'_>,
+) -> Result<lockstep_shard::spill::Sorted<16>, StreamingError> {
+    let (joiner_rows, joiner_keys) = (pairs.joiner_rows, pairs.joiner_keys);
+    let mut first: Option<(usize, u8, LinkageError)> = None;
+    let mut keep = |pair: usize, rank: u8, error: LinkageError| {
+        if first
+            .as_ref()
+            .is_none_or(|(p, r, _)| (pair, rank) < (*p, *r))
+        {
+            first = Some((pair, rank, error));
+        }
+    };
+    let mut by_row = ExternalSort::<16>::new(&budget.spill(4))?;
+    let mut by_position = ExternalSort::<32>::new(&budget.spill(4))?;
+    let mut by_key = ExternalSort::<24>::new(&budget.spill(4))?;
+    let read = pairs.pairs::<In<true>>(|n, p| {
+        (|| -> Result<(), StreamingError> {
+            let range = if p.setup_position >= positions {
+                Some(LinkageError::PositionOutOfRange {
+                    pair: n,
+                    position: p.setup_position,
+                    positions,
+                })
+            } else if p.joiner_row >= joiner_rows {
+                Some(LinkageError::JoinerRowOutOfRange {
+                    pair: n,
+                    row: p.joiner_row.saturating_add(1),
+                    rows: joiner_rows,
+                })
+            } else if p.joiner_key >= joiner_keys {
+                Some(LinkageError::JoinerKeyOutOfRange {
+                    pair: n,
+                    key: p.joiner_key,
+                    keys: joiner_keys,
+                })
+            } else {
+                None
+            };
+            if let Some(error) = range {
+                keep(n, 0, error);
+                return Ok(());
+            }
+            by_row.push(pool, control, pair(p.joiner_row, n))?;
+            let mut record = [0u8; 32];
+            record[..16].copy_from_slice(&pair(p.setup_position, n));
+            record[16..].copy_from_slice(&pair(p.joiner_key, p.joiner_row));
+            by_position.push(pool, control, record)?;
+            let mut record = [0u8; 24];
+            record[..16].copy_from_slice(&pair(p.joiner_key, n));
+            record[16..].copy_from_slice(&(p.setup_position as u64).to_be_bytes());
+            by_key.push(pool, control, record)?;
+            Ok(())
+        })()
+        .map_err(In)
+    });
+    read.map_err(|In(e)| e)?;
+    let mut previous: Option<usize> = None;
+    for record in by_row.finish(pool, control)? {
+        let record = record?;
+        let (row, n) = (row_number(&record[..8]), row_number(&record[8..]));
+        if previous == Some(row) {
+            keep(
+                n,
+                1,
+                LinkageError::RowListedTwice {
+                    pair: n,
+                    row: row + 1,
+                },
+            );
+        }
+        previous = Some(row);
+    }
+    let mut wanted = ExternalSort::<16>::new(&budget.spill(4))?;
+    let mut claimed: Option<(usize, usize)> = None;
+    for record in by_position.finish(pool, control)? {
+        let record = record?;
+        let (position, n) = (row_number(&record[..8]), row_number(&record[8..16]));
+        let (key, row) = (row_number(&record[16..24]), row_number(&record[24..]));
+        match claimed {
+            Some((p, first_key)) if p == position => {
+                if first_key != key {
+                    keep(
+                        n,
+                        2,
+                        LinkageError::PositionClaimedTwice {
+                            pair: n,
+                            position,
+                            first: first_key,
+                            second: key,
+                        },
+                    );
+                }
+            }
+            _ => claimed = Some((position, key)),
+        }
+        wanted.push(pool, control, pair(position, row))?;
+    }
+    let mut placed: Option<(usize, usize)> = None;
+    for record in by_key.finish(pool, control)? {
+        let record = record?;
+        let (key, n) = (row_number(&record[..8]), row_number(&record[8..16]));
+        let position = row_number(&record[16..]);
+        match placed {
+            Some((k, first_position)) if k == key => {
+                if first_position != position {
+                    keep(
+                        n,
+                        3,
+                        LinkageError::KeyAtTwoPositions {
+                            pair: n,
+                            key,
+                            first: first_position,
+                            second: position,
+                        },
+                    );
+                }
+            }
+            _ => placed = Some((key, position)),
+        }
+    }
+    if let Some((_, _, error)) = first {
+        return Err(error.into());
+    }
+    Ok(wanted.finish(pool, control)?)
+}
+
+/// Moves the `(position, joiner row)` records of `wanted` at `position` into `at` (those before
+/// it are skipped: a position the permutation has no entry for is refused after the pass).
+fn take_at(
+    wanted: &mut std::iter::Peekable<lockstep_shard::spill::Sorted<16>>,
+    position: usize,
+    at: &mut Vec<(usize, usize)>,
+) -> Result<(), StreamingError> {
+    loop {
+        let next = match wanted.peek() {
+            None => return Ok(()),
+            Some(Ok(next)) => *next,
+            Some(Err(_)) => {
+                return Err(wanted
+                    .next()
+                    .expect("invariant: peeked")
+                    .expect_err("invariant: peeked an error")
+                    .into());
+            }
+        };
+        let p = row_number(&next[..8]);
+        if p > position {
+            return Ok(());
+        }
+        if p == position {
+            at.push((p, row_number(&next[8..])));
+        }
+        wanted.next();
+    }
+}
+
+/// A step's error while a linkage file is read, the file's own (a malformed row) named as the
+/// pairs' (`PAIRS`) or the permutation's.
+struct In<const PAIRS: bool>(StreamingError);
+
+impl<const PAIRS: bool> From<FileError> for In<PAIRS> {
+    fn from(error: FileError) -> Self {
+        let file = if PAIRS {
+            LinkageFile::Pairs
+        } else {
+            LinkageFile::Permutation
+        };
+        Self(StreamingError::Reading(file, error))
+    }
 }
 
 fn invalid(what: String) -> StreamingError {
@@ -217,7 +397,7 @@ fn write_rows<I: Read, W: Write>(
     records: &mut KeyReader<I>,
     out: &mut W,
 ) -> Result<u64, StreamingError> {
-    let failed = Output::Rows.error();
+    let failed = LinkageFile::Rows.error();
     let spill_error = |source| StreamingError::Index {
         dir: budget.dir.to_owned(),
         source,
@@ -240,7 +420,7 @@ fn write_rows<I: Read, W: Write>(
     let lines = tempfile::tempfile_in(budget.dir).map_err(spill_error)?;
     let mut lines = BufWriter::with_capacity(1 << 16, lines);
     let mut offset = 0u64;
-    let mut by_joiner = ExternalSort::<32>::new(&budget.spill(3))?;
+    let mut by_joiner = ExternalSort::<32>::new(&budget.spill(4))?;
     for record in by_starter.finish(pool, control)? {
         let record = record?;
         let (starter_row, joiner_row) = (row_number(&record[..8]), row_number(&record[8..]));

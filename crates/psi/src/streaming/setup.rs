@@ -6,7 +6,7 @@ use std::io::{BufWriter, Seek, SeekFrom, Write};
 use lockstep_shard::spill::ExternalSort;
 use lockstep_shard::{Control, Pool};
 
-use super::{Budget, KeyIndex, Output, StreamingError, mask_in_blocks};
+use super::{Budget, KeyIndex, LinkageFile, StreamingError, mask_in_blocks};
 use crate::linkage::link_files::{PermutationHead, PermutationRows, permutation_preamble};
 use crate::linkage::{Digest, DigestingWriter, FileError, KeySpec};
 use crate::params::Sizing;
@@ -225,7 +225,7 @@ fn write_permutation<P: Write>(
         dir: budget.dir.to_owned(),
         source,
     };
-    let written = Output::Permutation.error();
+    let written = LinkageFile::Permutation.error();
     let body = tempfile::tempfile_in(budget.dir).map_err(index_error)?;
     let mut rows =
         PermutationRows::new(BufWriter::with_capacity(1 << 16, body)).map_err(&written)?;

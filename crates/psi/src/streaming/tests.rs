@@ -543,7 +543,7 @@ fn repeated_elements_are_joined_as_in_memory() {
 
 #[test]
 fn a_streamed_resolve_is_the_resolve_in_memory() {
-    use crate::linkage::link_files::PermutationFile;
+    use crate::linkage::link_files::{PairsFile, PermutationFile};
     use crate::linkage::{
         Digest, Learn, Party, read_pairs, read_permutation, write_pairs, write_permutation,
         write_resolved,
@@ -593,31 +593,35 @@ fn a_streamed_resolve_is_the_resolve_in_memory() {
     let mut expected = Vec::new();
     write_resolved(starter_party.records(), &resolved, &mut expected).unwrap();
 
+    let streamed_with =
+        |text: &str, permutation: &[u8], pairs: &[u8], memory: usize, workers: usize| {
+            let dir = tempfile::tempdir().unwrap();
+            let budget = Budget::new(dir.path(), memory);
+            let pool = Pool::new(workers).unwrap();
+            let index = KeyIndex::build(
+                KeyReader::new(text.as_bytes(), &spec).unwrap(),
+                &budget,
+                &pool,
+                &control,
+            )
+            .unwrap();
+            let mut out = Vec::new();
+            let written = resolve(
+                &pool,
+                &control,
+                PermutationFile::open(permutation).unwrap(),
+                &index,
+                PairsFile::open(pairs).unwrap(),
+                KeyReader::new(text.as_bytes(), &spec).unwrap(),
+                &budget,
+                &mut out,
+            );
+            drop(index);
+            assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+            written.map(|n| (n, out))
+        };
     let streamed = |text: &str, permutation: &[u8], memory: usize, workers: usize| {
-        let dir = tempfile::tempdir().unwrap();
-        let budget = Budget::new(dir.path(), memory);
-        let pool = Pool::new(workers).unwrap();
-        let index = KeyIndex::build(
-            KeyReader::new(text.as_bytes(), &spec).unwrap(),
-            &budget,
-            &pool,
-            &control,
-        )
-        .unwrap();
-        let mut out = Vec::new();
-        let written = resolve(
-            &pool,
-            &control,
-            PermutationFile::open(permutation).unwrap(),
-            &index,
-            &pairs,
-            KeyReader::new(text.as_bytes(), &spec).unwrap(),
-            &budget,
-            &mut out,
-        );
-        drop(index);
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
-        written.map(|n| (n, out))
+        streamed_with(text, permutation, &pairs_file, memory, workers)
     };
     for memory in [400, 4096, 1 << 20] {
         for workers in [1, 2, 3] {
@@ -672,4 +676,57 @@ fn a_streamed_resolve_is_the_resolve_in_memory() {
         err.to_string().contains("the permutation is invalid"),
         "{err}"
     );
+
+    // Forged pairs: fields changed at random in a few lines. The first refusal in file order
+    // is memory's, word for word, or both accept.
+    let text = String::from_utf8(pairs_file.clone()).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let first = lines
+        .iter()
+        .position(|l| l.starts_with("joiner_row"))
+        .unwrap()
+        + 1;
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = |below: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        usize::try_from(seed % below as u64).expect("below a usize")
+    };
+    let mut refused = 0;
+    for _ in 0..60 {
+        let mut forged: Vec<String> = lines.iter().map(|l| (*l).to_owned()).collect();
+        for _ in 0..1 + next(3) {
+            let line = first + next(lines.len() - first);
+            let mut fields: Vec<String> = forged[line].split(',').map(str::to_owned).collect();
+            let field = next(3);
+            let value: usize = fields[field].parse().unwrap();
+            fields[field] = match next(3) {
+                0 => (value + 1).to_string(),
+                1 => value
+                    .saturating_sub(1)
+                    .max(usize::from(field == 0))
+                    .to_string(),
+                _ => (next(1300) + usize::from(field == 0)).to_string(),
+            };
+            forged[line] = fields.join(",");
+        }
+        let forged: String = forged.iter().map(|l| format!("{l}\n")).collect();
+        let in_memory = read_pairs(forged.as_bytes())
+            .map_err(|e| e.to_string())
+            .and_then(|p| {
+                crate::linkage::resolve(&permutation, starter_party.keys(), &p)
+                    .map_err(|e| e.to_string())
+            });
+        let ours = streamed_with(&starter_text, &permutation_file, forged.as_bytes(), 4096, 2);
+        match (in_memory, ours) {
+            (Ok(_), Ok(_)) => {}
+            (Err(theirs), Err(ours)) => {
+                refused += 1;
+                assert_eq!(ours.to_string(), theirs);
+            }
+            (theirs, ours) => panic!("in memory {theirs:?}, streamed {:?}", ours.map(|o| o.0)),
+        }
+    }
+    assert!(refused > 30, "{refused} forgeries refused");
 }
