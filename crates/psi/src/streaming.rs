@@ -189,22 +189,43 @@ fn mask_in_blocks(
     mask: impl Fn(&[Vec<u8>]) -> Result<Vec<Element>, PsiError>,
     mut each: impl FnMut(usize, Element) -> Result<(), StreamingError>,
 ) -> Result<(), StreamingError> {
-    let mut block = Vec::with_capacity(budget.block().min(index.len()));
     let mut keys = index.first_keys()?;
-    let mut next = 0;
-    loop {
-        let key = keys.next().transpose()?;
-        let ended = key.is_none();
-        block.extend(key);
-        if block.len() == budget.block() || (ended && !block.is_empty()) {
-            for element in mask(&block)? {
-                each(next, element)?;
-                next += 1;
+    in_blocks(
+        budget.block(),
+        index.len(),
+        || keys.next().transpose(),
+        |first, block| {
+            for (k, element) in (first..).zip(mask(block)?) {
+                each(k, element)?;
             }
+            Ok(())
+        },
+    )
+    .map(drop)
+}
+
+/// Takes the items `next` gives, `len` at a time (the last block shorter), and gives each block
+/// with its first item's index to `each`, in order: how every step masks, re-masks and unmasks
+/// a stream. Returns the items taken.
+fn in_blocks<T>(
+    len: usize,
+    expected: usize,
+    mut next: impl FnMut() -> Result<Option<T>, StreamingError>,
+    mut each: impl FnMut(usize, &[T]) -> Result<(), StreamingError>,
+) -> Result<usize, StreamingError> {
+    let mut block = Vec::with_capacity(len.min(expected));
+    let mut first = 0;
+    loop {
+        let item = next()?;
+        let ended = item.is_none();
+        block.extend(item);
+        if block.len() == len || (ended && !block.is_empty()) {
+            each(first, &block)?;
+            first += block.len();
             block.clear();
         }
         if ended {
-            return Ok(());
+            return Ok(first);
         }
     }
 }

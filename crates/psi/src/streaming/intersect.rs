@@ -6,7 +6,7 @@ use std::io::{Read, Write};
 use lockstep_shard::spill::ExternalSort;
 use lockstep_shard::{Control, Pool};
 
-use super::{Budget, KeyIndex, LinkageFile, StreamingError, record_at};
+use super::{Budget, KeyIndex, LinkageFile, StreamingError, in_blocks, record_at};
 use crate::linkage::link_files::{PairsRows, pairs_preamble};
 use crate::linkage::records::RowsWriter;
 use crate::linkage::{DigestingReader, FileError, KeyReader, Learn};
@@ -259,23 +259,17 @@ fn unmask_in_blocks<R: Read>(
     keys: usize,
     mut each: impl FnMut(usize, Element) -> Result<(), StreamingError>,
 ) -> Result<(), StreamingError> {
-    let mut block = Vec::with_capacity(budget.block().min(keys));
-    let mut first = 0;
-    loop {
-        let element = response.next_element()?;
-        let ended = element.is_none();
-        block.extend(element);
-        if block.len() == budget.block() || (ended && !block.is_empty()) {
-            for (k, element) in (first..).zip(joiner.unmask(pool, control, &block, first)?) {
+    in_blocks(
+        budget.block(),
+        keys,
+        || Ok(response.next_element()?),
+        |first, block| {
+            for (k, element) in (first..).zip(joiner.unmask(pool, control, block, first)?) {
                 each(k, element)?;
             }
-            first += block.len();
-            block.clear();
-        }
-        if ended {
-            break;
-        }
-    }
+            Ok(())
+        },
+    )?;
     if response.count() != keys as u64 {
         return Err(StreamingError::Changed {
             what: "response",

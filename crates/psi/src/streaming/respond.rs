@@ -5,7 +5,7 @@ use std::io::{Read, Write};
 use lockstep_shard::spill::ExternalSort;
 use lockstep_shard::{Control, Pool};
 
-use super::{Budget, StreamingError};
+use super::{Budget, StreamingError, in_blocks};
 use crate::{ELEMENT_LEN, Element, ElementReader, ElementWriter, Limits, Mode, PsiError, Starter};
 
 /// What a whole request holds, checked before it is answered.
@@ -74,27 +74,21 @@ pub fn respond<R: Read, W: Write>(
         Mode::SizeOnly => Some(ExternalSort::<ELEMENT_LEN>::new(&budget.spill(1))?),
         Mode::Reveal => None,
     };
-    let capacity = usize::try_from(scan.elements).unwrap_or(usize::MAX);
-    let mut block = Vec::with_capacity(budget.block().min(capacity));
-    let mut first = 0;
-    loop {
-        let element = request.next_element()?;
-        let ended = element.is_none();
-        block.extend(element);
-        if block.len() == budget.block() || (ended && !block.is_empty()) {
-            for element in starter.remask(pool, control, &block, first)? {
+    let expected = usize::try_from(scan.elements).unwrap_or(usize::MAX);
+    in_blocks(
+        budget.block(),
+        expected,
+        || Ok(request.next_element()?),
+        |first, block| {
+            for element in starter.remask(pool, control, block, first)? {
                 match &mut sorted {
                     Some(sort) => sort.push(pool, control, *element.as_bytes())?,
                     None => writer.push(&element)?,
                 }
             }
-            first += block.len();
-            block.clear();
-        }
-        if ended {
-            break;
-        }
-    }
+            Ok(())
+        },
+    )?;
     if request.count() != scan.elements || request.mode() != Some(scan.mode) {
         return Err(StreamingError::Changed {
             what: "request",
