@@ -42,6 +42,7 @@ pub mod round;
 
 pub use digest::{Digest, DigestingReader, DigestingWriter};
 pub use file_error::{FileError, InFile};
+#[cfg(not(target_arch = "wasm32"))]
 pub(crate) use keys::KeyDigest;
 pub use keys::{KeyColumns, KeySpec, KeyTable, KeyTableBuilder, normalize};
 pub use link_files::{read_pairs, read_permutation, write_pairs, write_permutation};

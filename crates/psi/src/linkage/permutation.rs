@@ -24,6 +24,7 @@ impl EntriesDigest {
     }
 
     /// The entries added.
+    #[cfg(not(target_arch = "wasm32"))]
     pub(crate) fn count(&self) -> u64 {
         self.1
     }
