@@ -646,8 +646,8 @@ pub(crate) struct PsiArgs {
     #[arg(long, global = true)]
     pub(crate) allow_open_key: bool,
 
-    /// The most memory a step's sorts and masking blocks hold (request, respond): past it they
-    /// spill to --tmp. A size: 2GiB, 512MiB, 64KiB, or bytes. Default: a quarter of the
+    /// The most memory a step's sorts and masking blocks hold (every step): past it they spill
+    /// to --tmp. A size: 2GiB, 512MiB, 64KiB, or bytes. Default: a quarter of the
     /// machine's memory.
     #[arg(long, global = true, value_parser = parse_size, value_name = "SIZE")]
     pub(crate) memory: Option<u64>,

@@ -82,10 +82,16 @@ impl Context {
     }
 
     /// Indexes a party's distinct keys on disk (`--input`, with `--column` and `--normalize`),
-    /// noting the rows left out for an empty key.
-    pub(crate) fn index(&self, input: &InputArgs, budget: &Budget<'_>) -> anyhow::Result<KeyIndex> {
+    /// read from `path` (the input, or its copy when it was a pipe; errors and notes name the
+    /// input as given), noting the rows left out for an empty key.
+    pub(crate) fn index(
+        &self,
+        input: &InputArgs,
+        path: &Path,
+        budget: &Budget<'_>,
+    ) -> anyhow::Result<KeyIndex> {
         let shown = input.input.display().to_string();
-        let reader = KeyReader::new(open_input("--input", &input.input)?, &spec(input))
+        let reader = KeyReader::new(open_input("--input", path)?, &spec(input))
             .map_err(|e| e.in_file(&shown))?;
         let pool = self.session.sort_pool()?;
         let step = self.session.step("index", None, "rows");

@@ -16,10 +16,13 @@
 //!   check it whole (its mode may come after its elements) and once to re-mask it.
 //!
 //! # Memory
-//! A step holds at most its [`SpillConfig::memory`] in sort runs and masking blocks (a block
-//! holds at least [`MIN_BLOCK`] keys, whatever the bound), plus fixed buffers: 64 KiB a file
-//! read, 1 MiB for the output, and a sort's merge buffers (see
-//! [`spill`](lockstep_shard::spill)). Nothing grows with the row count.
+//! A step holds at most its [`Budget::memory`]: three quarters in sort runs and their merge
+//! buffers (see [`spill`](lockstep_shard::spill)), a quarter in masking blocks (a block holds at
+//! least one key, however long), plus fixed buffers (64 KiB a file read, 1 MiB for the output).
+//! Nothing grows with the row count, except what the step's message is (a GCS code or a Bloom
+//! filter, read or written whole) and, in an intersection, the key numbers of a run of equal
+//! response elements and the positions one key matched (only a starter that repeats elements
+//! makes either).
 //!
 //! # Disk
 //! The index takes each row's key (8 bytes and the key) and 16 bytes a row in its folder, and
@@ -51,7 +54,7 @@ pub use setup::{SetupWritten, setup};
 use std::path::{Path, PathBuf};
 
 use crate::linkage::{FileError, KeyReader, LinkageError};
-use crate::{Element, PsiError, StreamError};
+use crate::{ELEMENT_LEN, Element, PsiError, StreamError};
 
 /// The fewest keys (or elements) a masking block holds: enough for 16 workers of
 /// [`GRAIN`](crate::GRAIN)'s 256 keys to each get some, whatever the memory bound.
@@ -97,19 +100,11 @@ pub enum StreamingError {
         #[source]
         source: std::io::Error,
     },
-    /// A file read twice gave another count the second time (it changed while it was read).
-    #[error(
-        "the {what} changed while it was read: {first} {unit} the first time, {second} the second"
-    )]
+    /// A file read twice gave other bytes the second time (it changed while it was read).
+    #[error("the {what} changed while it was read: its second reading differs from its first")]
     Changed {
-        /// The file (`request`, `record file`).
+        /// The file (`request`, `response`, `record file`).
         what: &'static str,
-        /// What was counted (`elements`, `rows`).
-        unit: &'static str,
-        /// Its elements when it was checked.
-        first: u64,
-        /// Its elements when it was read again.
-        second: u64,
     },
 }
 
@@ -146,13 +141,15 @@ impl LinkageFile {
 pub struct Budget<'a> {
     /// The folder its temporary folders are made in.
     pub dir: &'a Path,
-    /// The most bytes it holds in sort runs and masking blocks (see the module).
+    /// The most bytes it holds in sort runs (three quarters) and masking blocks (a quarter).
     pub memory: usize,
     /// The most bytes its sorts may take on disk; `None`: the folder's free space when each
     /// starts.
     pub disk: Option<u64>,
-    /// Keys (or elements) masked at once: [`Budget::new`] takes a quarter of `memory` at 128
-    /// bytes a key, between [`MIN_BLOCK`] and [`MAX_BLOCK`]. Any length gives the same bytes.
+    /// The most keys (or elements) masked at once: [`Budget::new`] takes a quarter of `memory`
+    /// at 128 bytes a key, between [`MIN_BLOCK`] and [`MAX_BLOCK`]. A block is also cut at a
+    /// quarter of `memory` in bytes (long keys), and holds at least one key. Any length gives
+    /// the same bytes.
     pub block: usize,
 }
 
@@ -167,22 +164,28 @@ impl<'a> Budget<'a> {
         }
     }
 
-    /// The sort of one of `shares` equal parts of the memory.
+    /// The sort of one of `shares` equal parts of the sorts' three quarters of the memory.
     fn spill(&self, shares: usize) -> SpillConfig<'a> {
         SpillConfig {
             dir: self.dir,
-            memory: self.memory / shares.max(1),
+            memory: self.memory / 4 * 3 / shares.max(1),
             disk: self.disk,
         }
     }
 
+    /// The most keys a block holds.
     fn block(&self) -> usize {
         self.block.max(1)
     }
+
+    /// The most bytes a block holds (at least one key whatever its length).
+    fn block_bytes(&self) -> usize {
+        self.memory / 4
+    }
 }
 
-/// Masks `index`'s distinct keys in order of first appearance, `budget.block` at a time with
-/// `mask`, and gives each element with its key's index to `each`, in order.
+/// Masks `index`'s distinct keys in order of first appearance, a block at a time with `mask`,
+/// and gives each element with its key's index to `each`, in order.
 fn mask_in_blocks(
     index: &KeyIndex,
     budget: &Budget<'_>,
@@ -190,9 +193,12 @@ fn mask_in_blocks(
     mut each: impl FnMut(usize, Element) -> Result<(), StreamingError>,
 ) -> Result<(), StreamingError> {
     let mut keys = index.first_keys()?;
+    // A key takes its bytes, its vector's, and its element's.
+    let weigh = |key: &Vec<u8>| key.len() + 24 + ELEMENT_LEN;
     in_blocks(
-        budget.block(),
+        budget,
         index.len(),
+        weigh,
         || keys.next().transpose(),
         |first, block| {
             for (k, element) in (first..).zip(mask(block)?) {
@@ -204,25 +210,37 @@ fn mask_in_blocks(
     .map(drop)
 }
 
-/// Takes the items `next` gives, `len` at a time (the last block shorter), and gives each block
-/// with its first item's index to `each`, in order: how every step masks, re-masks and unmasks
-/// a stream. Returns the items taken.
+/// The bytes an element takes in a block: itself, and the one it becomes.
+fn element_weight(_: &Element) -> usize {
+    2 * ELEMENT_LEN
+}
+
+/// Takes the items `next` gives a block at a time (at most `budget.block` items and
+/// `budget.block_bytes` bytes by `weigh`, at least one item; the last block shorter), and gives
+/// each block with its first item's index to `each`, in order: how every step masks, re-masks
+/// and unmasks a stream. Returns the items taken.
 fn in_blocks<T>(
-    len: usize,
+    budget: &Budget<'_>,
     expected: usize,
+    weigh: impl Fn(&T) -> usize,
     mut next: impl FnMut() -> Result<Option<T>, StreamingError>,
     mut each: impl FnMut(usize, &[T]) -> Result<(), StreamingError>,
 ) -> Result<usize, StreamingError> {
-    let mut block = Vec::with_capacity(len.min(expected));
-    let mut first = 0;
+    let mut block = Vec::with_capacity(budget.block().min(expected));
+    let (mut first, mut bytes) = (0, 0);
     loop {
         let item = next()?;
         let ended = item.is_none();
-        block.extend(item);
-        if block.len() == len || (ended && !block.is_empty()) {
+        if let Some(item) = item {
+            bytes += weigh(&item);
+            block.push(item);
+        }
+        let full = block.len() >= budget.block() || bytes >= budget.block_bytes();
+        if !block.is_empty() && (full || ended) {
             each(first, &block)?;
             first += block.len();
             block.clear();
+            bytes = 0;
         }
         if ended {
             return Ok(first);
@@ -239,13 +257,27 @@ fn record_at<I: std::io::Read>(
         if records.next_record()?.is_none() {
             return Err(StreamingError::Changed {
                 what: "record file",
-                unit: "rows",
-                first: row as u64 + 1,
-                second: records.rows() as u64,
             });
         }
     }
     Ok(records.last_record())
+}
+
+/// Reads `records` (digested from its first row) to its end and checks that its keys are the
+/// ones `index` was built from: a record file whose keys were edited between its two readings
+/// is refused (its staged output never replaces anything). A row's other columns are written
+/// as the second reading finds them.
+fn check_unchanged<I: std::io::Read>(
+    mut records: KeyReader<I>,
+    index: &KeyIndex,
+) -> Result<(), StreamingError> {
+    while records.next_record()?.is_some() {}
+    match records.digest() {
+        Some(digest) if digest == index.digest() => Ok(()),
+        _ => Err(StreamingError::Changed {
+            what: "record file",
+        }),
+    }
 }
 
 #[cfg(test)]

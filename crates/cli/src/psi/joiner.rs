@@ -8,10 +8,10 @@ use anyhow::Context as _;
 use lockstep_files::{Files, open_input};
 use lockstep_psi::linkage::{DigestingReader, KeyReader, Learn};
 use lockstep_psi::streaming::{self, LinkageFile, RowsOut, StreamingError};
-use lockstep_psi::{ElementReader, GRAIN, Joiner, Limits, Mode, PsiError, StreamedSetup};
+use lockstep_psi::{GRAIN, Joiner, Limits, MessageKind, Mode, PsiError, StreamedSetup};
 
 use super::{Context, in_file, open_message, spec, spool, streaming_error};
-use crate::args::{InputArgs, IntersectArgs, RequestArgs};
+use crate::args::{IntersectArgs, RequestArgs};
 use crate::session::{Timing, thousands, workers};
 use crate::usage::usage;
 
@@ -27,7 +27,7 @@ pub(crate) fn request(ctx: &Context, args: &RequestArgs) -> anyhow::Result<Timin
     let key = ctx.read_key(&args.key)?;
     let work = ctx.work_dir(&args.out)?;
     let budget = ctx.budget(&work);
-    let index = ctx.index(&args.input, &budget)?;
+    let index = ctx.index(&args.input, &args.input.input, &budget)?;
     let mode = if args.size_only {
         Mode::SizeOnly
     } else {
@@ -105,18 +105,8 @@ pub(crate) fn intersect(ctx: &Context, args: &IntersectArgs) -> anyhow::Result<F
         Some(_) => spool("--input", &args.input.input, &work, "input", Limits::NONE)?,
         None => None,
     };
-    let input_args = InputArgs {
-        input: input.clone().unwrap_or_else(|| args.input.input.clone()),
-        ..args.input.clone()
-    };
-    let index = ctx.index(&input_args, &budget).map_err(|e| {
-        // Named as given, not by its copy.
-        if input.is_some() {
-            e.context(args.input.input.display().to_string())
-        } else {
-            e
-        }
-    })?;
+    let input_path = input.as_deref().unwrap_or(&args.input.input);
+    let index = ctx.index(&args.input, input_path, &budget)?;
     let n = index.len();
 
     // A response, and the request it answers, hold one element per distinct key: each is read
@@ -177,11 +167,8 @@ pub(crate) fn intersect(ctx: &Context, args: &IntersectArgs) -> anyhow::Result<F
     }
     let rows_out = match out {
         Some(id) => Some(RowsOut {
-            records: KeyReader::new(
-                open_input("--input", &input_args.input)?,
-                &spec(&input_args),
-            )
-            .map_err(|e| in_file(e, &args.input.input))?,
+            records: KeyReader::new(open_input("--input", input_path)?, &spec(&args.input))
+                .map_err(|e| in_file(e, &args.input.input))?,
             out: staged
                 .file(id)
                 .try_clone()
@@ -193,8 +180,6 @@ pub(crate) fn intersect(ctx: &Context, args: &IntersectArgs) -> anyhow::Result<F
         Some(id) => Some(staged.file(id).try_clone().context("the staged pairs")?),
         None => None,
     };
-    let response = ElementReader::response(open_response()?, limits)
-        .with_context(|| args.response.display().to_string())?;
 
     let pool = ctx.session.pool(n, GRAIN)?;
     let step = ctx.session.step("intersect", Some(n as u64), "rows");
@@ -204,7 +189,9 @@ pub(crate) fn intersect(ctx: &Context, args: &IntersectArgs) -> anyhow::Result<F
         step.control(),
         &index,
         setup,
-        response,
+        scan,
+        open_response()?,
+        limits,
         learn,
         &budget,
         rows_out,
@@ -245,9 +232,20 @@ pub(crate) fn intersect(ctx: &Context, args: &IntersectArgs) -> anyhow::Result<F
 /// An engine error with the message file it is about: a bad element of the response (found
 /// when decrypting) or a setup that fails to decode while looked up (a truncated Golomb code).
 fn message_error(error: PsiError, args: &IntersectArgs) -> anyhow::Error {
+    // The setup is read as it is joined: its errors come here too, named by their message.
+    let of = |kind: &MessageKind| match kind {
+        MessageKind::Setup => Some(&args.setup),
+        MessageKind::Response => Some(&args.response),
+        MessageKind::Request => args.request.as_ref(),
+    };
     let file = match &error {
         PsiError::InvalidSetup(_) => Some(&args.setup),
-        PsiError::Element { .. } | PsiError::ResponseLength { .. } => Some(&args.response),
+        PsiError::ResponseLength { .. } => Some(&args.response),
+        PsiError::Element { kind, .. }
+        | PsiError::Protobuf { kind, .. }
+        | PsiError::Read { kind, .. }
+        | PsiError::TooManyElements { kind, .. } => of(kind),
+        PsiError::WrongMessage { expected, .. } => of(expected),
         _ => None,
     };
     match file {

@@ -7,7 +7,7 @@ use lockstep_files::{Files, open_input};
 use lockstep_psi::linkage::link_files::{PairsFile, PermutationFile};
 use lockstep_psi::linkage::{KeyReader, KeySpec, LinkageError};
 use lockstep_psi::streaming::{self, LinkageFile, StreamingError};
-use lockstep_psi::{ElementReader, GRAIN, Limits, Mode, SetupFormat, SetupParams, Starter};
+use lockstep_psi::{GRAIN, Limits, Mode, SetupFormat, SetupParams, Starter};
 
 use super::{Context, in_file, open_message, spec, spool, streaming_error};
 use crate::args::{ResolveArgs, RespondArgs, SetupArgs};
@@ -41,7 +41,7 @@ pub(crate) fn setup(ctx: &Context, args: &SetupArgs) -> anyhow::Result<Timing> {
     let key = ctx.read_key(&args.key)?;
     let work = ctx.work_dir(&args.out)?;
     let budget = ctx.budget(&work);
-    let index = ctx.index(&args.input, &budget)?;
+    let index = ctx.index(&args.input, &args.input.input, &budget)?;
     let starter = Starter::new(&key, Mode::Reveal, ctx.backend)?;
     let pool = ctx.session.pool(index.len(), GRAIN)?;
     let step = ctx.session.step("setup", Some(index.len() as u64), "rows");
@@ -124,22 +124,27 @@ pub(crate) fn respond(ctx: &Context, args: &RespondArgs) -> anyhow::Result<Timin
     let count = usize::try_from(scan.elements).unwrap_or(usize::MAX);
     let pool = ctx.session.pool(count, GRAIN)?;
     let step = ctx.session.step("respond", Some(scan.elements), "rows");
-    let reader = ElementReader::request(open()?, limits).with_context(|| shown.clone())?;
     let out_shown = staged.shown(out).to_owned();
     let written = streaming::respond(
         &starter,
         &pool,
         step.control(),
         scan,
-        reader,
+        open()?,
+        limits,
         &budget,
         BufWriter::with_capacity(1 << 20, staged.file(out)),
     );
+    // The request's own errors name it; the folder's, the output's and a cancellation speak
+    // for themselves.
     written.map_err(|e| match e {
         StreamingError::Write(e) => {
             anyhow::Error::new(e).context(format!("writing {}", out_shown.display()))
         }
-        e => anyhow::Error::new(e).context(shown.clone()),
+        e @ (StreamingError::Psi(_) | StreamingError::Changed { .. }) => {
+            anyhow::Error::new(e).context(shown.clone())
+        }
+        e => e.into(),
     })?;
     let timing = step.finish();
     staged.commit()?;
@@ -182,21 +187,7 @@ pub(crate) fn resolve(ctx: &Context, args: &ResolveArgs) -> anyhow::Result<u64> 
     // The records are read twice: a pipe is kept first.
     let copy = spool("--input", &args.input.input, &work, "input", Limits::NONE)?;
     let input = copy.as_deref().unwrap_or(&args.input.input);
-    let index = ctx
-        .index(
-            &crate::args::InputArgs {
-                input: input.to_owned(),
-                ..args.input.clone()
-            },
-            &budget,
-        )
-        .map_err(|e| {
-            if copy.is_some() {
-                e.context(args.input.input.display().to_string())
-            } else {
-                e
-            }
-        })?;
+    let index = ctx.index(&args.input, input, &budget)?;
     let records = KeyReader::new(open_input("--input", input)?, &spec)
         .map_err(|e| in_file(e, &args.input.input))?;
     let pool = ctx.session.sort_pool()?;

@@ -156,6 +156,7 @@ pub struct KeyTableBuilder {
 
 /// The key-column digest (see [`KeyTable::digest`]), fed a row's key at a time: one definition
 /// for the table built in memory and the index sorted on disk.
+#[derive(Clone)]
 pub(crate) struct KeyDigest(Sha256);
 
 impl KeyDigest {

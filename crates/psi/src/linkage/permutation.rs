@@ -9,24 +9,17 @@ const ENTRIES_DIGEST_DOMAIN: &[u8] = b"lockstep psi permutation entries v1\0";
 
 /// [`Permutation::entries_digest`], fed an entry at a time: one definition for a permutation in
 /// memory and one written as a sort gives its entries.
-pub(crate) struct EntriesDigest(Sha256, u64);
+pub(crate) struct EntriesDigest(Sha256);
 
 impl EntriesDigest {
     pub(crate) fn new() -> Self {
-        Self(Sha256::new().chain_update(ENTRIES_DIGEST_DOMAIN), 0)
+        Self(Sha256::new().chain_update(ENTRIES_DIGEST_DOMAIN))
     }
 
     /// Adds the next `(setup position, starter row)`, in position then row order.
     pub(crate) fn push(&mut self, position: usize, row: usize) {
         self.0.update((position as u64).to_le_bytes());
         self.0.update((row as u64).to_le_bytes());
-        self.1 += 1;
-    }
-
-    /// The entries added.
-    #[cfg(not(target_arch = "wasm32"))]
-    pub(crate) fn count(&self) -> u64 {
-        self.1
     }
 
     pub(crate) fn finish(self) -> Digest {

@@ -15,7 +15,8 @@
 
 use std::io::{BufRead, Read, Write};
 
-use super::{FileError, KeyColumns, KeySpec, KeyTable, KeyTableBuilder, LinkageError};
+use super::keys::KeyDigest;
+use super::{Digest, FileError, KeyColumns, KeySpec, KeyTable, KeyTableBuilder, LinkageError};
 
 /// The longest line a record file (or linkage file) may have: rows are far shorter, and a
 /// binary or endless input (`/dev/zero`) fails here instead of filling memory.
@@ -234,6 +235,8 @@ pub struct KeyReader<R: Read> {
     /// The last row read.
     record: csv::ByteRecord,
     row: usize,
+    /// The key-column digest of the rows read, when asked for ([`KeyReader::digested`]).
+    digest: Option<KeyDigest>,
 }
 
 enum KeySource<R: Read> {
@@ -263,6 +266,7 @@ impl<R: Read> KeyReader<R> {
                 header: None,
                 record: csv::ByteRecord::new(),
                 row: 0,
+                digest: None,
             });
         }
         let mut csv = csv::ReaderBuilder::new()
@@ -280,7 +284,22 @@ impl<R: Read> KeyReader<R> {
             header: Some(header),
             record: csv::ByteRecord::new(),
             row: 0,
+            digest: None,
         })
+    }
+
+    /// This reader, taking the key-column digest
+    /// ([`KeyTable::digest`](super::KeyTable::digest)) of every row it reads from now on: from
+    /// its first row, the digest a file read a second time must give again.
+    #[must_use]
+    pub fn digested(mut self) -> Self {
+        self.digest = Some(KeyDigest::new());
+        self
+    }
+
+    /// The digest of the rows read so far, when [`digested`](Self::digested).
+    pub fn digest(&self) -> Option<Digest> {
+        self.digest.clone().map(KeyDigest::finish)
     }
 
     /// The rows read so far.
@@ -317,6 +336,10 @@ impl<R: Read> KeyReader<R> {
         };
         if !more {
             return Ok(None);
+        }
+        if let Some(digest) = &mut self.digest {
+            let record = &self.record;
+            digest.push(&self.columns.key(self.row, |c| record.get(c))?);
         }
         self.row += 1;
         Ok(Some(&self.record))

@@ -286,6 +286,11 @@ impl<R: Read> ElementReader<R> {
         self.read
     }
 
+    /// The reader the message is read from (some of its bytes may be read ahead).
+    pub fn get_ref(&self) -> &R {
+        self.decoder.scanner.get_ref().get_ref()
+    }
+
     /// A request's mode, once every element was read (`None` before the end, and for a
     /// response).
     pub fn mode(&self) -> Option<Mode> {

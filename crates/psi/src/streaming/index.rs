@@ -198,6 +198,18 @@ impl KeyIndex {
         })
     }
 
+    /// Each key's rows, a key at a time, without holding them (see [`KeyRows`]).
+    pub(crate) fn key_rows(&self) -> Result<KeyRows, StreamingError> {
+        Ok(KeyRows {
+            rows: BufReader::with_capacity(1 << 16, self.open("rows")?),
+            left: self.keyed_rows,
+            group: 0,
+            group_first: None,
+            ahead: None,
+            dir: self.folder.path().to_owned(),
+        })
+    }
+
     /// Every keyed row's `(first row of its key, row)` record, sorted (big-endian): the order a
     /// permutation's positions, each given by its first row, must give too.
     pub(crate) fn first_row_records(
@@ -240,6 +252,65 @@ fn split_hash_row(record: &HashRow) -> ([u8; 32], [u8; 8]) {
 fn row_at(bytes: &[u8]) -> usize {
     let row = u64::from_be_bytes(bytes.try_into().expect("invariant: a row is 8 bytes"));
     usize::try_from(row).expect("invariant: rows were counted in usize")
+}
+
+/// The index's keys walked in order, one key's rows at a time, none held: what a step that
+/// meets each key's rows in key order reads (a key shared by every row costs no memory).
+#[derive(Debug)]
+pub(crate) struct KeyRows {
+    rows: BufReader<File>,
+    left: u64,
+    /// The key of the last record read, and its first row.
+    group: usize,
+    group_first: Option<[u8; 8]>,
+    /// The next record not given yet: its key and row.
+    ahead: Option<(usize, usize)>,
+    dir: std::path::PathBuf,
+}
+
+impl KeyRows {
+    fn peek(&mut self) -> std::io::Result<Option<(usize, usize)>> {
+        if self.ahead.is_none() && self.left > 0 {
+            let mut record: FirstRow = [0; 16];
+            self.rows.read_exact(&mut record)?;
+            self.left -= 1;
+            let first: [u8; 8] = record[..8].try_into().expect("invariant: 8 of 16 bytes");
+            if self.group_first != Some(first) {
+                if self.group_first.is_some() {
+                    self.group += 1;
+                }
+                self.group_first = Some(first);
+            }
+            self.ahead = Some((self.group, row_at(&record[8..])));
+        }
+        Ok(self.ahead)
+    }
+
+    /// Gives every row of key `key` (ascending) to `each`. Keys are asked in ascending order;
+    /// a key asked again, or skipped, gives nothing.
+    ///
+    /// # Errors
+    /// [`StreamingError::Index`] if the index's file cannot be read; `each`'s.
+    pub(crate) fn rows_of(
+        &mut self,
+        key: usize,
+        mut each: impl FnMut(usize) -> Result<(), StreamingError>,
+    ) -> Result<(), StreamingError> {
+        loop {
+            let next = self.peek().map_err(|source| StreamingError::Index {
+                dir: self.dir.clone(),
+                source,
+            })?;
+            match next {
+                Some((group, _)) if group < key => self.ahead = None,
+                Some((group, row)) if group == key => {
+                    each(row)?;
+                    self.ahead = None;
+                }
+                _ => return Ok(()),
+            }
+        }
+    }
 }
 
 /// Each distinct key's rows, from [`KeyIndex::groups`].
@@ -404,6 +475,18 @@ mod tests {
         let groups: Vec<Vec<usize>> = index.groups().unwrap().map(Result::unwrap).collect();
         let rows: Vec<Vec<usize>> = (0..table.len()).map(|k| table.rows(k).to_vec()).collect();
         assert_eq!(groups, rows);
+        // Walked a key at a time, every other key skipped: the same rows, none held.
+        let mut walker = index.key_rows().unwrap();
+        for k in (0..table.len()).step_by(2) {
+            let mut got = Vec::new();
+            walker
+                .rows_of(k, |row| {
+                    got.push(row);
+                    Ok(())
+                })
+                .unwrap();
+            assert_eq!(got, table.rows(k));
+        }
     }
 
     #[test]

@@ -6,7 +6,10 @@ use std::io::{Read, Write};
 use lockstep_shard::spill::ExternalSort;
 use lockstep_shard::{Control, Pool};
 
-use super::{Budget, KeyIndex, LinkageFile, StreamingError, in_blocks, record_at};
+use super::{
+    Budget, KeyIndex, LinkageFile, StreamingError, check_unchanged, element_weight, in_blocks,
+    record_at,
+};
 use crate::linkage::link_files::{PairsRows, pairs_preamble};
 use crate::linkage::records::RowsWriter;
 use crate::linkage::{DigestingReader, FileError, KeyReader, Learn};
@@ -25,6 +28,8 @@ pub struct ResponseScan {
     pub elements: u64,
     /// Whether they are sorted by bytes (a size-only starter's response is).
     pub sorted: bool,
+    /// The SHA-256 of its bytes: its second reading must give the same.
+    pub digest: crate::linkage::Digest,
 }
 
 /// Reads a whole response, checking every element's form and the bound as
@@ -33,7 +38,7 @@ pub struct ResponseScan {
 /// # Errors
 /// As [`Response::read`](crate::Response::read).
 pub fn scan_response(reader: impl Read, limits: Limits) -> Result<ResponseScan, PsiError> {
-    let mut response = ElementReader::response(reader, limits)?;
+    let mut response = ElementReader::response(DigestingReader::new(reader), limits)?;
     let (mut sorted, mut previous) = (true, None);
     while let Some(element) = response.next_element()? {
         sorted &= previous.is_none_or(|p| p <= element);
@@ -42,6 +47,7 @@ pub fn scan_response(reader: impl Read, limits: Limits) -> Result<ResponseScan, 
     Ok(ResponseScan {
         elements: response.count(),
         sorted,
+        digest: response.get_ref().digest(),
     })
 }
 
@@ -98,7 +104,9 @@ pub fn intersect<S: Read, R: Read, I: Read, W: Write, P: Write>(
     control: &Control,
     index: &KeyIndex,
     setup: StreamedSetup<DigestingReader<S>>,
-    mut response: ElementReader<R>,
+    scan: ResponseScan,
+    response: R,
+    limits: Limits,
     learn: Learn,
     budget: &Budget<'_>,
     rows_out: Option<RowsOut<I, W>>,
@@ -108,6 +116,14 @@ pub fn intersect<S: Read, R: Read, I: Read, W: Write, P: Write>(
         return Err(PsiError::SizeOnly.into());
     }
     let keys = index.len();
+    if scan.elements != keys as u64 {
+        return Err(PsiError::ResponseLength {
+            response: usize::try_from(scan.elements).unwrap_or(usize::MAX),
+            request: keys,
+        }
+        .into());
+    }
+    let mut response = ElementReader::response(DigestingReader::new(response), limits)?;
     let raw = matches!(setup, StreamedSetup::Raw(_));
     if pairs_out.is_some() && !raw {
         return Err(PsiError::NotRaw(format_of(&setup)).into());
@@ -123,8 +139,8 @@ pub fn intersect<S: Read, R: Read, I: Read, W: Write, P: Write>(
                 pool,
                 control,
                 &mut response,
+                &scan,
                 budget,
-                keys,
                 |k, e| {
                     let mut record: ElementKey = [0; ELEMENT_LEN + 8];
                     record[..ELEMENT_LEN].copy_from_slice(e.as_bytes());
@@ -154,12 +170,14 @@ pub fn intersect<S: Read, R: Read, I: Read, W: Write, P: Write>(
                 pool,
                 control,
                 &mut response,
+                &scan,
                 budget,
-                keys,
                 |k, e| {
                     if bloom::contains(&filter.bits, filter.num_hash_functions, e.as_ref()) {
                         size += 1;
-                        found.push(pool, control, pair(k as u64, 0))?;
+                        if learn == Learn::Rows {
+                            found.push(pool, control, pair(k as u64, 0))?;
+                        }
                     }
                     Ok(())
                 },
@@ -172,8 +190,8 @@ pub fn intersect<S: Read, R: Read, I: Read, W: Write, P: Write>(
                 pool,
                 control,
                 &mut response,
+                &scan,
                 budget,
-                keys,
                 |k, e| {
                     let hash = gcs::element_hash(e.as_ref(), code.hash_range);
                     Ok(hashes.push(pool, control, pair(hash, k))?)
@@ -186,11 +204,19 @@ pub fn intersect<S: Read, R: Read, I: Read, W: Write, P: Write>(
             });
             gcs::walk_members(&code.bits, code.div, sorted, |k| {
                 size += 1;
-                Ok::<_, StreamingError>(found.push(pool, control, pair(k as u64, 0))?)
+                if learn == Learn::Rows {
+                    found.push(pool, control, pair(k as u64, 0))?;
+                }
+                Ok::<_, StreamingError>(())
             })?;
         }
         StreamedSetup::Whole(ServerSetup::Raw(_)) => {
-            unreachable!("invariant: a raw setup is read element by element")
+            return Err(PsiError::Runtime(
+                "a raw setup is joined element by element: give it as StreamedSetup::Raw, as \
+                 StreamedSetup::read makes it"
+                    .to_owned(),
+            )
+            .into());
         }
     }
     if learn == Learn::Size {
@@ -199,7 +225,8 @@ pub fn intersect<S: Read, R: Read, I: Read, W: Write, P: Write>(
     let found = found.finish(pool, control)?;
     let rows = by_row(pool, control, index, budget, found)?;
     let mut written = 0;
-    if let Some(RowsOut { mut records, out }) = rows_out {
+    if let Some(RowsOut { records, out }) = rows_out {
+        let mut records = records.digested();
         let header = records
             .header_fields()
             .iter()
@@ -216,6 +243,7 @@ pub fn intersect<S: Read, R: Read, I: Read, W: Write, P: Write>(
             written += 1;
         }
         writer.finish().map_err(&failed)?;
+        check_unchanged(records, index)?;
     }
     Ok(Found {
         size,
@@ -254,14 +282,16 @@ fn unmask_in_blocks<R: Read>(
     joiner: &Joiner,
     pool: &Pool,
     control: &Control,
-    response: &mut ElementReader<R>,
+    response: &mut ElementReader<DigestingReader<R>>,
+    scan: &ResponseScan,
     budget: &Budget<'_>,
-    keys: usize,
     mut each: impl FnMut(usize, Element) -> Result<(), StreamingError>,
 ) -> Result<(), StreamingError> {
+    let expected = usize::try_from(scan.elements).unwrap_or(usize::MAX);
     in_blocks(
-        budget.block(),
-        keys,
+        budget,
+        expected,
+        element_weight,
         || Ok(response.next_element()?),
         |first, block| {
             for (k, element) in (first..).zip(joiner.unmask(pool, control, block, first)?) {
@@ -270,13 +300,10 @@ fn unmask_in_blocks<R: Read>(
             Ok(())
         },
     )?;
-    if response.count() != keys as u64 {
-        return Err(StreamingError::Changed {
-            what: "response",
-            unit: "elements",
-            first: keys as u64,
-            second: response.count(),
-        });
+    // Every key index given is below the scan's count, the index's keys: unless the response
+    // changed, which its digest tells.
+    if response.get_ref().digest() != scan.digest {
+        return Err(StreamingError::Changed { what: "response" });
     }
     Ok(())
 }
@@ -341,31 +368,38 @@ fn by_row(
     found: lockstep_shard::spill::Sorted<16>,
 ) -> Result<lockstep_shard::spill::Sorted<24>, StreamingError> {
     let mut rows = ExternalSort::<24>::new(&budget.spill(2))?;
-    let mut groups = index.groups()?;
-    let (mut group, mut next_group) = (Vec::new(), 0);
-    let (mut last, mut number_of) = (None, 0usize);
+    let mut key_rows = index.key_rows()?;
+    // The positions the current key matched (one, but for a setup that repeats elements), and
+    // its number among the matched keys.
+    let mut positions: Vec<usize> = Vec::new();
+    let (mut current, mut numbered) = (None::<usize>, 0usize);
+    let mut flush = |key: usize, number: usize, positions: &[usize]| {
+        key_rows.rows_of(key, |row| {
+            for &position in positions {
+                let mut entry = [0u8; 24];
+                entry[..8].copy_from_slice(&(row as u64).to_be_bytes());
+                entry[8..16].copy_from_slice(&(number as u64).to_be_bytes());
+                entry[16..].copy_from_slice(&(position as u64).to_be_bytes());
+                rows.push(pool, control, entry)?;
+            }
+            Ok(())
+        })
+    };
     for record in found {
         let record = record?;
         let (k, position) = (number(&record[..8]), number(&record[8..]));
-        if last != Some(k) {
-            if last.is_some() {
-                number_of += 1;
+        if current != Some(k) {
+            if let Some(key) = current {
+                flush(key, numbered, &positions)?;
+                numbered += 1;
             }
-            last = Some(k);
-            while next_group <= k {
-                group = groups
-                    .next()
-                    .expect("invariant: a matched key is a key of the index")?;
-                next_group += 1;
-            }
+            current = Some(k);
+            positions.clear();
         }
-        for &row in &group {
-            let mut entry = [0u8; 24];
-            entry[..8].copy_from_slice(&(row as u64).to_be_bytes());
-            entry[8..16].copy_from_slice(&(number_of as u64).to_be_bytes());
-            entry[16..].copy_from_slice(&(position as u64).to_be_bytes());
-            rows.push(pool, control, entry)?;
-        }
+        positions.push(position);
+    }
+    if let Some(key) = current {
+        flush(key, numbered, &positions)?;
     }
     Ok(rows.finish(pool, control)?)
 }
@@ -390,6 +424,7 @@ fn write_raw<I: Read, W: Write, P: Write>(
     };
     let (mut records, mut writer) = match rows_out {
         Some(RowsOut { records, out }) => {
+            let records = records.digested();
             let header: Vec<Vec<u8>> = records.header_fields().iter().map(|f| f.to_vec()).collect();
             let header: Vec<&[u8]> = header.iter().map(Vec::as_slice).collect();
             let writer = RowsWriter::new(out, &["joiner_row", "setup_position"], &header)
@@ -425,6 +460,9 @@ fn write_raw<I: Read, W: Write, P: Write>(
     }
     if let Some(writer) = writer {
         writer.finish().map_err(&rows_failed)?;
+    }
+    if let Some(records) = records {
+        check_unchanged(records, index)?;
     }
     Ok(written)
 }

@@ -6,7 +6,7 @@ use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use lockstep_shard::spill::ExternalSort;
 use lockstep_shard::{Control, Pool};
 
-use super::{Budget, KeyIndex, LinkageFile, StreamingError, record_at};
+use super::{Budget, KeyIndex, LinkageFile, StreamingError, check_unchanged, record_at};
 use crate::linkage::link_files::{PairsFile, PermutationFile};
 use crate::linkage::permutation::EntriesDigest;
 use crate::linkage::{FileError, KeyReader, LinkageError};
@@ -18,10 +18,10 @@ use crate::linkage::{FileError, KeyReader, LinkageError};
 /// the permutation was made from. Writes the matched row pairs' CSV to `out` and returns how
 /// many.
 ///
-/// The permutation's entries are read once, in the order lockstep writes them (by position,
-/// then row): each checked as it comes (ranges, a row listed twice, by a bit a starter row),
-/// its digest taken, its positions' rows compared with the index's keys through a sort, and
-/// the pairs' positions met. The pairs (the joiner's matched rows) are read once and checked
+/// The permutation's entries are read once, in any order as memory takes them: their ranges
+/// checked as they come, then sorted on disk by row (a row listed twice) and by position (a
+/// position without rows, the entries' digest, the positions' rows compared with the index's
+/// keys through one more sort, the pairs' positions met). The pairs (the joiner's matched rows) are read once and checked
 /// through three sorts (by row, position and key), the first refusal in file order kept as
 /// memory's checks give it; the matched starter rows are read in row order, written to an
 /// unnamed file, and put in `(joiner row, starter row)` order by a sort of their offsets.
@@ -32,9 +32,10 @@ use crate::linkage::{FileError, KeyReader, LinkageError};
 /// [`LinkageError::OtherSetup`], the pairs' first error in file order as
 /// [`linkage::resolve`](crate::linkage::resolve) names it (all as
 /// [`StreamingError::Linkage`]); then, reading the
-/// permutation, [`LinkageError::InvalidPermutation`] for an entry out of range, out of order or
-/// listed twice, a position without rows, positions that are not the input's keys, or edited
-/// entries; the files', the sorts' and the output's errors.
+/// permutation, [`LinkageError::InvalidPermutation`] as
+/// [`Permutation::from_entries`](crate::linkage::Permutation::from_entries) names it (too few
+/// entries, an entry out of range, a row listed twice, a position without rows, edited
+/// entries), or for positions that are not the input's keys; the files', the sorts' and the output's errors.
 ///
 /// # Panics
 /// Never: the sorts give back the records pushed.
@@ -45,7 +46,7 @@ pub fn resolve<P: Read, Q: Read, I: Read, W: Write>(
     permutation: PermutationFile<P>,
     index: &KeyIndex,
     pairs: PairsFile<Q>,
-    mut records: KeyReader<I>,
+    records: KeyReader<I>,
     budget: &Budget<'_>,
     mut out: W,
 ) -> Result<u64, StreamingError> {
@@ -77,53 +78,97 @@ pub fn resolve<P: Read, Q: Read, I: Read, W: Write>(
     let wanted = check_pairs(pool, control, pairs, head.positions, budget)?;
     let mut wanted = wanted.peekable();
 
-    let mut groups = ExternalSort::<16>::new(&budget.spill(4))?;
-    let mut by_starter = ExternalSort::<16>::new(&budget.spill(4))?;
-    let mut seen = vec![0u64; head.starter_rows.div_ceil(64)];
-    let mut digest = EntriesDigest::new();
-    let (mut previous, mut first_row) = (None::<(usize, usize)>, 0);
-    // The joiner rows matched at the current position.
-    let mut at_position: Vec<(usize, usize)> = Vec::new();
+    // The entries in any order, as memory takes them: ranges checked in file order, then
+    // sorted by (position, row) and by (row, entry) on disk.
+    let mut by_position = ExternalSort::<16>::new(&budget.spill(5))?;
+    let mut by_row = ExternalSort::<16>::new(&budget.spill(5))?;
+    let (mut entries, mut out_of_range) = (0usize, None::<StreamingError>);
     let read = permutation.entries::<In<false>>(|_, position, row| {
         (|| -> Result<(), StreamingError> {
-            let entry = digest_entry(&mut digest, previous, position, row, &head)?;
-            let bit = &mut seen[row / 64];
-            if *bit & (1 << (row % 64)) != 0 {
-                return Err(invalid(format!(
-                    "entry {entry}: starter row {} is listed twice",
-                    row + 1
+            entries += 1;
+            if out_of_range.is_some() {
+                // Counted still: too few entries for the positions is said first.
+                return Ok(());
+            }
+            if position >= head.positions {
+                out_of_range = Some(invalid(format!(
+                    "entry {entries}: setup position {position} is outside its {} positions",
+                    head.positions
                 )));
-            }
-            *bit |= 1 << (row % 64);
-            let expected_position = previous.map_or(0, |(p, _)| p + 1);
-            if previous.is_none_or(|(p, _)| p != position) {
-                if position != expected_position {
-                    return Err(invalid(format!(
-                        "setup position {expected_position} has no starter row"
-                    )));
-                }
-                first_row = row;
-            }
-            previous = Some((position, row));
-            groups.push(pool, control, pair(first_row, row))?;
-            // The pairs at this position (sorted by position, then joiner row), kept while the
-            // position's rows come.
-            if at_position.first().is_none_or(|&(p, _)| p != position) {
-                at_position.clear();
-                take_at(&mut wanted, position, &mut at_position)?;
-            }
-            for &(_, joiner_row) in &at_position {
-                by_starter.push(pool, control, pair(row, joiner_row))?;
+            } else if row >= head.starter_rows {
+                out_of_range = Some(invalid(format!(
+                    "entry {entries}: starter row {} is beyond its {} rows",
+                    row.saturating_add(1),
+                    head.starter_rows
+                )));
+            } else {
+                by_position.push(pool, control, pair(position, row))?;
+                by_row.push(pool, control, pair(row, entries))?;
             }
             Ok(())
         })()
         .map_err(In)
     });
     read.map_err(|In(e)| e)?;
+    if head.positions > entries {
+        return Err(invalid(format!(
+            "{entries} entries cannot cover {} setup positions",
+            head.positions
+        )));
+    }
+    if let Some(error) = out_of_range {
+        return Err(error);
+    }
+    // A row listed twice: the lowest entry repeating an earlier entry's row, as memory names it.
+    let (mut twice, mut last_row) = (None::<(usize, usize)>, None);
+    for record in by_row.finish(pool, control)? {
+        let record = record?;
+        let (row, entry) = (row_number(&record[..8]), row_number(&record[8..]));
+        if last_row == Some(row) && twice.is_none_or(|(e, _)| entry < e) {
+            twice = Some((entry, row));
+        }
+        last_row = Some(row);
+    }
+    if let Some((entry, row)) = twice {
+        return Err(invalid(format!(
+            "entry {entry}: starter row {} is listed twice",
+            row + 1
+        )));
+    }
+
+    let mut groups = ExternalSort::<16>::new(&budget.spill(5))?;
+    let mut by_starter = ExternalSort::<16>::new(&budget.spill(5))?;
+    let mut digest = EntriesDigest::new();
+    let (mut previous, mut first_row) = (None::<usize>, 0);
+    // The joiner rows matched at the current position.
+    let mut at_position: Vec<(usize, usize)> = Vec::new();
+    for entry in by_position.finish(pool, control)? {
+        let entry = entry?;
+        let (position, row) = (row_number(&entry[..8]), row_number(&entry[8..]));
+        digest.push(position, row);
+        if previous != Some(position) {
+            let expected = previous.map_or(0, |p| p + 1);
+            if position != expected {
+                return Err(invalid(format!(
+                    "setup position {expected} has no starter row"
+                )));
+            }
+            first_row = row;
+            previous = Some(position);
+            // The pairs at this position (sorted by position, then joiner row), kept while
+            // the position's rows come.
+            at_position.clear();
+            take_at(&mut wanted, position, &mut at_position)?;
+        }
+        groups.push(pool, control, pair(first_row, row))?;
+        for &(_, joiner_row) in &at_position {
+            by_starter.push(pool, control, pair(row, joiner_row))?;
+        }
+    }
     // Pairs past the last position would be an invariant broken (positions were checked), and
     // a read error of the sort must not go unsaid.
     take_at(&mut wanted, usize::MAX, &mut at_position)?;
-    let last = previous.map_or(0, |(p, _)| p + 1);
+    let last = previous.map_or(0, |p| p + 1);
     if last != head.positions {
         return Err(invalid(format!("setup position {last} has no starter row")));
     }
@@ -154,7 +199,10 @@ pub fn resolve<P: Read, Q: Read, I: Read, W: Write>(
             break;
         }
     }
-    write_rows(pool, control, budget, by_starter, &mut records, &mut out)
+    let mut records = records.digested();
+    let written = write_rows(pool, control, budget, by_starter, &mut records, &mut out)?;
+    check_unchanged(records, index)?;
+    Ok(written)
 }
 
 /// The first refusal of the pairs in file order, as [`PairCheck`] in memory gives it: each
@@ -338,37 +386,6 @@ impl<const PAIRS: bool> From<FileError> for In<PAIRS> {
 
 fn invalid(what: String) -> StreamingError {
     LinkageError::InvalidPermutation(what).into()
-}
-
-/// Checks an entry's ranges and order, adds it to the digest, and returns its 1-based number.
-fn digest_entry(
-    digest: &mut EntriesDigest,
-    previous: Option<(usize, usize)>,
-    position: usize,
-    row: usize,
-    head: &crate::linkage::link_files::PermutationHead,
-) -> Result<u64, StreamingError> {
-    let entry = digest.count() + 1;
-    if position >= head.positions {
-        return Err(invalid(format!(
-            "entry {entry}: setup position {position} is outside its {} positions",
-            head.positions
-        )));
-    }
-    if row >= head.starter_rows {
-        return Err(invalid(format!(
-            "entry {entry}: starter row {} is beyond its {} rows",
-            row.saturating_add(1),
-            head.starter_rows
-        )));
-    }
-    if previous.is_some_and(|p| p >= (position, row)) {
-        return Err(invalid(format!(
-            "entry {entry}: not after the entry before it (lockstep writes them by position, then row)"
-        )));
-    }
-    digest.push(position, row);
-    Ok(entry)
 }
 
 fn pair(a: usize, b: usize) -> [u8; 16] {

@@ -5,7 +5,8 @@ use std::io::{Read, Write};
 use lockstep_shard::spill::ExternalSort;
 use lockstep_shard::{Control, Pool};
 
-use super::{Budget, StreamingError, in_blocks};
+use super::{Budget, StreamingError, element_weight, in_blocks};
+use crate::linkage::{Digest, DigestingReader};
 use crate::{ELEMENT_LEN, Element, ElementReader, ElementWriter, Limits, Mode, PsiError, Starter};
 
 /// What a whole request holds, checked before it is answered.
@@ -15,6 +16,8 @@ pub struct RequestScan {
     pub mode: Mode,
     /// Its elements.
     pub elements: u64,
+    /// The SHA-256 of its bytes: its second reading must give the same.
+    pub digest: Digest,
 }
 
 /// Reads a whole request, checking every element's form and the bound as
@@ -26,7 +29,7 @@ pub struct RequestScan {
 /// # Panics
 /// Never: a request read to its end has a mode.
 pub fn scan_request(reader: impl Read, limits: Limits) -> Result<RequestScan, PsiError> {
-    let mut request = ElementReader::request(reader, limits)?;
+    let mut request = ElementReader::request(DigestingReader::new(reader), limits)?;
     while request.next_element()?.is_some() {}
     if request.count() == 0 {
         return Err(PsiError::EmptySet("request's"));
@@ -36,11 +39,12 @@ pub fn scan_request(reader: impl Read, limits: Limits) -> Result<RequestScan, Ps
             .mode()
             .expect("invariant: a request read to its end has a mode"),
         elements: request.count(),
+        digest: request.get_ref().digest(),
     })
 }
 
-/// Writes the starter's response to the request `request` reads (which [`scan_request`] found
-/// to be `scan`) to `out`: the bytes [`Starter::respond`] then `to_bytes` give, in request order,
+/// Writes the starter's response to the request `request` reads again (within `limits`; which
+/// [`scan_request`] found to be `scan`) to `out`: the bytes [`Starter::respond`] then `to_bytes` give, in request order,
 /// or sorted by bytes (an external sort in `budget`) when size-only. Returns `out`.
 ///
 /// Progress: one step per element.
@@ -48,7 +52,7 @@ pub fn scan_request(reader: impl Read, limits: Limits) -> Result<RequestScan, Ps
 /// # Errors
 /// [`PsiError::ModeMismatch`] before any work if the scan's mode is not this starter's; as
 /// [`Starter::respond`] for an element; [`StreamingError::Changed`] if `request` gives other
-/// elements than the scan found; [`StreamingError::Spill`], [`StreamingError::Write`].
+/// bytes than the scan read; [`StreamingError::Spill`], [`StreamingError::Write`].
 ///
 /// # Panics
 /// Never: a record of the size-only sort is an element this starter re-masked.
@@ -58,7 +62,8 @@ pub fn respond<R: Read, W: Write>(
     pool: &Pool,
     control: &Control,
     scan: RequestScan,
-    mut request: ElementReader<R>,
+    request: R,
+    limits: Limits,
     budget: &Budget<'_>,
     out: W,
 ) -> Result<W, StreamingError> {
@@ -69,6 +74,7 @@ pub fn respond<R: Read, W: Write>(
         }
         .into());
     }
+    let mut request = ElementReader::request(DigestingReader::new(request), limits)?;
     let mut writer = ElementWriter::response(out)?;
     let mut sorted = match scan.mode {
         Mode::SizeOnly => Some(ExternalSort::<ELEMENT_LEN>::new(&budget.spill(1))?),
@@ -76,8 +82,9 @@ pub fn respond<R: Read, W: Write>(
     };
     let expected = usize::try_from(scan.elements).unwrap_or(usize::MAX);
     in_blocks(
-        budget.block(),
+        budget,
         expected,
+        element_weight,
         || Ok(request.next_element()?),
         |first, block| {
             for element in starter.remask(pool, control, block, first)? {
@@ -89,13 +96,8 @@ pub fn respond<R: Read, W: Write>(
             Ok(())
         },
     )?;
-    if request.count() != scan.elements || request.mode() != Some(scan.mode) {
-        return Err(StreamingError::Changed {
-            what: "request",
-            unit: "elements",
-            first: scan.elements,
-            second: request.count(),
-        });
+    if request.get_ref().digest() != scan.digest {
+        return Err(StreamingError::Changed { what: "request" });
     }
     if let Some(sort) = sorted {
         for record in sort.finish(pool, control)? {

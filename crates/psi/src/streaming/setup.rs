@@ -203,7 +203,7 @@ fn write_permutation<P: Write>(
     mut file: P,
 ) -> Result<P, StreamingError> {
     let mut by_position = ExternalSort::<16>::new(&budget.spill(2))?;
-    let mut groups = index.groups()?;
+    let mut rows = index.key_rows()?;
     for (key, pair) in by_key.finish(pool, control)?.enumerate() {
         let pair = pair?;
         assert_eq!(
@@ -211,15 +211,12 @@ fn write_permutation<P: Write>(
             key,
             "invariant: the sort by key gives each key of the setup once, in order"
         );
-        let rows = groups
-            .next()
-            .expect("invariant: the index has a group for each key the setup holds")?;
-        for row in rows {
+        rows.rows_of(key, |row| {
             let mut entry = [0u8; 16];
             entry[..8].copy_from_slice(&pair[8..]);
             entry[8..].copy_from_slice(&(row as u64).to_be_bytes());
-            by_position.push(pool, control, entry)?;
-        }
+            Ok(by_position.push(pool, control, entry)?)
+        })?;
     }
     let index_error = |source| StreamingError::Index {
         dir: budget.dir.to_owned(),

@@ -97,8 +97,16 @@ fn streamed_response(
     };
     let (pool, control) = (Pool::new(workers).unwrap(), Control::new());
     let scan = scan_request(request, Limits::NONE)?;
-    let reader = crate::ElementReader::request(request, Limits::NONE)?;
-    let out = respond(starter, &pool, &control, scan, reader, &budget, Vec::new());
+    let out = respond(
+        starter,
+        &pool,
+        &control,
+        scan,
+        request,
+        Limits::NONE,
+        &budget,
+        Vec::new(),
+    );
     // Nothing is left in the folder, whatever the outcome.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     out
@@ -179,20 +187,20 @@ fn a_streamed_response_refuses_what_the_response_in_memory_refuses() {
         elements: request.elements[..39].to_vec(),
     }
     .to_bytes();
-    let reader = crate::ElementReader::request(&shorter[..], Limits::NONE).unwrap();
     let err = respond(
         &size_only,
         &pool,
         &control,
         scan,
-        reader,
+        &shorter[..],
+        Limits::NONE,
         &budget,
         Vec::new(),
     )
     .unwrap_err();
     assert_eq!(
         err.to_string(),
-        "the request changed while it was read: 40 elements the first time, 39 the second"
+        "the request changed while it was read: its second reading differs from its first"
     );
     // An empty request.
     let empty = Request {
@@ -407,8 +415,7 @@ fn a_streamed_intersection_is_the_intersection_in_memory() {
                     let setup =
                         StreamedSetup::read(DigestingReader::new(&linked.bytes[..]), Limits::NONE)
                             .unwrap();
-                    let reader =
-                        crate::ElementReader::response(&response_bytes[..], Limits::NONE).unwrap();
+                    let scan = scan_response(&response_bytes[..], Limits::NONE).unwrap();
                     let rows_out = (learn == Learn::Rows).then(|| RowsOut {
                         records: KeyReader::new(joiner_text.as_bytes(), &spec).unwrap(),
                         out: Vec::new(),
@@ -421,7 +428,9 @@ fn a_streamed_intersection_is_the_intersection_in_memory() {
                         &control,
                         &index,
                         setup,
-                        reader,
+                        scan,
+                        &response_bytes[..],
+                        Limits::NONE,
                         learn,
                         &budget,
                         rows_out.map(|r| RowsOut {
@@ -450,6 +459,81 @@ fn a_streamed_intersection_is_the_intersection_in_memory() {
             }
         }
     }
+}
+
+/// A record file or a response that changes between its two readings is refused, never read
+/// as it now is.
+#[test]
+fn files_changed_between_their_readings_are_refused() {
+    use crate::linkage::{DigestingReader, Learn, Party};
+    use crate::{SetupFormat, SetupParams, StreamedSetup};
+    let (starter_text, spec) = starter_csv();
+    let joiner_text = joiner_csv();
+    let starter_party = Party::read(starter_text.as_bytes(), &spec).unwrap();
+    let joiner_party = Party::read(joiner_text.as_bytes(), &spec).unwrap();
+    let (pool, control) = (Pool::new(2).unwrap(), Control::new());
+    let starter =
+        Starter::new(&Key::generate().unwrap(), Mode::Reveal, Backend::fastest()).unwrap();
+    let joiner = Joiner::new(&Key::generate().unwrap(), Mode::Reveal, Backend::fastest()).unwrap();
+    let params = SetupParams {
+        format: SetupFormat::Raw,
+        fpr: 1e-6,
+        joiner_count: 500,
+    };
+    let linked =
+        crate::linkage::setup(&starter, &pool, &control, starter_party.keys(), &params).unwrap();
+    let request = crate::linkage::request(&joiner, &pool, &control, joiner_party.keys()).unwrap();
+    let response = starter
+        .respond(&pool, &control, &request)
+        .unwrap()
+        .to_bytes();
+    let dir = tempfile::tempdir().unwrap();
+    let budget = Budget::new(dir.path(), 4096);
+    let index = KeyIndex::build(
+        KeyReader::new(joiner_text.as_bytes(), &spec).unwrap(),
+        &budget,
+        &pool,
+        &control,
+    )
+    .unwrap();
+    let run = |records: &str, second_response: &[u8]| {
+        intersect(
+            &joiner,
+            &pool,
+            &control,
+            &index,
+            StreamedSetup::read(DigestingReader::new(&linked.bytes[..]), Limits::NONE).unwrap(),
+            scan_response(&response[..], Limits::NONE).unwrap(),
+            second_response,
+            Limits::NONE,
+            Learn::Rows,
+            &budget,
+            Some(RowsOut {
+                records: KeyReader::new(records.as_bytes(), &spec).unwrap(),
+                out: Vec::new(),
+            }),
+            None::<Vec<u8>>,
+        )
+    };
+    assert!(run(&joiner_text, &response).is_ok());
+    // The last row's key edited (past every matched row written): refused at the end.
+    let cut = joiner_text.trim_end().rfind('\n').unwrap() + 1;
+    let edited = format!("{}x{}", &joiner_text[..cut], &joiner_text[cut..]);
+    let err = run(&edited, &response).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "the record file changed while it was read: its second reading differs from its first"
+    );
+    let mut other = response.clone();
+    let last = other.len() - 1;
+    other[last] ^= 1;
+    let err = run(&joiner_text, &other).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("response changed while it was read")
+            || err.to_string().contains("response message"),
+        "{err}"
+    );
 }
 
 /// A starter that repeats elements (in its setup, in its response) gets from the streamed
@@ -520,7 +604,9 @@ fn repeated_elements_are_joined_as_in_memory() {
             &control,
             &index,
             StreamedSetup::read(DigestingReader::new(&setup_bytes[..]), Limits::NONE).unwrap(),
-            crate::ElementReader::response(&response.to_bytes()[..], Limits::NONE).unwrap(),
+            scan_response(&response.to_bytes()[..], Limits::NONE).unwrap(),
+            &response.to_bytes()[..],
+            Limits::NONE,
             learn,
             &budget,
             Some(RowsOut {
@@ -652,7 +738,8 @@ fn a_streamed_resolve_is_the_resolve_in_memory() {
         "the input's keys are not those the setup was made from: rows reordered, keys edited, \
          another file, or other key columns or normalization"
     );
-    // Entries moved, or edited: refused.
+    // Entries moved: taken, as memory takes them (in any order). Edited: refused as memory
+    // refuses them, word for word.
     let text = String::from_utf8(permutation_file.clone()).unwrap();
     let mut lines: Vec<&str> = text.lines().collect();
     let first = lines
@@ -660,22 +747,46 @@ fn a_streamed_resolve_is_the_resolve_in_memory() {
         .position(|l| l.starts_with("setup_position"))
         .unwrap()
         + 1;
-    lines.swap(first, first + 1);
+    lines[first..].reverse();
     let moved: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    let err = streamed(&starter_text, moved.as_bytes(), 4096, 2).unwrap_err();
-    assert!(err.to_string().contains("entry 2: not after"), "{err}");
-    let row = lines[first + 1].to_owned();
-    let (position, starter_row) = row.split_once(',').unwrap();
-    let other = format!(
-        "{position},{}",
-        starter_row.parse::<usize>().unwrap() % 1200 + 1
-    );
-    let edited = text.replacen(&format!("\n{row}\n"), &format!("\n{other}\n"), 1);
-    let err = streamed(&starter_text, edited.as_bytes(), 4096, 2).unwrap_err();
-    assert!(
-        err.to_string().contains("the permutation is invalid"),
-        "{err}"
-    );
+    let (n, out) = streamed(&starter_text, moved.as_bytes(), 4096, 2).unwrap();
+    assert_eq!(n, resolved.len() as u64);
+    let mut in_memory = Vec::new();
+    write_resolved(starter_party.records(), &resolved, &mut in_memory).unwrap();
+    assert!(out == in_memory);
+    let permutation_lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    type Edit<'a> = &'a dyn Fn(&mut Vec<String>);
+    let edits: [Edit; 5] = [
+        // A row at another position.
+        &|l| l[first] = l[first].replacen("0,", "1,", 1),
+        // A row listed twice.
+        &|l| {
+            let again = l[first + 3].clone();
+            l.push(again);
+        },
+        // A position out of range.
+        &|l| l[first + 2] = format!("99999,{}", l[first + 2].split_once(',').unwrap().1),
+        // A row out of range.
+        &|l| l[first + 1] = format!("{},99999", l[first + 1].split_once(',').unwrap().0),
+        // A position's only row gone.
+        &|l| {
+            let at = l.iter().position(|x| x.starts_with("7,")).unwrap();
+            l.remove(at);
+        },
+    ];
+    for edit in edits {
+        let mut lines = permutation_lines.clone();
+        edit(&mut lines);
+        let edited: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        let theirs = read_permutation(edited.as_bytes())
+            .map_err(|e| e.to_string())
+            .and_then(|(p, _)| {
+                crate::linkage::resolve(&p, starter_party.keys(), &pairs).map_err(|e| e.to_string())
+            })
+            .unwrap_err();
+        let ours = streamed(&starter_text, edited.as_bytes(), 4096, 2).unwrap_err();
+        assert_eq!(ours.to_string(), theirs);
+    }
 
     // Forged pairs: fields changed at random in a few lines. The first refusal in file order
     // is memory's, word for word, or both accept.
