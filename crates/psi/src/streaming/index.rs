@@ -505,7 +505,7 @@ mod tests {
             .collect();
         let expected = table(text.as_bytes());
         for memory in [400, 4096, 1 << 20] {
-            for workers in [1, 2, 3] {
+            for workers in [1, 2, 3, 5] {
                 assert_same(&index(text.as_bytes(), memory, workers).1, &expected);
             }
         }

@@ -56,7 +56,7 @@ fn a_streamed_request_is_the_request_in_memory() {
             .unwrap()
             .to_bytes();
         for (memory, block) in [(400, 7), (4096, 300), (1 << 20, 4096)] {
-            for workers in [1, 2, 3] {
+            for workers in [1, 2, 3, 5] {
                 assert_eq!(
                     streamed_request(&joiner, &text, memory, block, workers),
                     expected,
@@ -129,7 +129,7 @@ fn a_streamed_response_is_the_response_in_memory() {
         let bytes = request.to_bytes();
         // 33 * 5 bytes of memory: runs of 5 elements, 60 of them, merged in passes.
         for (memory, block) in [(165, 4), (4096, 100), (1 << 20, 4096)] {
-            for workers in [1, 2, 3] {
+            for workers in [1, 2, 3, 5] {
                 assert_eq!(
                     streamed_response(&starter, &bytes, memory, block, workers).unwrap(),
                     expected,
@@ -253,7 +253,7 @@ fn a_streamed_setup_and_permutation_are_those_in_memory() {
             file
         });
         for (memory, block) in [(400, 7), (4096, 100), (1 << 20, 4096)] {
-            for workers in [1, 2, 3] {
+            for workers in [1, 2, 3, 5] {
                 let dir = tempfile::tempdir().unwrap();
                 let budget = Budget {
                     block,
@@ -400,7 +400,7 @@ fn a_streamed_intersection_is_the_intersection_in_memory() {
                 file
             });
             for (memory, block) in [(400, 7), (4096, 100), (1 << 20, 4096)] {
-                for workers in [1, 2, 3] {
+                for workers in [1, 2, 3, 5] {
                     let context = format!(
                         "{mode} {format:?} memory {memory} block {block} workers {workers}"
                     );
@@ -710,7 +710,7 @@ fn a_streamed_resolve_is_the_resolve_in_memory() {
         streamed_with(text, permutation, &pairs_file, memory, workers)
     };
     for memory in [400, 4096, 1 << 20] {
-        for workers in [1, 2, 3] {
+        for workers in [1, 2, 3, 5] {
             let (n, out) = streamed(&starter_text, &permutation_file, memory, workers).unwrap();
             assert_eq!(n, resolved.len() as u64);
             assert!(out == expected, "memory {memory} workers {workers}");
