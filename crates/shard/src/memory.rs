@@ -100,6 +100,23 @@ pub fn try_reserve<T>(vector: &mut Vec<T>, additional: usize) -> Result<(), Allo
     check_headroom(bytes_of::<T>(vector.capacity())).map_err(|_| AllocError { bytes })
 }
 
+/// Room for exactly `additional` more values in `vector` ([`Vec::reserve_exact`]: a caller that
+/// chose its own growth, such as a sort's run grown by doubling up to its share, gets no more
+/// than it asked), or [`AllocError`] with `vector`'s values unchanged.
+///
+/// # Errors
+/// As [`try_with_capacity`].
+pub fn try_reserve_exact<T>(vector: &mut Vec<T>, additional: usize) -> Result<(), AllocError> {
+    let bytes = bytes_of::<T>(vector.len().saturating_add(additional));
+    if vector.capacity() - vector.len() >= additional {
+        return Ok(());
+    }
+    vector
+        .try_reserve_exact(additional)
+        .map_err(|_| AllocError { bytes })?;
+    check_headroom(bytes_of::<T>(vector.capacity())).map_err(|_| AllocError { bytes })
+}
+
 /// The items of an iterator of known length collected, or [`AllocError`] before any is taken.
 ///
 /// # Errors
@@ -128,6 +145,11 @@ mod tests {
             try_filled(usize::MAX / 4, 0u16).unwrap_err().to_string(),
             format!("{} bytes cannot be allocated", (usize::MAX / 4) * 2)
         );
+        let mut exact: Vec<u8> = Vec::with_capacity(64);
+        exact.extend([0; 64]);
+        try_reserve_exact(&mut exact, 36).unwrap();
+        assert_eq!(exact.capacity(), 100, "exactly what was asked, not doubled");
+        assert!(try_reserve_exact(&mut exact, usize::MAX / 2).is_err());
         let mut grown = vec![1u8; 10];
         assert!(try_reserve(&mut grown, usize::MAX / 2).is_err());
         assert_eq!(

@@ -177,9 +177,10 @@ impl<const N: usize> ExternalSort<N> {
             self.spill(pool, control)?;
         }
         if self.buffer.len() == self.buffer.capacity() {
-            // Grown by doubling up to a run: a small input never asks for the whole budget.
+            // Grown by doubling up to a run, exactly (the allocator's own doubling would pass the
+            // run's share): a small input never asks for the whole budget.
             let more = (self.run_records - self.buffer.len()).min(self.buffer.len().max(1024));
-            crate::memory::try_reserve(&mut self.buffer, more).map_err(|source| {
+            crate::memory::try_reserve_exact(&mut self.buffer, more).map_err(|source| {
                 SpillError::Memory {
                     bytes: (self.buffer.len() + more) * N,
                     source,
