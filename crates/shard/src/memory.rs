@@ -90,14 +90,7 @@ pub fn try_filled<T: Clone>(len: usize, value: T) -> Result<Vec<T>, AllocError> 
 /// # Errors
 /// As [`try_with_capacity`].
 pub fn try_reserve<T>(vector: &mut Vec<T>, additional: usize) -> Result<(), AllocError> {
-    let bytes = bytes_of::<T>(vector.len().saturating_add(additional));
-    if vector.capacity() - vector.len() >= additional {
-        return Ok(());
-    }
-    vector
-        .try_reserve(additional)
-        .map_err(|_| AllocError { bytes })?;
-    check_headroom(bytes_of::<T>(vector.capacity())).map_err(|_| AllocError { bytes })
+    reserve_by(vector, additional, Vec::try_reserve)
 }
 
 /// Room for exactly `additional` more values in `vector` ([`Vec::reserve_exact`]: a caller that
@@ -107,13 +100,21 @@ pub fn try_reserve<T>(vector: &mut Vec<T>, additional: usize) -> Result<(), Allo
 /// # Errors
 /// As [`try_with_capacity`].
 pub fn try_reserve_exact<T>(vector: &mut Vec<T>, additional: usize) -> Result<(), AllocError> {
+    reserve_by(vector, additional, Vec::try_reserve_exact)
+}
+
+/// Room for `additional` more values by `reserve` (amortized or exact), then the headroom
+/// check: the one body of [`try_reserve`] and [`try_reserve_exact`].
+fn reserve_by<T>(
+    vector: &mut Vec<T>,
+    additional: usize,
+    reserve: impl FnOnce(&mut Vec<T>, usize) -> Result<(), std::collections::TryReserveError>,
+) -> Result<(), AllocError> {
     let bytes = bytes_of::<T>(vector.len().saturating_add(additional));
     if vector.capacity() - vector.len() >= additional {
         return Ok(());
     }
-    vector
-        .try_reserve_exact(additional)
-        .map_err(|_| AllocError { bytes })?;
+    reserve(vector, additional).map_err(|_| AllocError { bytes })?;
     check_headroom(bytes_of::<T>(vector.capacity())).map_err(|_| AllocError { bytes })
 }
 
