@@ -9,6 +9,8 @@
 //!
 //! - `psi`: OpenMined's `server` and `client` ([`lockstep_face::openmined`]).
 //! - `linkage`: record linkage, a starter or joiner over rows ([`lockstep_face::PsiParty`]).
+//! - `cluster`: a step's parts on a cluster's executors and its driver, for `lockstep.spark`
+//!   ([`lockstep_face::cluster`]).
 //! - `plan`: a plan run over numpy arrays without a copy.
 //! - `ceremony`: a ceremony file's facts and the verifications ([`lockstep_face::ceremony`]).
 //! - `relay`: the interpreter's lock let go for every step, the step's progress and Ctrl-C
@@ -18,6 +20,7 @@
 use pyo3::prelude::*;
 
 mod ceremony;
+mod cluster;
 mod errors;
 mod linkage;
 mod plan;
@@ -35,6 +38,12 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(psi::check_message, m)?)?;
     m.add_function(wrap_pyfunction!(psi::message_fields, m)?)?;
     m.add_class::<linkage::Party>()?;
+    m.add_class::<cluster::Helper>()?;
+    m.add_class::<cluster::MessageOut>()?;
+    m.add_class::<cluster::PermutationOut>()?;
+    m.add_function(wrap_pyfunction!(cluster::read_key, m)?)?;
+    m.add_function(wrap_pyfunction!(cluster::column_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(cluster::unpack_request, m)?)?;
     m.add_class::<plan::Plan>()?;
     m.add_function(wrap_pyfunction!(ceremony::ceremony_info, m)?)?;
     m.add_function(wrap_pyfunction!(ceremony::ceremony_verify_phase1, m)?)?;

@@ -23,6 +23,9 @@
 //! - `ceremony` (feature `ceremony`, for a native binding: blst's C underneath): the ceremony's
 //!   files by path: what a file holds (`ceremony::info`) and
 //!   the verifications (`ceremony::verify_*`), the engine's rules and words.
+//! - `cluster` (feature `cluster`, native: files by path): a step's parts masked on a
+//!   cluster's executors and assembled on its driver: the key file, keys of column values, a
+//!   request handed out packed, the messages and the permutation written in order.
 //! - [`workers`]: a call's worker count by the CLI's rule, in its engine's grain and code.
 //! - [`Coded`]: a refusal as every front end reports it, a stable code and the engine's words.
 //!
@@ -32,6 +35,8 @@
 
 #[cfg(feature = "ceremony")]
 pub mod ceremony;
+#[cfg(feature = "cluster")]
+pub mod cluster;
 mod error;
 pub mod fields;
 pub mod number;

@@ -38,6 +38,7 @@
 
 mod index;
 mod intersect;
+mod permutation;
 mod request;
 mod resolve;
 mod respond;
@@ -46,9 +47,10 @@ mod setup;
 pub use index::{FirstKeys, Groups, KeyIndex};
 pub use intersect::{Found, ResponseScan, RowsOut, intersect, scan_response};
 pub use lockstep_shard::spill::{SpillConfig, SpillError};
+pub use permutation::{KeyColumnDigest, PermutationFacts, PermutationWriter};
 pub use request::request;
 pub use resolve::resolve;
-pub use respond::{RequestScan, respond, scan_request};
+pub use respond::{RequestScan, respond, scan_request, unpack_request};
 pub use setup::{SetupWritten, setup};
 
 use std::path::{Path, PathBuf};

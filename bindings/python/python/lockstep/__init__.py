@@ -6,6 +6,8 @@ numpy arrays, computed in parallel with output byte-identical to one thread at e
   `progress=` on every step.
 - `lockstep.link`: record linkage over data frames (pandas, polars) or CSV bytes: the engine's
   record rules, composite keys, normalisation, the association table and resolve.
+- `lockstep.spark`: the same record linkage's masking on a Spark cluster's executors, the files
+  written by the driver byte for byte as `lockstep psi request/setup/respond` writes them.
 - `lockstep.plan`: typed-array compute plans (format v1) run over numpy arrays without a copy.
 - `lockstep.ceremony`: a Groth16 ceremony's files (gnark's, snarkjs's, circom's): what each
   holds, and the verifications of chains, keys and proofs.

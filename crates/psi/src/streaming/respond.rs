@@ -108,3 +108,42 @@ pub fn respond<R: Read, W: Write>(
     }
     Ok(writer.finish()?)
 }
+
+/// Copies a request's elements, checked as [`scan_request`] checks them, to `out` packed (33
+/// bytes each, in request order: what [`Keyed::remask`](crate::party::Keyed::remask) takes), for
+/// helpers elsewhere to re-mask a range each. Returns how many were copied.
+///
+/// # Errors
+/// As [`scan_request`]; [`PsiError::ModeMismatch`] if the request's mode is not `mode` (found
+/// at its end: its field may follow the elements), after which `out` holds elements of a
+/// request this starter does not answer; [`StreamingError::Write`] if `out` fails.
+///
+/// # Panics
+/// Never: a request read to its end has a mode.
+pub fn unpack_request<W: Write>(
+    reader: impl Read,
+    limits: Limits,
+    mode: Mode,
+    mut out: W,
+) -> Result<u64, StreamingError> {
+    let mut request = ElementReader::request(reader, limits)?;
+    while let Some(element) = request.next_element()? {
+        out.write_all(element.as_bytes())
+            .map_err(|e| StreamingError::Write(e.into()))?;
+    }
+    out.flush().map_err(|e| StreamingError::Write(e.into()))?;
+    if request.count() == 0 {
+        return Err(PsiError::EmptySet("request's").into());
+    }
+    let found = request
+        .mode()
+        .expect("invariant: a request read to its end has a mode");
+    if found != mode {
+        return Err(PsiError::ModeMismatch {
+            request: found,
+            starter: mode,
+        }
+        .into());
+    }
+    Ok(request.count())
+}

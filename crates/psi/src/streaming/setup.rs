@@ -1,14 +1,15 @@
 //! The starter's setup, masked block by block; a raw setup sorted on disk and written with its
 //! permutation as the sorts give them.
 
-use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::io::Write;
 
 use lockstep_shard::spill::ExternalSort;
 use lockstep_shard::{Control, Pool};
 
-use super::{Budget, KeyIndex, LinkageFile, StreamingError, mask_in_blocks};
-use crate::linkage::link_files::{PermutationHead, PermutationRows, permutation_preamble};
-use crate::linkage::{Digest, DigestingWriter, FileError, KeySpec};
+use super::{
+    Budget, KeyIndex, PermutationFacts, PermutationWriter, StreamingError, mask_in_blocks,
+};
+use crate::linkage::{Digest, DigestingWriter, KeySpec};
 use crate::params::Sizing;
 use crate::{
     Bloom, ELEMENT_LEN, Element, ElementWriter, Gcs, ServerSetup, SetupParams, Starter, bloom, gcs,
@@ -200,7 +201,7 @@ fn write_permutation<P: Write>(
     budget: &Budget<'_>,
     by_key: ExternalSort<16>,
     setup_digest: Digest,
-    mut file: P,
+    file: P,
 ) -> Result<P, StreamingError> {
     let mut by_position = ExternalSort::<16>::new(&budget.spill(2))?;
     let mut rows = index.key_rows()?;
@@ -218,35 +219,18 @@ fn write_permutation<P: Write>(
             Ok(by_position.push(pool, control, entry)?)
         })?;
     }
-    let index_error = |source| StreamingError::Index {
-        dir: budget.dir.to_owned(),
-        source,
-    };
-    let written = LinkageFile::Permutation.error();
-    let body = tempfile::tempfile_in(budget.dir).map_err(index_error)?;
-    let mut rows =
-        PermutationRows::new(BufWriter::with_capacity(1 << 16, body)).map_err(&written)?;
+    let mut writer = PermutationWriter::new(budget.dir)?;
     for entry in by_position.finish(pool, control)? {
         let entry = entry?;
-        rows.push(number(&entry[..8]), number(&entry[8..]))
-            .map_err(&written)?;
+        writer.push(number(&entry[..8]), number(&entry[8..]))?;
     }
-    let (body, entries_digest) = rows.finish().map_err(&written)?;
-    let mut body = body.into_inner().map_err(|e| index_error(e.into_error()))?;
-    body.seek(SeekFrom::Start(0)).map_err(index_error)?;
-    let head = PermutationHead {
+    let facts = PermutationFacts {
         starter_rows: index.row_count(),
         positions: index.len(),
         key_digest: index.digest(),
         setup_digest,
-        entries_digest,
     };
-    let preamble = permutation_preamble(&head, spec).map_err(&written)?;
-    file.write_all(preamble.as_bytes())
-        .and_then(|()| std::io::copy(&mut body, &mut file).map(drop))
-        .and_then(|()| file.flush())
-        .map_err(|e| written(FileError::Write(e)))?;
-    Ok(file)
+    writer.finish(&facts, spec, file)
 }
 
 fn number(bytes: &[u8]) -> usize {

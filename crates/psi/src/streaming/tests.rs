@@ -841,3 +841,136 @@ fn a_streamed_resolve_is_the_resolve_in_memory() {
     }
     assert!(refused > 30, "{refused} forgeries refused");
 }
+
+#[test]
+fn a_permutation_written_an_entry_at_a_time_is_write_permutation_s() {
+    use crate::linkage::{Party, write_permutation};
+    use crate::{SetupFormat, SetupParams};
+    let (text, spec) = starter_csv();
+    let party = Party::read(text.as_bytes(), &spec).unwrap();
+    let starter =
+        Starter::new(&Key::generate().unwrap(), Mode::Reveal, Backend::fastest()).unwrap();
+    let (pool, control) = (Pool::new(2).unwrap(), Control::new());
+    let params = SetupParams {
+        format: SetupFormat::Raw,
+        fpr: 1e-6,
+        joiner_count: 300,
+    };
+    let linked = crate::linkage::setup(&starter, &pool, &control, party.keys(), &params).unwrap();
+    let permutation = linked.permutation.unwrap();
+    let mut expected = Vec::new();
+    write_permutation(&mut expected, &permutation, &spec).unwrap();
+
+    // The key column's digest from every row's key, as a cluster's driver feeds it.
+    let mut keys = KeyColumnDigest::new();
+    let mut reader = KeyReader::new(text.as_bytes(), &spec).unwrap();
+    while let Some(key) = reader.next_key().unwrap() {
+        keys.push(&key);
+    }
+    assert_eq!(keys.rows(), permutation.starter_rows());
+    let facts = PermutationFacts {
+        starter_rows: keys.rows(),
+        positions: permutation.positions(),
+        key_digest: keys.finish(),
+        setup_digest: permutation.setup_digest(),
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut writer = PermutationWriter::new(dir.path()).unwrap();
+    for (position, row) in permutation.entries() {
+        writer.push(position, row).unwrap();
+    }
+    assert_eq!(writer.finish(&facts, &spec, Vec::new()).unwrap(), expected);
+
+    // Entries out of order, a position skipped or not first, counts that disagree.
+    let refused = |entries: &[(usize, usize)], facts: &PermutationFacts| -> String {
+        let mut writer = PermutationWriter::new(dir.path()).unwrap();
+        for &(position, row) in entries {
+            if let Err(e) = writer.push(position, row) {
+                return e.to_string();
+            }
+        }
+        writer
+            .finish(facts, &spec, Vec::new())
+            .unwrap_err()
+            .to_string()
+    };
+    let small = PermutationFacts {
+        starter_rows: 3,
+        positions: 2,
+        ..facts
+    };
+    for (entries, words) in [
+        (
+            &[(1, 0)][..],
+            "entry (position 1, row 0) does not follow the start",
+        ),
+        (
+            &[(0, 1), (0, 1)][..],
+            "entry (position 0, row 1) does not follow (position 0, row 1)",
+        ),
+        (
+            &[(0, 2), (0, 1)][..],
+            "entry (position 0, row 1) does not follow (position 0, row 2)",
+        ),
+        (
+            &[(0, 0), (2, 1)][..],
+            "entry (position 2, row 1) does not follow (position 0, row 0)",
+        ),
+        (
+            &[(0, 0)][..],
+            "its entries cover 1 positions, the setup has 2",
+        ),
+        (&[(0, 0), (1, 3)][..], "row 4 is past the starter's 3 rows"),
+    ] {
+        let error = refused(entries, &small);
+        assert!(error.contains(words), "{entries:?}: {error}");
+    }
+    // Nothing is left in the folder: the entries wait in an unnamed file.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn an_unpacked_request_is_its_elements_packed_and_its_mode_checked() {
+    let joiner = Joiner::new(&Key::generate().unwrap(), Mode::Reveal, Backend::fastest()).unwrap();
+    let (pool, control) = (Pool::new(2).unwrap(), Control::new());
+    let keys = keys_in_memory(&rows());
+    let request = joiner.request(&pool, &control, &keys).unwrap();
+    let bytes = request.to_bytes();
+    let mut packed = Vec::new();
+    let count = unpack_request(&bytes[..], Limits::NONE, Mode::Reveal, &mut packed).unwrap();
+    assert_eq!(count, request.elements.len() as u64);
+    let expected: Vec<u8> = request
+        .elements
+        .iter()
+        .flat_map(|e| e.as_bytes().to_vec())
+        .collect();
+    assert_eq!(packed, expected);
+    let error = unpack_request(&bytes[..], Limits::NONE, Mode::SizeOnly, Vec::new()).unwrap_err();
+    assert!(
+        matches!(error, StreamingError::Psi(PsiError::ModeMismatch { .. })),
+        "{error}"
+    );
+    let error = unpack_request(
+        &bytes[..],
+        Limits::max_elements(3),
+        Mode::Reveal,
+        Vec::new(),
+    )
+    .unwrap_err();
+    assert!(matches!(error, StreamingError::Psi(_)), "{error}");
+    let empty = Request {
+        mode: Mode::Reveal,
+        elements: Vec::new(),
+    };
+    let error = unpack_request(
+        &empty.to_bytes()[..],
+        Limits::NONE,
+        Mode::Reveal,
+        Vec::new(),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(error, StreamingError::Psi(PsiError::EmptySet(_))),
+        "{error}"
+    );
+}
