@@ -219,6 +219,18 @@ def _packed(df, value: Optional[str], numbers: Sequence[str] = ()):
     return df.mapInArrow(pack, ", ".join(f"{n} binary" for n in names))
 
 
+def _computed(df, held):
+    """`df` persisted and computed, every partition at once on the executors: the driver's pass
+    (`toLocalIterator`) computes a partition or two at a time, and a sort's sampling pass reads
+    its input again, so masked elements are made here, once."""
+    from pyspark import StorageLevel
+
+    df = df.persist(StorageLevel.MEMORY_AND_DISK)
+    held.append(df)
+    df.count()
+    return df
+
+
 def _rows_in_order(df):
     """The driver's pass over `df`, partition by partition, in order."""
     return df.toLocalIterator(prefetchPartitions=True)
@@ -261,7 +273,10 @@ def request(
         distinct = (
             keyed.where(F.length("key") > 0).groupBy("key").agg(F.min("row").alias("first"))
         )
-        masked = _masked(distinct, "joiner", key_bc).orderBy("first")
+        # Sorted before masking: a sort's sampling pass reads its input again, and keys are
+        # cheap to read again where masked elements are not; masking keeps the order.
+        masked = _masked(distinct.orderBy("first"), "joiner", key_bc)
+        masked = _computed(masked, held)
         writer = _native.MessageOut(os.fspath(out), "request", size_only=size_only)
         for part in _rows_in_order(_packed(masked, "element")):
             writer.push(part.data)
@@ -311,9 +326,9 @@ def setup(
         count = distinct.count()
         if count == 0:
             raise PsiError("PSI_INPUT", "no row has a non-empty key; nothing to intersect")
-        ranked, _, tagged = _numbered(
-            _masked(distinct, "starter", key_bc).orderBy("element", "first"), "position"
-        )
+        # Masked once and kept: the sort's sampling pass reads its input again.
+        masked = _computed(_masked(distinct, "starter", key_bc), held)
+        ranked, _, tagged = _numbered(masked.orderBy("element", "first"), "position")
         held.extend([ranked, tagged])
         writer = _native.MessageOut(os.fspath(out), "raw_setup", count=count)
         for part in _rows_in_order(_packed(ranked, "element")):
@@ -366,6 +381,7 @@ def respond(
         raise PsiError("PSI_USAGE", f"joiner_count must be a whole number of at least 1, not {joiner_count!r}")
     key_bc = _broadcast_key(spark, key, allow_open_key)
     work = tempfile.mkdtemp(prefix=".lockstep-spark-", dir=os.fspath(tmp) if tmp is not None else None)
+    held = []
     try:
         packed = os.path.join(work, "request.elements")
         count = _native.unpack_request(os.fspath(request), packed, joiner_count, size_only)
@@ -390,7 +406,7 @@ def respond(
                             )
 
         ids = spark.range(0, parts, numPartitions=parts)
-        remasked = ids.mapInArrow(remask, "first long, element binary")
+        remasked = _computed(ids.mapInArrow(remask, "first long, element binary"), held)
         if size_only:
             # A size-only response is sorted by bytes; a reveal one is in request order, which
             # the ranges' partitions already are.
@@ -404,7 +420,7 @@ def respond(
         writer.commit()
         return Written(elements=count, rows=0, sha256=digest)
     finally:
-        key_bc.destroy()
+        _release(held, key_bc)
         for name in os.listdir(work):
             os.unlink(os.path.join(work, name))
         os.rmdir(work)
