@@ -69,21 +69,23 @@ pub(crate) fn read_key<'py>(
     Ok(PyBytes::new(py, &key))
 }
 
-/// The keys of rows whose key columns `names` hold `columns` (`(data, offsets)` each), by the
-/// engine's record rules: `(data, offsets)` of the keys, offsets from 0.
+/// The keys of rows whose columns `header` hold `columns` (`(data, offsets)` each), keyed on
+/// the columns `key` names, by the engine's record rules: `(data, offsets)` of the keys,
+/// offsets from 0.
 #[pyfunction]
-#[pyo3(signature = (columns, names, normalize, first_row))]
+#[pyo3(signature = (header, columns, key, normalize, first_row))]
 pub(crate) fn column_keys<'py>(
     py: Python<'py>,
+    header: Vec<String>,
     columns: Vec<(Vec<u8>, Vec<u8>)>,
-    names: Vec<String>,
+    key: Vec<String>,
     normalize: bool,
     first_row: u64,
 ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
     let keys = py
         .detach(|| {
             let columns: Vec<Column<'_>> = columns.iter().map(column).collect();
-            cluster::column_keys(&columns, &names, normalize, first_row)
+            cluster::column_keys(&header, &columns, &key, normalize, first_row)
         })
         .map_err(|e| errors::coded(py, &e))?;
     Ok((
@@ -168,16 +170,17 @@ pub(crate) struct MessageOut(Mutex<cluster::MessageOut>);
 
 #[pymethods]
 impl MessageOut {
-    /// A `kind` (`"request"`, `"response"`, `"raw_setup"`) message to be written to `path`; a
-    /// request `size_only` or not, a raw setup of `count` elements.
+    /// A `kind` (`"request"`, `"response"`, `"raw_setup"`) message to be written to `path`,
+    /// never over one of `inputs`; a request `size_only` or not, a raw setup of `count` elements.
     #[new]
-    #[pyo3(signature = (path, kind, size_only = false, count = 0))]
+    #[pyo3(signature = (path, kind, size_only = false, count = 0, inputs = Vec::new()))]
     fn new(
         py: Python<'_>,
         path: PathBuf,
         kind: &str,
         size_only: bool,
         count: u64,
+        inputs: Vec<PathBuf>,
     ) -> PyResult<Self> {
         let kind = match kind {
             "request" => MessageKind::Request { size_only },
@@ -193,7 +196,8 @@ impl MessageOut {
                 ));
             }
         };
-        cluster::MessageOut::create(&path, kind)
+        let inputs: Vec<&std::path::Path> = inputs.iter().map(PathBuf::as_path).collect();
+        cluster::MessageOut::create(&path, kind, &inputs)
             .map(|out| Self(Mutex::new(out)))
             .map_err(|e| errors::coded(py, &e))
     }
@@ -228,6 +232,12 @@ impl MessageOut {
         py.detach(|| out.commit())
             .map_err(|e| errors::coded(py, &e))
     }
+
+    /// Drops the message unwritten (its staged file removed).
+    fn abort(&self, py: Python<'_>) -> PyResult<()> {
+        held(py, &self.0)?.abort();
+        Ok(())
+    }
 }
 
 /// A permutation file written from every row's key, then its entries, in order.
@@ -236,17 +246,21 @@ pub(crate) struct PermutationOut(Mutex<cluster::PermutationOut>);
 
 #[pymethods]
 impl PermutationOut {
-    /// A permutation to be written to `path`, of a setup keyed on `columns`, its entries
-    /// waiting in `dir`.
+    /// A permutation to be written to `path`, of the setup at `setup` keyed on `columns`, its
+    /// entries waiting in `dir`, never over one of `inputs` nor the setup.
     #[new]
+    #[pyo3(signature = (path, dir, columns, normalize, setup, inputs = Vec::new()))]
     fn new(
         py: Python<'_>,
         path: PathBuf,
         dir: PathBuf,
         columns: Vec<String>,
         normalize: bool,
+        setup: PathBuf,
+        inputs: Vec<PathBuf>,
     ) -> PyResult<Self> {
-        cluster::PermutationOut::create(&path, &dir, &columns, normalize)
+        let inputs: Vec<&std::path::Path> = inputs.iter().map(PathBuf::as_path).collect();
+        cluster::PermutationOut::create(&path, &dir, &columns, normalize, &inputs, &setup)
             .map(|out| Self(Mutex::new(out)))
             .map_err(|e| errors::coded(py, &e))
     }
@@ -289,5 +303,11 @@ impl PermutationOut {
         let out = &mut *guard;
         py.detach(|| out.commit())
             .map_err(|e| errors::coded(py, &e))
+    }
+
+    /// Drops the permutation unwritten (its staged file removed).
+    fn abort(&self, py: Python<'_>) -> PyResult<()> {
+        held(py, &self.0)?.abort();
+        Ok(())
     }
 }

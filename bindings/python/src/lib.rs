@@ -32,6 +32,9 @@ mod relay;
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ABI_VERSION", lockstep_face::ABI_VERSION)?;
+    // Ctrl-C is the interpreter's (KeyboardInterrupt): staged files are removed on a signal,
+    // the process is not ended for it.
+    lockstep_face::cluster::keep_process_signals();
     m.add("MAX_WORKERS", lockstep_face::openmined::MAX_WORKERS)?;
     m.add_class::<psi::Server>()?;
     m.add_class::<psi::Client>()?;

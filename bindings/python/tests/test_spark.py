@@ -62,6 +62,8 @@ def files(tmp_path_factory, lockstep_bin):
             "--joiner-count", 600, "--out", f"cli-response-{tag}")
     cli(lockstep_bin, tmp, "psi", "request", "--key", "j.key", "--input", "joiner.csv", "--column", "email",
         "--size-only", "--out", "cli-request-size")
+    cli(lockstep_bin, tmp, "psi", "request", "--key", "j.key", "--input", "joiner.csv", "--column", "email",
+        "--column", "email", "--out", "cli-request-twice")
     cli(lockstep_bin, tmp, "psi", "respond", "--key", "s.key", "--request", "cli-request-size", "--joiner-count", 600,
         "--size-only", "--out", "cli-response-size")
     return tmp
@@ -130,6 +132,9 @@ def test_local_size_only_and_one_partition_give_the_cli_s_bytes(local, files):
     ls.respond(local, request=files / "cli-request-size", key=files / "s.key", joiner_count=600, size_only=True,
                out=files / "sp-response-size", tmp=files)
     same(files, "sp-response-size", "cli-response-size")
+    # A key naming one column twice, as --column may.
+    ls.request(joiner, on=["email", "email"], key=files / "j.key", out=files / "sp-request-twice")
+    same(files, "sp-request-twice", "cli-request-twice")
     # No work folder is left behind.
     assert not [p for p in files.iterdir() if p.name.startswith(".lockstep")]
 
@@ -157,7 +162,28 @@ def test_local_refusals_are_clear_and_leave_outputs_alone(local, files):
     with pytest.raises(lockstep.PsiError) as error:
         ls.setup(joiner, on=[], key=files / "s.key", out=out)
     assert error.value.code == "PSI_USAGE"
+    # An output naming an input, a permutation naming its setup: refused before any work.
+    key = (files / "j.key").read_bytes()
+    with pytest.raises(lockstep.PsiError) as error:
+        ls.request(joiner, on="email", key=files / "j.key", out=files / "j.key")
+    assert error.value.code == "PSI_USAGE" and "same file" in str(error.value)
+    assert (files / "j.key").read_bytes() == key
+    with pytest.raises(lockstep.PsiError) as error:
+        ls.setup(joiner, on="email", key=files / "s.key", out=out, permutation_out=out)
+    assert error.value.code == "PSI_USAGE"
+    # A refusal found on an executor (a key field that is not UTF-8, normalized) is raised as
+    # the engine's, on the driver.
+    binary = local.createDataFrame([(b"ok",), (b"\xff",)], "email binary")
+    with pytest.raises(lockstep.PsiError) as error:
+        ls.request(binary, on="email", normalize=True, key=files / "j.key", out=out)
+    assert error.value.code == "PSI_INPUT" and "row 2" in str(error.value), error.value
     assert out.read_bytes() == b"before"
+    assert not [p for p in files.iterdir() if p.name.startswith(".lockstep")]
+    # The driver's staged outputs watch for signals, yet Ctrl-C stays the interpreter's: a
+    # KeyboardInterrupt, the process alive.
+    with pytest.raises(KeyboardInterrupt):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)
 
 
 # --- A standalone cluster: one master, two workers, on 127.0.0.1 (tests/standalone.py) -------

@@ -28,6 +28,13 @@ use zeroize::Zeroizing;
 
 use crate::Coded;
 
+/// For a host process with its own signal handling (a Python interpreter, where Ctrl-C raises
+/// `KeyboardInterrupt`): from now on SIGINT, SIGTERM and SIGHUP still remove the staged files of
+/// the writers below, but no longer end the process. A binding calls it when it loads.
+pub fn keep_process_signals() {
+    lockstep_files::hand_signals_over();
+}
+
 /// A key file's bytes by the CLI's rule (`lockstep psi key new` writes one): a regular file of
 /// exactly 32 bytes that group and others cannot read or write unless `allow_open`, holding a
 /// usable key. The buffer is wiped when dropped.
@@ -90,52 +97,58 @@ pub struct Keys {
     pub offsets: Vec<u32>,
 }
 
-/// The keys of rows whose key columns, named `names` in key order, hold `columns` (each the same
-/// number of rows), by the engine's record rules
-/// ([`KeyColumns::key`](lockstep_psi::linkage::KeyColumns::key)): one column's field as it is,
-/// several joined unambiguously, `normalize` trimming, lowercasing and collapsing whitespace. A
-/// row whose key is empty gets an empty key (a record file's row without one: left out of the
-/// set, counted in the key column's digest). `first_row` is the first row's 0-based number in
-/// the whole input, for errors.
+/// The keys of rows whose columns, named `header`, hold `columns` (each the same number of
+/// rows), keyed on the columns `key` names in order (a name may come twice, as `--column` may),
+/// by the engine's record rules ([`KeyColumns::key`](lockstep_psi::linkage::KeyColumns::key)):
+/// one column's field as it is, several joined unambiguously, `normalize` trimming, lowercasing
+/// and collapsing whitespace. A row whose key is empty gets an empty key (a record file's row
+/// without one: left out of the set, counted in the key column's digest). `first_row` is the
+/// first row's 0-based number in the whole input, for errors.
 ///
 /// # Errors
-/// `PSI_USAGE` for columns of different lengths or malformed offsets, no column or a name given
-/// twice; `PSI_INPUT` for a field that is not UTF-8 under `normalize` (naming its row, 1-based);
-/// `PSI_LIMIT` past 4 GiB of keys in one call.
+/// `PSI_USAGE` for columns of different lengths, malformed offsets or as many names as columns
+/// not given; `PSI_INPUT` for a key naming no column or a column the header names twice, and for
+/// a field that is not UTF-8 under `normalize` (naming its row, 1-based); `PSI_LIMIT` past 2 GiB
+/// of keys in one call (Arrow's binary offsets are `i32`s).
 pub fn column_keys(
+    header: &[String],
     columns: &[Column<'_>],
-    names: &[String],
+    key: &[String],
     normalize: bool,
     first_row: u64,
 ) -> Result<Keys, Coded> {
-    if columns.len() != names.len() {
+    if columns.len() != header.len() {
         return Err(usage(format!(
             "{} columns with {} names",
             columns.len(),
-            names.len()
+            header.len()
         )));
     }
     let spec = KeySpec {
-        columns: names.to_vec(),
+        columns: key.to_vec(),
         normalize,
     };
-    let header: Vec<&[u8]> = names.iter().map(|n| n.as_bytes()).collect();
-    let located = spec.locate(&header).map_err(input)?;
+    let names: Vec<&[u8]> = header.iter().map(|n| n.as_bytes()).collect();
+    let located = spec.locate(&names).map_err(input)?;
     let offsets = columns
         .iter()
-        .zip(names)
+        .zip(header)
         .map(|(column, name)| column.offsets(name))
         .collect::<Result<Vec<_>, _>>()?;
-    let rows = offsets[0].len() - 1;
+    let rows = offsets.first().map_or(0, |o| o.len() - 1);
     if let Some(other) = offsets.iter().position(|o| o.len() - 1 != rows) {
         return Err(usage(format!(
             "column {} has {} rows, column {} has {rows}",
-            names[other],
+            header[other],
             offsets[other].len() - 1,
-            names[0]
+            header[0]
         )));
     }
-    let first = usize::try_from(first_row).map_err(|_| usage("first_row past usize"))?;
+    let first = usize::try_from(first_row)
+        .ok()
+        .and_then(|first| first.checked_add(rows))
+        .map(|end| end - rows)
+        .ok_or_else(|| usage("first_row past usize"))?;
     let mut keys = Keys {
         data: Vec::new(),
         offsets: Vec::with_capacity(rows + 1),
@@ -150,9 +163,9 @@ pub fn column_keys(
             })
             .map_err(input)?;
         keys.data.extend_from_slice(&key);
-        let end = u32::try_from(keys.data.len())
-            .map_err(|_| Coded::new("PSI_LIMIT", "more than 4 GiB of keys in one call"))?;
-        keys.offsets.push(end);
+        let end = i32::try_from(keys.data.len())
+            .map_err(|_| Coded::new("PSI_LIMIT", "more than 2 GiB of keys in one call"))?;
+        keys.offsets.push(end.unsigned_abs());
     }
     Ok(keys)
 }
@@ -243,12 +256,17 @@ pub struct MessageOut {
 }
 
 impl MessageOut {
-    /// A `kind` message to be written to `path` (replaced at `finish` if it exists).
+    /// A `kind` message to be written to `path` (replaced at `commit` if it exists), never
+    /// over one of `inputs` (the step's key file, its request).
     ///
     /// # Errors
-    /// `PSI_FILE` if `path` cannot be written; `PSI_LIMIT` for a raw setup too long to encode.
-    pub fn create(path: &Path, kind: MessageKind) -> Result<Self, Coded> {
+    /// `PSI_USAGE` for `path` the same file as an input; `PSI_FILE` if `path` cannot be
+    /// written; `PSI_LIMIT` for a raw setup too long to encode.
+    pub fn create(path: &Path, kind: MessageKind, inputs: &[&Path]) -> Result<Self, Coded> {
         let mut files = Files::new();
+        for input in inputs {
+            files.input("an input", input);
+        }
         let id = files.output("out", path, false);
         let mut staged = files.prepare(&|_| {}).map_err(file_error)?;
         let file = staged
@@ -319,8 +337,20 @@ impl MessageOut {
     /// (`PSI_MESSAGE`); `PSI_FILE` if the file fails.
     pub fn finish(&mut self) -> Result<Digest, Coded> {
         let writer = self.writer.take().ok_or_else(finished)?;
-        let out = writer.finish().map_err(|e| stream_error(e, &self.shown))?;
-        Ok(out.digest())
+        match writer.finish() {
+            Ok(out) => Ok(out.digest()),
+            Err(e) => {
+                // A message cut short is never put in place.
+                self.abort();
+                Err(stream_error(e, &self.shown))
+            }
+        }
+    }
+
+    /// Drops the message unwritten: its staged file is removed, and `commit` refuses.
+    pub fn abort(&mut self) {
+        self.writer = None;
+        self.staged = None;
     }
 
     /// Puts the finished message in place (replacing a file there).
@@ -329,6 +359,15 @@ impl MessageOut {
     /// `PSI_USAGE` before `finish` or twice; `PSI_FILE` if the file cannot be put in place.
     pub fn commit(&mut self) -> Result<(), Coded> {
         commit(self.writer.is_none(), &mut self.staged)
+    }
+}
+
+impl std::fmt::Debug for MessageOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MessageOut")
+            .field("out", &self.shown)
+            .field("written", &self.written())
+            .finish_non_exhaustive()
     }
 }
 
@@ -356,17 +395,30 @@ pub struct PermutationOut {
 
 impl PermutationOut {
     /// A permutation of a setup keyed on `columns` (`normalize`d or not) to be written to
-    /// `path`, its entries waiting in an unnamed file in `dir`.
+    /// `path`, its entries waiting in an unnamed file in `dir`, never over one of `inputs` (the
+    /// key file) nor over `setup`, the setup it goes with.
     ///
     /// # Errors
-    /// `PSI_FILE` if `path` or `dir` cannot be written.
+    /// `PSI_USAGE` for `path` the same file as an input or the setup; `PSI_FILE` if `path` or
+    /// `dir` cannot be written.
     pub fn create(
         path: &Path,
         dir: &Path,
         columns: &[String],
         normalize: bool,
+        inputs: &[&Path],
+        setup: &Path,
     ) -> Result<Self, Coded> {
+        if std::path::absolute(path).ok() == std::path::absolute(setup).ok() {
+            return Err(usage(format!(
+                "the permutation {} is the setup's file: name another",
+                path.display()
+            )));
+        }
         let mut files = Files::new();
+        for input in inputs.iter().chain([&setup]) {
+            files.input("an input", input);
+        }
         let id = files.output("permutation", path, false);
         let staged = files.prepare(&|_| {}).map_err(file_error)?;
         let writer = PermutationWriter::new(dir)
@@ -441,12 +493,25 @@ impl PermutationOut {
             setup_digest,
         };
         let out = BufWriter::with_capacity(1 << 20, staged.file(self.id));
-        writer
+        let written = writer
             .finish(&facts, &self.spec, out)
-            .map_err(|e| streaming_error(e, "the permutation"))?
-            .into_inner()
-            .map_err(|e| Coded::new("PSI_FILE", e.error().to_string()))?;
-        Ok(())
+            .map_err(|e| streaming_error(e, "the permutation"))
+            .and_then(|out| {
+                out.into_inner()
+                    .map(drop)
+                    .map_err(|e| Coded::new("PSI_FILE", e.error().to_string()))
+            });
+        if written.is_err() {
+            // A permutation cut short is never put in place.
+            self.abort();
+        }
+        written
+    }
+
+    /// Drops the permutation unwritten: its staged file is removed, and `commit` refuses.
+    pub fn abort(&mut self) {
+        self.writer = None;
+        self.staged = None;
     }
 
     /// Puts the finished permutation in place (replacing a file there).
@@ -455,6 +520,15 @@ impl PermutationOut {
     /// `PSI_USAGE` before `finish` or twice; `PSI_FILE` if the file cannot be put in place.
     pub fn commit(&mut self) -> Result<(), Coded> {
         commit(self.writer.is_none(), &mut self.staged)
+    }
+}
+
+impl std::fmt::Debug for PermutationOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PermutationOut")
+            .field("spec", &self.spec)
+            .field("rows", &self.keys.rows())
+            .finish_non_exhaustive()
     }
 }
 
@@ -470,8 +544,13 @@ fn finished() -> Coded {
     usage("this writer has finished")
 }
 
+/// The files layer's refusal: a usage one (an output over an input) as `PSI_USAGE`.
 fn file_error(error: lockstep_files::Error) -> Coded {
-    Coded::new("PSI_FILE", error.to_string())
+    let code = match error.kind() {
+        lockstep_files::ErrorKind::Usage => "PSI_USAGE",
+        _ => "PSI_FILE",
+    };
+    Coded::new(code, error.to_string())
 }
 
 /// A streamed message's failure: the engine's code for the elements, `PSI_FILE` for the file.

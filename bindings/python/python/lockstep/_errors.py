@@ -2,7 +2,7 @@
 
 The codes and their meanings are the engines' (docs/ARCHITECTURE.md): `PSI_USAGE`, `PSI_INPUT`,
 `PSI_PARAMS`, `PSI_KEY`, `PSI_MESSAGE`, `PSI_ROUND`, `PSI_LIMIT`, `PSI_CANCELLED`,
-`PSI_INTERNAL`; `PLAN_INVALID`, `PLAN_BINDING`, `PLAN_BUDGET`, `PLAN_DIVISION_BY_ZERO`,
+`PSI_INTERNAL`, `PSI_FILE` (a file `lockstep.spark`'s driver reads or writes); `PLAN_INVALID`, `PLAN_BINDING`, `PLAN_BUDGET`, `PLAN_DIVISION_BY_ZERO`,
 `PLAN_RUNTIME`, ...; `CEREMONY_REJECTED`, `CEREMONY_FILE`, `CEREMONY_KIND`, `CEREMONY_IO`,
 `CEREMONY_USAGE`, `CEREMONY_RUN`. The same code comes from the CLI, the Node addon and the wasm module for the
 same refusal.

@@ -17,11 +17,15 @@ The rest of a round (`intersect`, `resolve`) reads these files with the CLI, pas
   `spark_partition_id` and `monotonically_increasing_id`, made consecutive from the partitions'
   counts). For one CSV file read by `read_csv` that is the file's order; Spark orders the
   splits of several files by size, so give one file, or a DataFrame in the order you mean.
+  The DataFrame must give the same rows when Spark computes a partition again (a lost executor,
+  a retried task): a file read is; a random sample or a non-deterministic join is not
+  (`checkpoint()` it first).
 - **The request** is the distinct keys in order of first row, each masked once; **the raw
   setup** the distinct keys masked, sorted by Spark on the element's bytes (ties by first row);
   **the permutation** a join of every row with its key's setup position, sorted by position
-  then row. The driver writes each message from the sorted partitions in order, never holding
-  more than a partition's batch.
+  then row. The driver writes each message from the sorted partitions in order, holding a
+  partition or two at a time (`toLocalIterator`'s prefetch): keep partitions to tens of MB
+  (`spark.sql.shuffle.partitions`; a response task re-masks at most 2^20 elements).
 - **The response** re-masks a request the driver first copies, checked whole, into `tmp` as
   packed elements; each task reads its range of that file. `tmp` must be a folder every
   executor reads at the same path (a shared or network file system on a real cluster; the
@@ -32,8 +36,16 @@ regular file of 32 bytes, private to its owner unless `allow_open_key=True`) and
 to the executors as a Spark broadcast. A broadcast travels unencrypted between the driver and
 the executors unless `spark.authenticate` and `spark.network.crypto.enabled` are set, and its
 blocks may be written to `spark.local.dir` on every executor: whoever can read the cluster's
-network or those folders can read the key. Python cannot wipe `bytes`; the executors' helpers
-wipe their own copies when dropped.
+network or those folders can read the key (`spark.io.encryption.enabled` encrypts what Spark
+writes there). PySpark also pickles a broadcast into a file in the driver's `spark.local.dir`,
+and an executor's Python worker, reused between tasks, keeps the broadcast's `bytes`, which
+Python cannot wipe; the executors' helpers wipe their own copies when dropped, and the
+broadcast is destroyed when the step ends, however it ends.
+
+Refusals are `PsiError`s with the engine's codes, raised on the driver also when an executor
+found them (Spark first retries the task, `spark.task.maxFailures` times). Outputs are staged
+beside their destination and put in place only when whole; an output that names an input (the
+key file, the request) is refused before any work.
 
 The executors' Python must have this package (`PYSPARK_PYTHON` pointing at the environment
 that has it) and pyarrow.
@@ -54,7 +66,10 @@ ls.respond(spark, request="request.bin", key="starter.key", joiner_count=1_000_0
 ```
 """
 
+import contextlib
 import os
+import re
+import shutil
 import tempfile
 from dataclasses import dataclass
 from typing import Iterator, List, Optional, Sequence, Union
@@ -70,8 +85,12 @@ __all__ = ["PsiError", "Written", "read_csv", "request", "respond", "setup"]
 On = Union[str, Sequence[str]]
 PathLike = Union[str, "os.PathLike[str]"]
 
-#: Elements a driver-bound row carries at most (Arrow batches of Spark's default size).
+#: An element's length in bytes (a compressed P-256 point).
 _ELEMENT_LEN = 33
+
+#: The most elements a response task re-masks (33 MB of them): the driver collects a
+#: partition at a time.
+_ELEMENTS_A_TASK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -89,9 +108,16 @@ class Written:
 def read_csv(spark, path: PathLike):
     """A CSV file with a header read as the CLI reads `--input`, as near as Spark's reader
     comes: every column a string, quotes doubled inside quoted fields, whitespace kept, an empty
-    field null (which keys read as empty). Spark's reader differs from the engine's on a field
-    spanning lines, a lone carriage return and a byte-order mark: keep those out of key columns,
-    or read the file with the CLI."""
+    field null (which keys read as empty). Where Spark's reader differs from the engine's, the
+    files differ from the CLI's for the same file:
+    - bytes that are not UTF-8 become U+FFFD (the CLI keys them as they are, or refuses them
+      under `normalize`): two keys differing there become one;
+    - a line of whitespace alone is dropped (the CLI counts it as a row, or refuses it);
+    - a short row's missing fields are null, so an empty key (the CLI refuses the row);
+    - header names differing in case alone are renamed (`email`, `EMAIL`: `email0`, `EMAIL1`);
+    - a field spanning lines, a lone carriage return, a byte-order mark.
+    Keep those out of the files, or make the rows with the CLI (`lockstep psi`, within
+    `--memory`)."""
     return (
         spark.read.option("header", True)
         .option("inferSchema", False)
@@ -162,12 +188,16 @@ def _numbered(df, name: str):
 
 def _keyed(df, columns: List[str], normalize: bool):
     """`(row, key)` for every row of `df`, rows numbered in its order, keys by the engine's rules
-    (empty for a row without one)."""
-    missing = [c for c in columns if c not in df.columns]
+    (empty for a row without one). `keyed`'s partitions are in row order."""
+    from pyspark.sql import functions as F
+
+    header = list(dict.fromkeys(columns))  # a key may name a column twice, as --column may
+    missing = [c for c in header if c not in df.columns]
     if missing:
         raise PsiError("PSI_INPUT", f"no column {missing[0]!r} in the DataFrame (its columns: {df.columns})")
-    numbered, rows, tagged = _numbered(df.select(*columns), "_lockstep_row")
-    names = list(columns)
+    quoted = [F.col("`" + c.replace("`", "``") + "`") for c in header]
+    numbered, rows, tagged = _numbered(df.select(*quoted), "_lockstep_row")
+    key = list(columns)
 
     def keys(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
@@ -175,7 +205,8 @@ def _keyed(df, columns: List[str], normalize: bool):
                 continue
             row = batch.column("_lockstep_row")
             data, offsets = _native.column_keys(
-                [_arrow_column(batch.column(c)) for c in names], names, normalize, row[0].as_py()
+                header, [_arrow_column(batch.column(i)) for i in range(len(header))], key, normalize,
+                row[0].as_py(),
             )
             yield pa.RecordBatch.from_arrays([row, _binary(data, offsets)], names=["row", "key"])
 
@@ -219,32 +250,69 @@ def _packed(df, value: Optional[str], numbers: Sequence[str] = ()):
     return df.mapInArrow(pack, ", ".join(f"{n} binary" for n in names))
 
 
-def _computed(df, held):
-    """`df` persisted and computed, every partition at once on the executors: the driver's pass
-    (`toLocalIterator`) computes a partition or two at a time, and a sort's sampling pass reads
-    its input again, so masked elements are made here, once."""
-    from pyspark import StorageLevel
-
-    df = df.persist(StorageLevel.MEMORY_AND_DISK)
-    held.append(df)
-    df.count()
-    return df
-
-
 def _rows_in_order(df):
     """The driver's pass over `df`, partition by partition, in order."""
     return df.toLocalIterator(prefetchPartitions=True)
 
 
-def _broadcast_key(df_or_spark, key: PathLike, allow_open_key: bool):
-    spark = getattr(df_or_spark, "sparkSession", df_or_spark)
-    return spark.sparkContext.broadcast(_native.read_key(os.fspath(key), allow_open_key))
+_EXECUTOR_REFUSAL = re.compile(r"PsiError: (PSI_[A-Z_]+): ([^\n]*)")
 
 
-def _release(frames, key_bc) -> None:
-    for frame in frames:
-        frame.unpersist()
-    key_bc.destroy()
+@contextlib.contextmanager
+def _step():
+    """A step's run: a refusal raised on an executor (Spark hands it back as its own exception,
+    after its task's retries) raised again as the `PsiError` it was; what the step holds
+    (persisted frames, the key's broadcast, writers not committed) let go on every exit."""
+    held = _Held()
+    try:
+        yield held
+    except Exception as error:
+        found = None if isinstance(error, PsiError) else _EXECUTOR_REFUSAL.search(str(error))
+        if found is not None:
+            raise PsiError(found.group(1), found.group(2).strip()) from error
+        raise
+    finally:
+        held.release()
+
+
+class _Held:
+    """What a step holds until it ends."""
+
+    def __init__(self):
+        self.frames = []
+        self.writers = []
+        self.broadcast = None
+
+    def frame(self, df):
+        self.frames.append(df)
+        return df
+
+    def writer(self, writer):
+        self.writers.append(writer)
+        return writer
+
+    def key(self, spark, key: PathLike, allow_open_key: bool):
+        self.broadcast = spark.sparkContext.broadcast(_native.read_key(os.fspath(key), allow_open_key))
+        return self.broadcast
+
+    def release(self):
+        for writer in self.writers:
+            writer.abort()  # a committed writer has nothing left to drop
+        for frame in self.frames:
+            frame.unpersist()
+        if self.broadcast is not None:
+            self.broadcast.destroy()
+
+
+def _computed(df, held: _Held):
+    """`df` persisted and computed, every partition at once on the executors: the driver's pass
+    (`toLocalIterator`) computes a partition or two at a time, and a sort's sampling pass reads
+    its input again, so masked elements are made here, once."""
+    from pyspark import StorageLevel
+
+    held.frame(df.persist(StorageLevel.MEMORY_AND_DISK))
+    df.count()
+    return df
 
 
 def request(
@@ -261,23 +329,25 @@ def request(
     the key file `key`, written by the driver to `out`: the bytes of `lockstep psi request
     --input FILE --column ... [--normalize] [--size-only]` over the same rows.
 
-    Raises `PsiError`: `PSI_INPUT` for a missing column or a key field that is not UTF-8
-    under `normalize`, `PSI_FILE` for a key or output file, the engine's codes for a key that
-    cannot be used; `out` is left as it was on any failure."""
+    Raises `PsiError`: `PSI_INPUT` for a missing column, no row with a key, or a key field that
+    is not UTF-8 under `normalize`; `PSI_USAGE` for `out` naming the key file; `PSI_FILE` for a
+    key or output file; the engine's codes for a key that cannot be used. `out` is left as it
+    was on any failure."""
     from pyspark.sql import functions as F
 
     columns = _columns(on)
-    key_bc = _broadcast_key(df, key, allow_open_key)
-    keyed, rows, held = _keyed(df, columns, normalize)
-    try:
+    with _step() as held:
+        writer = held.writer(_native.MessageOut(os.fspath(out), "request", size_only=size_only,
+                                                inputs=[os.fspath(key)]))
+        key_bc = held.key(df.sparkSession, key, allow_open_key)
+        keyed, rows, frames = _keyed(df, columns, normalize)
+        held.frames.extend(frames)
         distinct = (
             keyed.where(F.length("key") > 0).groupBy("key").agg(F.min("row").alias("first"))
         )
         # Sorted before masking: a sort's sampling pass reads its input again, and keys are
         # cheap to read again where masked elements are not; masking keeps the order.
-        masked = _masked(distinct.orderBy("first"), "joiner", key_bc)
-        masked = _computed(masked, held)
-        writer = _native.MessageOut(os.fspath(out), "request", size_only=size_only)
+        masked = _computed(_masked(distinct.orderBy("first"), "joiner", key_bc), held)
         for part in _rows_in_order(_packed(masked, "element")):
             writer.push(part.data)
         elements = writer.written
@@ -286,8 +356,6 @@ def request(
         digest = writer.finish()
         writer.commit()
         return Written(elements=elements, rows=rows, sha256=digest)
-    finally:
-        _release(held, key_bc)
 
 
 def setup(
@@ -308,36 +376,40 @@ def setup(
     [--permutation-out ...]` over the same rows. The permutation's entries wait in an unnamed
     file in `tmp` (default: the permutation's folder) until its digests are known.
 
-    Raises `PsiError` as `request` does; neither file is put in place until both are whole
-    (then the permutation, then the setup)."""
-    from pyspark import StorageLevel
+    Raises `PsiError` as `request` does (and `PSI_USAGE` for the permutation naming the setup's
+    file); neither file is put in place until both are whole (then the permutation, then the
+    setup)."""
     from pyspark.sql import functions as F
 
     columns = _columns(on)
-    key_bc = _broadcast_key(df, key, allow_open_key)
-    keyed, rows, held = _keyed(df, columns, normalize)
-    keyed = keyed.persist(StorageLevel.MEMORY_AND_DISK)
-    held.append(keyed)
-    try:
-        distinct = (
-            keyed.where(F.length("key") > 0).groupBy("key").agg(F.min("row").alias("first"))
-        ).persist(StorageLevel.MEMORY_AND_DISK)
-        held.append(distinct)
+    with _step() as held:
+        permutation = None
+        if permutation_out is not None:
+            folder = os.fspath(tmp) if tmp is not None else os.path.dirname(os.path.abspath(permutation_out))
+            permutation = held.writer(_native.PermutationOut(
+                os.fspath(permutation_out), folder, columns, normalize, os.fspath(out), inputs=[os.fspath(key)]))
+        key_bc = held.key(df.sparkSession, key, allow_open_key)
+        keyed, rows, frames = _keyed(df, columns, normalize)
+        keyed = _computed(keyed, held)
+        distinct = _computed(keyed.where(F.length("key") > 0).groupBy("key").agg(F.min("row").alias("first")), held)
         count = distinct.count()
+        # The rows' numbering is in `keyed` now (a lost block of it is recomputed from the
+        # input, as the numbering was).
+        for frame in frames:
+            frame.unpersist()
         if count == 0:
             raise PsiError("PSI_INPUT", "no row has a non-empty key; nothing to intersect")
+        writer = held.writer(_native.MessageOut(os.fspath(out), "raw_setup", count=count, inputs=[os.fspath(key)]))
         # Masked once and kept: the sort's sampling pass reads its input again.
         masked = _computed(_masked(distinct, "starter", key_bc), held)
         ranked, _, tagged = _numbered(masked.orderBy("element", "first"), "position")
-        held.extend([ranked, tagged])
-        writer = _native.MessageOut(os.fspath(out), "raw_setup", count=count)
+        held.frames.extend([ranked, tagged])
         for part in _rows_in_order(_packed(ranked, "element")):
             writer.push(part.data)
         digest = writer.finish()
-        if permutation_out is not None:
-            folder = os.fspath(tmp) if tmp is not None else os.path.dirname(os.path.abspath(permutation_out))
-            permutation = _native.PermutationOut(os.fspath(permutation_out), folder, columns, normalize)
-            for part in _rows_in_order(_packed(keyed.orderBy("row"), "key")):
+        if permutation is not None:
+            # `keyed`'s partitions are in row order: every row's key, for the key column's digest.
+            for part in _rows_in_order(_packed(keyed, "key")):
                 permutation.keys(part.data, part.offsets)
             positions = distinct.join(ranked.select("first", "position"), "first").select("key", "position")
             entries = (
@@ -352,8 +424,6 @@ def setup(
             permutation.commit()
         writer.commit()
         return Written(elements=count, rows=rows, sha256=digest)
-    finally:
-        _release(held, key_bc)
 
 
 def respond(
@@ -372,55 +442,57 @@ def respond(
     re-masked on the executors with the key file `key`, written by the driver to `out`: the
     bytes of `lockstep psi respond [--size-only]`. The driver first copies the request's
     elements, checked whole, into a folder in `tmp` that every executor must read at the same
-    path (default: the system's temporary folder); `partitions` tasks (default: Spark's default
-    parallelism) each re-mask a range of them. A size-only response is sorted by Spark.
+    path, as the driver's user (default: the system's temporary folder); `partitions` tasks
+    (default: Spark's default parallelism, more where a task would re-mask over 2^20 elements)
+    each re-mask a range of them. A size-only response is sorted by Spark.
 
     Raises `PsiError` for the request (`PSI_MESSAGE`, `PSI_LIMIT`, `PSI_ROUND` for the other
-    mode), `PSI_FILE` for a file; `out` is left as it was on any failure."""
+    mode), `PSI_USAGE` for `out` naming an input, `PSI_FILE` for a file; `out` is left as it was
+    on any failure."""
     if isinstance(joiner_count, bool) or not isinstance(joiner_count, int) or joiner_count < 1:
         raise PsiError("PSI_USAGE", f"joiner_count must be a whole number of at least 1, not {joiner_count!r}")
-    key_bc = _broadcast_key(spark, key, allow_open_key)
-    work = tempfile.mkdtemp(prefix=".lockstep-spark-", dir=os.fspath(tmp) if tmp is not None else None)
-    held = []
-    try:
-        packed = os.path.join(work, "request.elements")
-        count = _native.unpack_request(os.fspath(request), packed, joiner_count, size_only)
-        parts = max(1, min(count, partitions or spark.sparkContext.defaultParallelism))
-        block = 8192
+    with _step() as held:
+        writer = held.writer(_native.MessageOut(os.fspath(out), "response",
+                                                inputs=[os.fspath(key), os.fspath(request)]))
+        key_bc = held.key(spark, key, allow_open_key)
+        work = tempfile.mkdtemp(prefix=".lockstep-spark-", dir=os.fspath(tmp) if tmp is not None else None)
+        try:
+            packed = os.path.join(work, "request.elements")
+            count = _native.unpack_request(os.fspath(request), packed, joiner_count, size_only)
+            asked = partitions or spark.sparkContext.defaultParallelism
+            parts = max(1, min(count, max(asked, -(-count // _ELEMENTS_A_TASK))))
+            block = 8192
 
-        def remask(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-            helper = _native.Helper("starter", key_bc.value)
-            with open(packed, "rb") as elements:
-                for batch in batches:
-                    for part in batch.column("id").to_pylist():
-                        start, end = count * part // parts, count * (part + 1) // parts
-                        for first in range(start, end, block):
-                            last = min(end, first + block)
-                            elements.seek(first * _ELEMENT_LEN)
-                            chunk = elements.read((last - first) * _ELEMENT_LEN)
-                            if len(chunk) != (last - first) * _ELEMENT_LEN:
-                                raise PsiError("PSI_FILE", f"{packed} is shorter than its {count} elements")
-                            yield pa.RecordBatch.from_arrays(
-                                [pa.array(np.arange(first, last, dtype=np.int64)), _elements(helper.remask(chunk, first))],
-                                names=["first", "element"],
-                            )
+            def remask(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+                helper = _native.Helper("starter", key_bc.value)
+                with open(packed, "rb") as elements:
+                    for batch in batches:
+                        for part in batch.column("id").to_pylist():
+                            start, end = count * part // parts, count * (part + 1) // parts
+                            for first in range(start, end, block):
+                                last = min(end, first + block)
+                                elements.seek(first * _ELEMENT_LEN)
+                                chunk = elements.read((last - first) * _ELEMENT_LEN)
+                                if len(chunk) != (last - first) * _ELEMENT_LEN:
+                                    raise PsiError("PSI_FILE", f"{packed} is shorter than its {count} elements")
+                                yield pa.RecordBatch.from_arrays(
+                                    [pa.array(np.arange(first, last, dtype=np.int64)),
+                                     _elements(helper.remask(chunk, first))],
+                                    names=["first", "element"],
+                                )
 
-        ids = spark.range(0, parts, numPartitions=parts)
-        remasked = _computed(ids.mapInArrow(remask, "first long, element binary"), held)
-        if size_only:
-            # A size-only response is sorted by bytes; a reveal one is in request order, which
-            # the ranges' partitions already are.
-            remasked = remasked.orderBy("element")
-        writer = _native.MessageOut(os.fspath(out), "response")
-        for part in _rows_in_order(_packed(remasked, "element")):
-            writer.push(part.data)
-        if writer.written != count:
-            raise PsiError("PSI_INTERNAL", f"{writer.written} elements re-masked of the request's {count}")
-        digest = writer.finish()
-        writer.commit()
-        return Written(elements=count, rows=0, sha256=digest)
-    finally:
-        _release(held, key_bc)
-        for name in os.listdir(work):
-            os.unlink(os.path.join(work, name))
-        os.rmdir(work)
+            ids = spark.range(0, parts, numPartitions=parts)
+            remasked = _computed(ids.mapInArrow(remask, "first long, element binary"), held)
+            if size_only:
+                # A size-only response is sorted by bytes; a reveal one is in request order,
+                # which the ranges' partitions already are.
+                remasked = remasked.orderBy("element")
+            for part in _rows_in_order(_packed(remasked, "element")):
+                writer.push(part.data)
+            if writer.written != count:
+                raise PsiError("PSI_INTERNAL", f"{writer.written} elements re-masked of the request's {count}")
+            digest = writer.finish()
+            writer.commit()
+            return Written(elements=count, rows=0, sha256=digest)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)

@@ -60,9 +60,11 @@ fn fields(text: &str, columns: &[usize]) -> Vec<Vec<Vec<u8>>> {
 #[test]
 fn column_keys_are_the_record_files_keys() {
     let text = records();
-    for (names, indexes) in [
-        (vec!["email"], vec![2]),
-        (vec!["first", "email"], vec![1, 2]),
+    let header = vec!["first".to_owned(), "email".to_owned()];
+    for names in [
+        vec!["email"],
+        vec!["first", "email"],
+        vec!["email", "email"],
     ] {
         for normalize in [false, true] {
             let names: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
@@ -75,13 +77,13 @@ fn column_keys_are_the_record_files_keys() {
             while let Some(key) = reader.next_key().unwrap() {
                 expected.push(key);
             }
-            let columns: Vec<(Vec<u8>, Vec<u8>)> = fields(&text, &indexes)
+            let columns: Vec<(Vec<u8>, Vec<u8>)> = fields(&text, &[1, 2])
                 .iter()
                 .enumerate()
                 .map(|(i, f)| arrow(&f.iter().map(Vec::as_slice).collect::<Vec<_>>(), i * 3))
                 .collect();
             let columns: Vec<Column<'_>> = columns.iter().map(col).collect();
-            let keys = column_keys(&columns, &names, normalize, 0).unwrap();
+            let keys = column_keys(&header, &columns, &names, normalize, 0).unwrap();
             let got: Vec<Vec<u8>> = keys
                 .offsets
                 .windows(2)
@@ -96,17 +98,17 @@ fn column_keys_are_the_record_files_keys() {
 fn column_keys_refuse_what_a_record_file_refuses_and_bad_layouts() {
     let names = vec!["email".to_owned()];
     let bad_utf8 = arrow(&[b"ok", b"\xff"], 0);
-    let error = column_keys(&[col(&bad_utf8)], &names, true, 41).unwrap_err();
+    let error = column_keys(&names, &[col(&bad_utf8)], &names, true, 41).unwrap_err();
     assert_eq!(error.code, "PSI_INPUT");
     assert!(error.message.contains("43"), "{}", error.message);
     let two = arrow(&[b"a", b"b"], 0);
     let one = arrow(&[b"a"], 0);
     let both = vec!["a".to_owned(), "b".to_owned()];
-    let error = column_keys(&[col(&two), col(&one)], &both, false, 0).unwrap_err();
+    let error = column_keys(&both, &[col(&two), col(&one)], &both, false, 0).unwrap_err();
     assert_eq!(error.code, "PSI_USAGE");
     let twice = vec!["a".to_owned(), "a".to_owned()];
     assert_eq!(
-        column_keys(&[col(&two), col(&two)], &twice, false, 0)
+        column_keys(&twice, &[col(&two), col(&two)], &names, false, 0)
             .unwrap_err()
             .code,
         "PSI_INPUT"
@@ -117,7 +119,9 @@ fn column_keys_refuse_what_a_record_file_refuses_and_bad_layouts() {
             offsets: &offsets,
         };
         assert_eq!(
-            column_keys(&[column], &names, false, 0).unwrap_err().code,
+            column_keys(&names, &[column], &names, false, 0)
+                .unwrap_err()
+                .code,
             "PSI_USAGE",
             "{offsets:?}"
         );
@@ -194,6 +198,7 @@ fn messages_and_permutations_from_parts_are_the_engine_s_bytes() {
         MessageKind::RawSetup {
             count: elements.len() as u64,
         },
+        &[],
     )
     .unwrap();
     for part in elements.chunks(37) {
@@ -201,8 +206,15 @@ fn messages_and_permutations_from_parts_are_the_engine_s_bytes() {
         out.push(&packed).unwrap();
     }
     let digest = out.finish().unwrap();
-    let mut perm =
-        PermutationOut::create(&permutation_path, dir.path(), &spec.columns, true).unwrap();
+    let mut perm = PermutationOut::create(
+        &permutation_path,
+        dir.path(),
+        &spec.columns,
+        true,
+        &[],
+        &setup_path,
+    )
+    .unwrap();
     let mut reader = lockstep_psi::linkage::KeyReader::new(text.as_bytes(), &spec).unwrap();
     let mut keys = Vec::new();
     while let Some(key) = reader.next_key().unwrap() {
@@ -249,7 +261,7 @@ fn messages_and_permutations_from_parts_are_the_engine_s_bytes() {
         ),
     ] {
         let path = dir.path().join("message");
-        let mut out = MessageOut::create(&path, kind).unwrap();
+        let mut out = MessageOut::create(&path, kind, &[]).unwrap();
         let packed: Vec<u8> = elements
             .iter()
             .flat_map(|e| e.as_bytes().to_vec())
@@ -266,7 +278,7 @@ fn messages_and_permutations_from_parts_are_the_engine_s_bytes() {
 fn writers_refuse_bad_parts_and_leave_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("setup");
-    let mut out = MessageOut::create(&path, MessageKind::RawSetup { count: 2 }).unwrap();
+    let mut out = MessageOut::create(&path, MessageKind::RawSetup { count: 2 }, &[]).unwrap();
     assert_eq!(out.push(&[2u8; 34]).unwrap_err().code, "PSI_USAGE");
     assert_eq!(out.push(&[7u8; 33]).unwrap_err().code, "PSI_MESSAGE");
     assert_eq!(out.commit().unwrap_err().code, "PSI_USAGE");
@@ -284,15 +296,38 @@ fn writers_refuse_bad_parts_and_leave_nothing() {
     };
     out.push(high).unwrap();
     assert_eq!(out.push(low).unwrap_err().code, "PSI_MESSAGE");
-    // One of two: the count is short.
+    // One of two: the count is short, and what was written is never put in place.
     assert_eq!(out.finish().unwrap_err().code, "PSI_MESSAGE");
+    assert_eq!(out.commit().unwrap_err().code, "PSI_USAGE");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     drop(out);
-    let mut perm =
-        PermutationOut::create(&dir.path().join("perm"), dir.path(), &[], false).unwrap();
+    let perm_path = dir.path().join("perm");
+    let mut perm = PermutationOut::create(&perm_path, dir.path(), &[], false, &[], &path).unwrap();
     assert_eq!(perm.entries(&[0], &[]).unwrap_err().code, "PSI_USAGE");
     assert_eq!(perm.entries(&[1], &[0]).unwrap_err().code, "PSI_INPUT");
+    // Entries that do not cover the setup: nothing to commit.
+    assert_eq!(
+        perm.finish(2, Digest::of(b"")).unwrap_err().code,
+        "PSI_INPUT"
+    );
+    assert_eq!(perm.commit().unwrap_err().code, "PSI_USAGE");
     drop(perm);
+    // An aborted writer leaves nothing.
+    let mut aborted = MessageOut::create(&path, MessageKind::Response, &[]).unwrap();
+    aborted.push(&masked).unwrap();
+    aborted.abort();
+    assert_eq!(aborted.commit().unwrap_err().code, "PSI_USAGE");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+
+    // An output never replaces an input, and a permutation is never its setup's file.
+    let (key, _) = key_in(dir.path(), 0o600);
+    let error = MessageOut::create(&key, MessageKind::Response, &[&key]).unwrap_err();
+    assert_eq!(error.code, "PSI_USAGE", "{error}");
+    let error = PermutationOut::create(&key, dir.path(), &[], false, &[&key], &path).unwrap_err();
+    assert_eq!(error.code, "PSI_USAGE", "{error}");
+    let error = PermutationOut::create(&path, dir.path(), &[], false, &[], &path).unwrap_err();
+    assert_eq!(error.code, "PSI_USAGE", "{error}");
+    assert_eq!(std::fs::read(&key).unwrap().len(), 32);
 }
 
 #[test]

@@ -17,9 +17,10 @@ use crate::linkage::{Digest, FileError, KeyDigest, KeySpec, LinkageError};
 ///
 /// # Invariants
 /// Entries come strictly ascending by `(position, row)`, positions from 0 without a gap (every
-/// position has a row), so the file read back is a valid [`Permutation`](crate::linkage::Permutation)
-/// whenever `finish` accepts the counts; a pushed entry that breaks this is refused and nothing
-/// of it written.
+/// position has a row), and `finish` checks the positions' count and the highest row against
+/// the facts; a pushed entry that breaks this is refused and nothing of it written. That a row
+/// comes under one position only is the caller's to keep (its check needs every row at once; a
+/// file breaking it is refused when read back): a setup's own sort gives each row once.
 pub struct PermutationWriter {
     rows: PermutationRows<BufWriter<File>>,
     dir: std::path::PathBuf,
