@@ -6,7 +6,10 @@ core, the 1 -> N efficiency, Spark over the CLI as a ratio; then the 100M-row pr
 the largest size's rates.
 
     bindings/python/bench/run spark --rows 1000000 --executors 1,2
-    bindings/python/bench/run spark --rows 10000000 --executors 2
+    bindings/python/bench/run spark --rows 10000000 --executors 2 --no-cli
+
+With --no-cli the CLI's steps are not run (its rates past memory at 10M are in
+crates/psi/README.md): the Spark request is answered and no file is compared.
 
 Each party has N rows (CSV: id, email); half the joiner's emails are the starter's. Files go in
 a temporary folder (--tmp), removed at the end."""
@@ -58,7 +61,7 @@ def cli_round(folder, rows, workers):
     }
 
 
-def spark_round(spark, folder, rows):
+def spark_round(spark, folder, rows, compare=True):
     times = {}
     began = time.perf_counter()
     ls.request(ls.read_csv(spark, folder / "joiner.csv"), on="email", key=folder / "j.key",
@@ -69,9 +72,12 @@ def spark_round(spark, folder, rows):
              permutation_out=folder / "sp-perm", tmp=folder)
     times["setup"] = time.perf_counter() - began
     began = time.perf_counter()
-    ls.respond(spark, request=folder / "cli-request", key=folder / "s.key", joiner_count=rows,
+    request = folder / ("cli-request" if compare else "sp-request")
+    ls.respond(spark, request=request, key=folder / "s.key", joiner_count=rows,
                out=folder / "sp-response", tmp=folder)
     times["respond"] = time.perf_counter() - began
+    if not compare:
+        return times
     for ours, theirs in (("sp-request", "cli-request"), ("sp-setup", "cli-setup"), ("sp-perm", "cli-perm"),
                          ("sp-response", "cli-response")):
         if (folder / ours).read_bytes() != (folder / theirs).read_bytes():
@@ -108,6 +114,7 @@ def main():
     parser.add_argument("--rows", default="1000000", help="rows a party, comma-separated")
     parser.add_argument("--executors", default="1,2", help="executor counts (one core each), comma-separated")
     parser.add_argument("--tmp", default=None, help="folder for the files (default: the system's)")
+    parser.add_argument("--no-cli", action="store_true", help="Spark alone: no CLI steps, no comparison")
     args = parser.parse_args()
     sizes = [int(r) for r in args.rows.split(",")]
     counts = [int(e) for e in args.executors.split(",")]
@@ -124,18 +131,21 @@ def main():
             cli(folder, "psi", "key", "new", "--out", "j.key")
             with standalone.Cluster(folder, workers=max(counts), worker_memory="3g") as master:
                 for executors in counts:
-                    theirs = cli_round(folder, rows, executors)
+                    theirs = None if args.no_cli else cli_round(folder, rows, executors)
                     spark = session(master.url, folder, executors, rows)
                     master.wait_for_executors(spark, executors)
-                    ours = spark_round(spark, folder, rows)
+                    ours = spark_round(spark, folder, rows, compare=not args.no_cli)
                     spark.stop()
                     results[(rows, executors)] = (ours, theirs)
                     for step in STEPS:
                         rate = rows / ours[step]
-                        print(f"{rows:>11,} rows  {step:<8} {executors} executor(s): spark {ours[step]:8.1f} s "
-                              f"({rate:>8,.0f} rows/s, {rate / executors:>7,.0f} a core)  cli --workers {executors}: "
-                              f"{theirs[step]:8.1f} s ({rows / theirs[step]:>8,.0f} rows/s)  "
-                              f"spark/cli time {ours[step] / theirs[step]:.2f}x  (same bytes)", flush=True)
+                        line = (f"{rows:>11,} rows  {step:<8} {executors} executor(s): spark {ours[step]:8.1f} s "
+                                f"({rate:>8,.0f} rows/s, {rate / executors:>7,.0f} a core)")
+                        if theirs is not None:
+                            line += (f"  cli --workers {executors}: {theirs[step]:8.1f} s "
+                                     f"({rows / theirs[step]:>8,.0f} rows/s)  spark/cli time "
+                                     f"{ours[step] / theirs[step]:.2f}x  (same bytes)")
+                        print(line, flush=True)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
     for rows in sizes:
