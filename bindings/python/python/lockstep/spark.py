@@ -307,12 +307,11 @@ class _Held:
 def _computed(df, held: _Held):
     """`df` persisted and computed, every partition at once on the executors: the driver's pass
     (`toLocalIterator`) computes a partition or two at a time, and a sort's sampling pass reads
-    its input again, so masked elements are made here, once."""
+    its input again, so masked elements are made here, once. Returns it and its rows."""
     from pyspark import StorageLevel
 
     held.frame(df.persist(StorageLevel.MEMORY_AND_DISK))
-    df.count()
-    return df
+    return df, df.count()
 
 
 def request(
@@ -347,7 +346,7 @@ def request(
         )
         # Sorted before masking: a sort's sampling pass reads its input again, and keys are
         # cheap to read again where masked elements are not; masking keeps the order.
-        masked = _computed(_masked(distinct.orderBy("first"), "joiner", key_bc), held)
+        masked, _ = _computed(_masked(distinct.orderBy("first"), "joiner", key_bc), held)
         for part in _rows_in_order(_packed(masked, "element")):
             writer.push(part.data)
         elements = writer.written
@@ -390,9 +389,10 @@ def setup(
                 os.fspath(permutation_out), folder, columns, normalize, os.fspath(out), inputs=[os.fspath(key)]))
         key_bc = held.key(df.sparkSession, key, allow_open_key)
         keyed, rows, frames = _keyed(df, columns, normalize)
-        keyed = _computed(keyed, held)
-        distinct = _computed(keyed.where(F.length("key") > 0).groupBy("key").agg(F.min("row").alias("first")), held)
-        count = distinct.count()
+        keyed, _ = _computed(keyed, held)
+        distinct, count = _computed(
+            keyed.where(F.length("key") > 0).groupBy("key").agg(F.min("row").alias("first")), held
+        )
         # The rows' numbering is in `keyed` now (a lost block of it is recomputed from the
         # input, as the numbering was).
         for frame in frames:
@@ -401,7 +401,7 @@ def setup(
             raise PsiError("PSI_INPUT", "no row has a non-empty key; nothing to intersect")
         writer = held.writer(_native.MessageOut(os.fspath(out), "raw_setup", count=count, inputs=[os.fspath(key)]))
         # Masked once and kept: the sort's sampling pass reads its input again.
-        masked = _computed(_masked(distinct, "starter", key_bc), held)
+        masked, _ = _computed(_masked(distinct, "starter", key_bc), held)
         ranked, _, tagged = _numbered(masked.orderBy("element", "first"), "position")
         held.frames.extend([ranked, tagged])
         for part in _rows_in_order(_packed(ranked, "element")):
@@ -482,7 +482,7 @@ def respond(
                                 )
 
             ids = spark.range(0, parts, numPartitions=parts)
-            remasked = _computed(ids.mapInArrow(remask, "first long, element binary"), held)
+            remasked, _ = _computed(ids.mapInArrow(remask, "first long, element binary"), held)
             if size_only:
                 # A size-only response is sorted by bytes; a reveal one is in request order,
                 # which the ranges' partitions already are.
